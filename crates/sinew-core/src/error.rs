@@ -1,0 +1,239 @@
+//! The one error type of Sinew's data model.
+
+use crate::robot::Transmission;
+
+/// Everything that can go wrong building or driving an actuator set.
+///
+/// Every variant names the group, the field and the value at fault, so a
+/// message can be shown to the user as it is.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A target regex does not compile.
+    #[error(
+        "group `{group}`: target regex `{regex}` is not a valid regular expression: {message}"
+    )]
+    InvalidRegex {
+        /// Group that holds the regex.
+        group: String,
+        /// The regex as written.
+        regex: String,
+        /// What the regex engine said.
+        message: String,
+    },
+    /// A target regex matches none of the names of the group's transmission.
+    #[error("group `{group}`: target regex `{regex}` matches no {transmission} name; the {transmission}s are [{available}]{hint}")]
+    NoMatch {
+        /// Group that holds the regex.
+        group: String,
+        /// The regex as written.
+        regex: String,
+        /// The namespace it was matched against.
+        transmission: Transmission,
+        /// The names of that namespace, comma-separated.
+        available: String,
+        /// Where the regex does match, if in another namespace.
+        hint: String,
+    },
+    /// One name is matched by two regexes of the same group.
+    #[error("group `{group}`: {transmission} `{name}` is matched by two of its regexes, `{first}` and `{second}`")]
+    AmbiguousMatch {
+        /// The group.
+        group: String,
+        /// The namespace.
+        transmission: Transmission,
+        /// The name matched twice.
+        name: String,
+        /// The first regex that matches it.
+        first: String,
+        /// The second regex that matches it.
+        second: String,
+    },
+    /// A target is claimed by two groups.
+    #[error("{transmission} `{name}` is claimed by group `{first}` and again by group `{second}` (its regex `{regex}`)")]
+    TargetClaimed {
+        /// The namespace.
+        transmission: Transmission,
+        /// The target claimed twice.
+        name: String,
+        /// Group that claimed it first.
+        first: String,
+        /// Group that claimed it again.
+        second: String,
+        /// The regex of the second group that matched it.
+        regex: String,
+    },
+    /// A group lists no target regexes.
+    #[error("group `{group}` lists no target regexes")]
+    NoTargets {
+        /// The group.
+        group: String,
+    },
+    /// Two groups share a name.
+    #[error("two groups are named `{name}`; group names must be unique")]
+    DuplicateGroup {
+        /// The repeated name.
+        name: String,
+    },
+    /// The robot lists a name twice in one namespace.
+    #[error("the robot lists {transmission} `{name}` twice")]
+    DuplicateTarget {
+        /// The namespace.
+        transmission: Transmission,
+        /// The repeated name.
+        name: String,
+    },
+    /// A parameter value is out of its domain (config or setter).
+    #[error("group `{group}`: {field} = {value} is invalid: {reason}")]
+    InvalidParam {
+        /// The group.
+        group: String,
+        /// The field, e.g. `stiffness` or `delay.hold_prob`.
+        field: String,
+        /// The offending value as written.
+        value: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+    /// A kind cannot drive this transmission.
+    #[error("group `{group}`: a {kind} actuator cannot drive a {transmission} target")]
+    TransmissionNotSupported {
+        /// The group.
+        group: String,
+        /// The kind's name.
+        kind: &'static str,
+        /// The transmission asked for.
+        transmission: Transmission,
+    },
+    /// Groups told to share one delay buffer disagree on its settings.
+    #[error("delay buffer `{buffer}` is shared by groups `{first}` and `{second}`, but their delay settings differ")]
+    DelayShareMismatch {
+        /// The buffer's name.
+        buffer: String,
+        /// A group that uses it.
+        first: String,
+        /// Another group whose settings differ.
+        second: String,
+    },
+    /// A wrapped group found no native actuator on its targets.
+    #[error("group `{group}`: none of its targets [{targets}] has a native actuator on the robot")]
+    NoNativeActuator {
+        /// The group.
+        group: String,
+        /// The targets it matched.
+        targets: String,
+    },
+    /// A wrapped group's command field cannot be detected from its native actuator.
+    #[error("group `{group}`: cannot tell which command native actuator `{actuator}` takes (gain {gain:?}, bias {bias:?}); set `command_field`")]
+    UndetectedCommandField {
+        /// The group.
+        group: String,
+        /// The native actuator.
+        actuator: String,
+        /// Its gain type.
+        gain: crate::robot::GainType,
+        /// Its bias type.
+        bias: crate::robot::BiasType,
+    },
+    /// A wrapped group mixes native actuators that take different commands.
+    #[error("group `{group}`: native actuator `{first}` takes the {first_field} target but `{second}` takes the {second_field} target; split the group")]
+    MixedCommandFields {
+        /// The group.
+        group: String,
+        /// One actuator.
+        first: String,
+        /// Its field.
+        first_field: crate::kinds::CommandField,
+        /// Another actuator.
+        second: String,
+        /// Its field.
+        second_field: crate::kinds::CommandField,
+    },
+    /// `num_envs` is zero.
+    #[error("num_envs must be at least 1")]
+    NoEnvs,
+    /// A command was made for another shape than the engine's.
+    #[error("the command is ({got_envs}, {got_targets}) but the engine steps ({num_envs}, {num_targets}) (num_envs, num_targets)")]
+    CmdDims {
+        /// Rows of the command.
+        got_envs: usize,
+        /// Columns of the command.
+        got_targets: usize,
+        /// Rows expected.
+        num_envs: usize,
+        /// Columns expected.
+        num_targets: usize,
+    },
+    /// A command field has the wrong number of values.
+    #[error("command field `{field}` holds {got} values, expected num_envs × num_targets = {num_envs} × {num_targets} = {expected}")]
+    CmdShape {
+        /// The field.
+        field: &'static str,
+        /// Values it holds.
+        got: usize,
+        /// Values expected.
+        expected: usize,
+        /// Rows expected.
+        num_envs: usize,
+        /// Columns expected.
+        num_targets: usize,
+    },
+    /// An output or readback buffer has the wrong length.
+    #[error("{what} holds {got} values, expected {expected}")]
+    BufferShape {
+        /// What the buffer is.
+        what: &'static str,
+        /// Values it holds.
+        got: usize,
+        /// Values expected.
+        expected: usize,
+    },
+    /// An env id is out of range.
+    #[error("env id {env} is out of range: num_envs is {num_envs}")]
+    EnvOutOfRange {
+        /// The id.
+        env: u32,
+        /// The number of envs.
+        num_envs: usize,
+    },
+    /// No group has this name.
+    #[error("no group is named `{name}`; the groups are [{known}]")]
+    UnknownGroup {
+        /// The name asked for.
+        name: String,
+        /// The groups that exist.
+        known: String,
+    },
+    /// The group's kind has no parameter of this name.
+    #[error("group `{group}` ({kind}) has no parameter `{name}`; its parameters are [{known}]")]
+    UnknownParam {
+        /// The group.
+        group: String,
+        /// Its kind.
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The parameters it has.
+        known: String,
+    },
+    /// Setter values do not fit the env ids and the group's targets.
+    #[error("group `{group}`: {field} got {got} values for {num_envs} env(s) × {num_targets} target(s); give 1, {num_envs} (one per env) or {} (one per env and target)", num_envs * num_targets)]
+    ValuesShape {
+        /// The group.
+        group: String,
+        /// The field being set.
+        field: String,
+        /// Values given.
+        got: usize,
+        /// Envs selected.
+        num_envs: usize,
+        /// Targets of the group.
+        num_targets: usize,
+    },
+    /// `set_lags` or a lag readback on a group without a delay.
+    #[error("group `{group}` has no delay; give it a `DelayCfg` to use lags")]
+    NoDelay {
+        /// The group.
+        group: String,
+    },
+}

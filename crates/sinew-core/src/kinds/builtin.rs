@@ -1,0 +1,139 @@
+//! Simulator-native actuators (mjlab's `Builtin*Actuator`): the simulator
+//! computes the force; Sinew forwards the (optionally delayed) command field
+//! into `ctrl`, batched per law with one gather and one scatter.
+//!
+//! Their gains and limits are metadata for building the simulator model; they
+//! do not enter `ctrl`.
+
+use super::invalid;
+use crate::error::Error;
+
+/// A native position servo (MuJoCo `<position>`): `ctrl` = position target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BuiltinPositionCfg {
+    /// `kp` (N·m/rad), finite ≥ 0.
+    pub stiffness: f32,
+    /// `kd` (N·m·s/rad), finite ≥ 0.
+    pub damping: f32,
+    /// Force range ± this (N·m), `None` for unlimited (the default).
+    pub effort_limit: Option<f32>,
+}
+
+/// A native velocity servo (MuJoCo `<velocity>`): `ctrl` = velocity target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BuiltinVelocityCfg {
+    /// `kd` (N·m·s/rad), finite ≥ 0.
+    pub damping: f32,
+    /// Force range ± this (N·m), `None` for unlimited (the default).
+    pub effort_limit: Option<f32>,
+}
+
+/// A native motor (MuJoCo `<motor>`): `ctrl` = effort target, unclamped by Sinew.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BuiltinMotorCfg {
+    /// Control and force range ± this (N·m), > 0.
+    pub effort_limit: f32,
+    /// Transmission gear, finite and non-zero. Default 1.
+    pub gear: f32,
+}
+
+impl BuiltinMotorCfg {
+    /// A motor with gear 1.
+    pub fn new(effort_limit: f32) -> Self {
+        BuiltinMotorCfg {
+            effort_limit,
+            gear: 1.0,
+        }
+    }
+}
+
+/// A native muscle (MuJoCo `<muscle>`): `ctrl` = effort target, read by the
+/// simulator as the activation command in [0, 1]. Defaults are MuJoCo's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BuiltinMuscleCfg {
+    /// Actuator length range (m); `(0, 0)` lets the simulator compute it.
+    pub length_range: (f32, f32),
+    /// Gear. Default 1.
+    pub gear: f32,
+    /// Activation and deactivation time constants (s). Default (0.01, 0.04).
+    pub timeconst: (f32, f32),
+    /// Smoothing width of the activation time constant. Default 0.
+    pub tausmooth: f32,
+    /// Operating length range, in optimal lengths. Default (0.75, 1.05).
+    pub range: (f32, f32),
+    /// Peak force (N); −1 derives it from `scale`. Default −1.
+    pub force: f32,
+    /// Force scale when `force` is −1. Default 200.
+    pub scale: f32,
+    /// Lower bound of the force–length curve. Default 0.5.
+    pub lmin: f32,
+    /// Upper bound of the force–length curve. Default 1.6.
+    pub lmax: f32,
+    /// Shortening velocity at zero force, in optimal lengths/s. Default 1.5.
+    pub vmax: f32,
+    /// Passive force at `lmax`, relative to peak force. Default 1.3.
+    pub fpmax: f32,
+    /// Active force at saturating lengthening velocity, relative. Default 1.2.
+    pub fvmax: f32,
+}
+
+impl Default for BuiltinMuscleCfg {
+    fn default() -> Self {
+        BuiltinMuscleCfg {
+            length_range: (0.0, 0.0),
+            gear: 1.0,
+            timeconst: (0.01, 0.04),
+            tausmooth: 0.0,
+            range: (0.75, 1.05),
+            force: -1.0,
+            scale: 200.0,
+            lmin: 0.5,
+            lmax: 1.6,
+            vmax: 1.5,
+            fpmax: 1.3,
+            fvmax: 1.2,
+        }
+    }
+}
+
+impl BuiltinMuscleCfg {
+    pub(crate) fn validate(&self, group: &str) -> Result<(), Error> {
+        let positive = [
+            ("timeconst.0", self.timeconst.0),
+            ("timeconst.1", self.timeconst.1),
+            ("scale", self.scale),
+            ("vmax", self.vmax),
+        ];
+        for (field, value) in positive {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(invalid(group, field, value, "must be finite and > 0"));
+            }
+        }
+        if !(self.range.0 < self.range.1) {
+            return Err(invalid(
+                group,
+                "range.0",
+                self.range.0,
+                "the range must have range.0 < range.1",
+            ));
+        }
+        if !(self.lmin < 1.0 && self.lmax > 1.0) {
+            return Err(invalid(group, "lmin", self.lmin, "needs lmin < 1 < lmax"));
+        }
+        if !(self.gear.is_finite() && self.gear != 0.0) {
+            return Err(invalid(
+                group,
+                "gear",
+                self.gear,
+                "the gear must be finite and non-zero",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The pass-through law: `ctrl` is the command field itself.
+#[inline(always)]
+pub fn pass_through(target: f32) -> f32 {
+    target
+}

@@ -1,0 +1,135 @@
+//! Ideal PD: mjlab's `IdealPdActuator`, Isaac Lab's `IdealPDActuator`.
+
+/// Explicit PD controller with a symmetric effort limit.
+///
+/// `τ = clamp(kp·(q* − q) + kd·(q̇* − q̇) + τff, −effort_limit, effort_limit)`,
+/// terms added in that order in `f32` (bit-exact with mjlab 1.6.0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IdealPdCfg {
+    /// `kp` (N·m/rad or N/m). Finite, ≥ 0; no default (mjlab requires it).
+    pub stiffness: f32,
+    /// `kd` (N·m·s/rad or N·s/m). Finite, ≥ 0; no default.
+    pub damping: f32,
+    /// Output limit (N·m or N), > 0. Default `f32::INFINITY` (no limit).
+    pub effort_limit: f32,
+}
+
+impl IdealPdCfg {
+    /// PD gains with no effort limit.
+    pub fn new(stiffness: f32, damping: f32) -> Self {
+        IdealPdCfg {
+            stiffness,
+            damping,
+            effort_limit: f32::INFINITY,
+        }
+    }
+
+    /// The same gains with an effort limit.
+    pub fn with_effort_limit(self, effort_limit: f32) -> Self {
+        IdealPdCfg {
+            effort_limit,
+            ..self
+        }
+    }
+}
+
+/// `clamp(x, lo, hi) = min(max(x, lo), hi)` as torch and WGSL define it: when
+/// `lo > hi` the result is `hi`; a NaN `x` stays NaN.
+#[inline(always)]
+pub fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
+    let y = if x < lo { lo } else { x };
+    if y > hi {
+        hi
+    } else {
+        y
+    }
+}
+
+/// The unclamped PD torque, in mjlab's operation order.
+#[inline(always)]
+pub fn pd_torque(
+    stiffness: f32,
+    damping: f32,
+    position_target: f32,
+    pos: f32,
+    velocity_target: f32,
+    vel: f32,
+    effort_target: f32,
+) -> f32 {
+    let mut tau = stiffness * (position_target - pos);
+    tau += damping * (velocity_target - vel);
+    tau += effort_target;
+    tau
+}
+
+/// The ideal PD law for one (env, target).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the scalar law takes each input by name, as its WGSL twin"
+)]
+#[inline(always)]
+pub fn ideal_pd_effort(
+    stiffness: f32,
+    damping: f32,
+    effort_limit: f32,
+    position_target: f32,
+    pos: f32,
+    velocity_target: f32,
+    vel: f32,
+    effort_target: f32,
+) -> f32 {
+    let tau = pd_torque(
+        stiffness,
+        damping,
+        position_target,
+        pos,
+        velocity_target,
+        vel,
+        effort_target,
+    );
+    clamp(tau, -effort_limit, effort_limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // mjlab tests/test_actuator.py and test_pd_actuator.py (§1.13).
+    #[test]
+    fn mjlab_pd_numbers() {
+        // kp=50, kd=5, limit=100, target [0.1, -0.1] at rest -> [5, -5]
+        assert_eq!(
+            ideal_pd_effort(50.0, 5.0, 100.0, 0.1, 0.0, 0.0, 0.0, 0.0),
+            5.0
+        );
+        assert_eq!(
+            ideal_pd_effort(50.0, 5.0, 100.0, -0.1, 0.0, 0.0, 0.0, 0.0),
+            -5.0
+        );
+        // feedforward: kp=50 at the target, effort [2, -1] -> [2, -1]
+        assert_eq!(
+            ideal_pd_effort(50.0, 0.0, f32::INFINITY, 0.5, 0.5, 0.0, 0.0, 2.0),
+            2.0
+        );
+        assert_eq!(
+            ideal_pd_effort(50.0, 0.0, f32::INFINITY, 0.0, 0.0, 0.0, 0.0, -1.0),
+            -1.0
+        );
+        // clamping: kp=100, limit 5, target [1, -1] -> [5, -5]
+        assert_eq!(
+            ideal_pd_effort(100.0, 0.0, 5.0, 1.0, 0.0, 0.0, 0.0, 0.0),
+            5.0
+        );
+        assert_eq!(
+            ideal_pd_effort(100.0, 0.0, 5.0, -1.0, 0.0, 0.0, 0.0, 0.0),
+            -5.0
+        );
+    }
+
+    #[test]
+    fn clamp_matches_torch_when_bounds_cross() {
+        assert_eq!(clamp(0.0, 2.0, 1.0), 1.0);
+        assert!(clamp(f32::NAN, -1.0, 1.0).is_nan());
+        assert_eq!(clamp(-3.0, -1.0, 1.0), -1.0);
+    }
+}

@@ -1,0 +1,110 @@
+//! Sinew's data model and scalar actuator laws: no threads, no GPU.
+//!
+//! The facade crate `sinew` re-exports everything here; backends
+//! (`sinew-cpu`, later the GPU one) implement [`Backend`] over a [`Plan`].
+//!
+//! ```
+//! use sinew_core::{ActuatorCmd, GroupCfg, IdealPdCfg, Plan, PlanOptions, Robot};
+//!
+//! let robot = Robot::from_joints(["hip", "knee"]);
+//! let groups = vec![GroupCfg::new("leg", [".*"], IdealPdCfg::new(20.0, 0.5).with_effort_limit(10.0))];
+//! let plan = Plan::new(&robot, groups, 4, PlanOptions::default())?;
+//! assert_eq!((plan.num_envs(), plan.num_ctrl()), (4, 2));
+//! // The scalar law every backend evaluates:
+//! assert_eq!(sinew_core::ideal_pd_effort(20.0, 0.5, 10.0, 1.0, 0.0, 0.0, 0.0, 0.0), 10.0);
+//! let _cmd = ActuatorCmd::zeros(4, robot.num_targets());
+//! # Ok::<(), sinew_core::Error>(())
+//! ```
+
+pub mod cmd;
+pub mod delay;
+pub mod error;
+pub mod group;
+pub mod kinds;
+pub mod plan;
+pub mod robot;
+
+pub use cmd::{ActuatorCmd, CMD_FIELDS};
+pub use delay::{DelayCfg, DelayShare, DelayState, Resample};
+pub use error::Error;
+pub use group::GroupCfg;
+pub use kinds::*;
+pub use plan::{CtrlColumn, EnvIds, GroupInfo, Lags, Plan, PlanOptions, Values};
+pub use robot::{BiasType, DynType, GainType, NativeActuator, Robot, Transmission};
+
+/// What every backend does: step a batch, reset envs, write parameters and
+/// lags in place, and read results back.
+///
+/// State (delay histories, lags, parameter tables) lives inside the backend.
+pub trait Backend {
+    /// The compiled actuator set.
+    fn plan(&self) -> &Plan;
+
+    /// One physics step: reads `cmd` (shape `(num_envs, num_targets)`),
+    /// advances delay state and computes `ctrl`. An env with a non-finite
+    /// value among the command columns its groups read, or a non-finite
+    /// output, gets an all-zero ctrl row and stores nothing in any history;
+    /// [`Backend::nonfinite_envs`] lists them.
+    fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error>;
+
+    /// The envs the last step zeroed for a non-finite input or output, ascending.
+    fn nonfinite_envs(&mut self) -> Result<&[u32], Error>;
+
+    /// Copies `ctrl`, `(num_envs, num_ctrl)` row-major, into `out`.
+    fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error>;
+
+    /// Clears the delay state of these envs (history, push count, lag, step
+    /// count, phase); parameters and other envs do not move.
+    fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error>;
+
+    /// Writes a parameter (by name or mjlab alias) for some envs, in place.
+    fn set_param(
+        &mut self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error>;
+
+    /// Copies a parameter's `(num_envs, group targets)` values into `out`.
+    fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error>;
+
+    /// Sets the lag of the group's delay buffer for some envs (clamped into
+    /// `[min_lag, max_lag]`). Every group sharing the buffer moves with it,
+    /// and with `hold_prob < 1` the next due step may draw a new lag.
+    fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error>;
+
+    /// Copies the current lag of every env for the group's delay buffer.
+    fn read_lags(&mut self, group: &str, out: &mut [u32]) -> Result<(), Error>;
+
+    /// mjlab's `set_gains`: `kp` and/or `kd`, checked together before either is written.
+    fn set_gains(
+        &mut self,
+        group: &str,
+        env_ids: EnvIds<'_>,
+        kp: Option<Values<'_>>,
+        kd: Option<Values<'_>>,
+    ) -> Result<(), Error> {
+        if let Some(kd) = kd {
+            self.plan()
+                .check_param_write(group, "damping", env_ids, kd)?;
+        }
+        if let Some(kp) = kp {
+            self.set_param(group, "stiffness", env_ids, kp)?;
+        }
+        if let Some(kd) = kd {
+            self.set_param(group, "damping", env_ids, kd)?;
+        }
+        Ok(())
+    }
+
+    /// mjlab's `set_effort_limit`.
+    fn set_effort_limit(
+        &mut self,
+        group: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        self.set_param(group, "effort_limit", env_ids, values)
+    }
+}

@@ -1,0 +1,770 @@
+//! The compiled actuator set: ctrl column order, per-group column ranges,
+//! delay buffers, parameter defaults, and the contiguous runs a backend
+//! evaluates. Backends share it and the setter logic below.
+
+use crate::delay::{DelayCfg, DelayParams, DelayShare, DelayState};
+use crate::error::Error;
+use crate::group::GroupCfg;
+use crate::kinds::{detect_command_field, ActuatorCfg, CtrlMeaning, KindId, Law, Param};
+use crate::robot::{Robot, Transmission};
+
+/// Options of the whole actuator set.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PlanOptions {
+    /// mjlab's `EntityCfg.sort_actuators`: wrapped groups first, then every
+    /// (group, target) ordered by (joint < tendon < site, definition index)
+    /// instead of declaration order. Default false.
+    pub sort_actuators: bool,
+    /// Seed of the lag RNG. Default 0.
+    pub seed: u32,
+}
+
+/// One compiled group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupInfo {
+    /// The configuration as given.
+    pub cfg: GroupCfg,
+    /// The law every column of this group runs.
+    pub law: Law,
+    /// Resolved target names, in definition order.
+    pub targets: Vec<String>,
+    /// Command column of each target.
+    pub cmd_columns: Vec<usize>,
+    /// Ctrl column of each target.
+    pub ctrl_columns: Vec<usize>,
+    /// Index of its delay buffer in [`Plan::buffers`].
+    pub delay_buffer: Option<usize>,
+}
+
+/// What one ctrl column is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CtrlColumn {
+    /// Index of the group in [`Plan::groups`].
+    pub group: usize,
+    /// The target's name.
+    pub target: String,
+    /// Its transmission.
+    pub transmission: Transmission,
+    /// Its command column.
+    pub cmd_column: usize,
+    /// What the value means to the simulator.
+    pub meaning: CtrlMeaning,
+    /// `ctrlrange` of the simulator actuator this compiles to, if limited.
+    pub ctrl_range: Option<[f32; 2]>,
+    /// `forcerange` of the simulator actuator, if limited.
+    pub force_range: Option<[f32; 2]>,
+}
+
+/// One delay buffer: one lag and one history per env, shared by its groups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelayBuffer {
+    /// The settings.
+    pub cfg: DelayCfg,
+    /// Step-loop form of the settings.
+    pub params: DelayParams,
+    /// Groups that share it.
+    pub groups: Vec<usize>,
+    /// Command column of each ring column.
+    pub cmd_columns: Vec<usize>,
+    /// Offset of this buffer's ring inside an env's ring row (floats).
+    pub ring_offset: usize,
+    auto_key: Option<(KindId, Transmission)>,
+    name: Option<String>,
+}
+
+impl DelayBuffer {
+    /// Floats per env: `history_len × 3 fields × columns`, laid out
+    /// `[slot][field][column]`.
+    pub fn ring_len(&self) -> usize {
+        self.params.len as usize * 3 * self.cmd_columns.len()
+    }
+}
+
+/// Where a run's position, velocity and effort targets come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetSource {
+    /// The command, at the run's command columns.
+    Cmd,
+    /// The delayed frame of a buffer, from this ring column on.
+    Ring {
+        /// The buffer.
+        buffer: usize,
+        /// First ring column.
+        column: usize,
+    },
+}
+
+/// A stretch of ctrl columns that runs one law over contiguous inputs: the
+/// unit a backend's inner loop vectorizes over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// The law.
+    pub law: Law,
+    /// First ctrl column (also the first column of every parameter table).
+    pub ctrl_start: usize,
+    /// First command column (for `pos`/`vel`, and the targets when not delayed).
+    pub cmd_start: usize,
+    /// Number of columns.
+    pub len: usize,
+    /// Where the targets come from.
+    pub targets: TargetSource,
+}
+
+/// Which envs a setter or reset touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvIds<'a> {
+    /// Every env.
+    All,
+    /// These envs, in this order (values follow it).
+    List(&'a [u32]),
+}
+
+impl<'a> From<&'a [u32]> for EnvIds<'a> {
+    fn from(ids: &'a [u32]) -> Self {
+        EnvIds::List(ids)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u32; N]> for EnvIds<'a> {
+    fn from(ids: &'a [u32; N]) -> Self {
+        EnvIds::List(ids)
+    }
+}
+
+/// Values for a parameter setter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Values<'a> {
+    /// One value for every selected (env, target).
+    Scalar(f32),
+    /// One value per selected env, broadcast over the group's targets.
+    PerEnv(&'a [f32]),
+    /// One value per (selected env, group target), row-major.
+    PerEnvTarget(&'a [f32]),
+}
+
+impl From<f32> for Values<'_> {
+    fn from(v: f32) -> Self {
+        Values::Scalar(v)
+    }
+}
+
+/// Lags for `set_lags`, in physics steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lags<'a> {
+    /// One lag for every selected env.
+    Scalar(u32),
+    /// One lag per selected env.
+    PerEnv(&'a [u32]),
+}
+
+impl From<u32> for Lags<'_> {
+    fn from(v: u32) -> Self {
+        Lags::Scalar(v)
+    }
+}
+
+/// The compiled actuator set for `num_envs` envs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    num_envs: usize,
+    num_targets: usize,
+    seed: u32,
+    groups: Vec<GroupInfo>,
+    ctrl: Vec<CtrlColumn>,
+    buffers: Vec<DelayBuffer>,
+    runs: Vec<Run>,
+    ring_stride: usize,
+    claimed: Vec<(usize, usize)>,
+    param_defaults: [Option<Vec<f32>>; 5],
+    warnings: Vec<String>,
+}
+
+impl Plan {
+    /// Resolves `groups` against `robot` for `num_envs` envs.
+    ///
+    /// ```
+    /// use sinew_core::{GroupCfg, IdealPdCfg, Plan, PlanOptions, Robot};
+    /// let robot = Robot::from_joints(["hip", "knee"]);
+    /// let plan = Plan::new(&robot, vec![GroupCfg::new("leg", [".*"], IdealPdCfg::new(20.0, 0.5))], 8, PlanOptions::default())?;
+    /// assert_eq!(plan.num_ctrl(), 2);
+    /// assert_eq!(plan.ctrl_columns()[1].target, "knee");
+    /// # Ok::<(), sinew_core::Error>(())
+    /// ```
+    pub fn new(
+        robot: &Robot,
+        groups: Vec<GroupCfg>,
+        num_envs: usize,
+        options: PlanOptions,
+    ) -> Result<Plan, Error> {
+        if num_envs == 0 {
+            return Err(Error::NoEnvs);
+        }
+        robot.validate()?;
+        let mut infos: Vec<GroupInfo> = Vec::with_capacity(groups.len());
+        let mut warnings = Vec::new();
+        // (transmission, index) -> group that claimed it.
+        let mut claims: Vec<((Transmission, usize), usize)> = Vec::new();
+        for cfg in groups {
+            if infos.iter().any(|g| g.cfg.name == cfg.name) {
+                return Err(Error::DuplicateGroup { name: cfg.name });
+            }
+            cfg.validate()?;
+            let mut ids = robot.resolve(&cfg.name, &cfg.targets, cfg.transmission)?;
+            let names = robot.names(cfg.transmission);
+            let law = match (&cfg.actuator, cfg.actuator.law()) {
+                (ActuatorCfg::Wrapped(w), _) => {
+                    let (kept, law) = resolve_wrapped(robot, &cfg, w.command_field, &ids)?;
+                    ids = kept;
+                    law
+                }
+                (_, Some(law)) => law,
+                (_, None) => unreachable!("only wrapped groups detect their law"),
+            };
+            for &id in &ids {
+                if let Some(&(_, first)) = claims
+                    .iter()
+                    .find(|(key, _)| *key == (cfg.transmission, id))
+                {
+                    let regex = cfg
+                        .targets
+                        .iter()
+                        .find(|re| regex_full_match(re, &names[id]))
+                        .cloned()
+                        .unwrap_or_default();
+                    return Err(Error::TargetClaimed {
+                        transmission: cfg.transmission,
+                        name: names[id].clone(),
+                        first: infos[first].cfg.name.clone(),
+                        second: cfg.name,
+                        regex,
+                    });
+                }
+                claims.push(((cfg.transmission, id), infos.len()));
+            }
+            if let ActuatorCfg::DcMotor(dc) = &cfg.actuator {
+                if dc.effort_limit.is_infinite() {
+                    warnings.push(format!(
+                        "group `{}`: effort_limit is inf; only the DC curve limits the torque",
+                        cfg.name
+                    ));
+                } else if dc.effort_limit > dc.saturation_effort {
+                    warnings.push(format!(
+                        "group `{}`: effort_limit {} exceeds saturation_effort {}; the curve caps it",
+                        cfg.name, dc.effort_limit, dc.saturation_effort
+                    ));
+                }
+            }
+            infos.push(GroupInfo {
+                targets: ids.iter().map(|&i| names[i].clone()).collect(),
+                cmd_columns: ids
+                    .iter()
+                    .map(|&i| robot.column(cfg.transmission, i))
+                    .collect(),
+                ctrl_columns: Vec::new(),
+                delay_buffer: None,
+                law,
+                cfg,
+            });
+        }
+
+        // Ctrl order: declaration order, then target order; or mjlab's sort.
+        let mut order: Vec<(usize, usize)> = infos
+            .iter()
+            .enumerate()
+            .flat_map(|(g, info)| (0..info.targets.len()).map(move |t| (g, t)))
+            .collect();
+        if options.sort_actuators {
+            let wrapped = |g: usize| matches!(infos[g].cfg.actuator, ActuatorCfg::Wrapped(_));
+            order.sort_by_key(|&(g, t)| {
+                if wrapped(g) {
+                    (0, 0, 0, g, t)
+                } else {
+                    (
+                        1,
+                        infos[g].cfg.transmission as usize,
+                        infos[g].cmd_columns[t],
+                        0,
+                        0,
+                    )
+                }
+            });
+        }
+        let mut ctrl = Vec::with_capacity(order.len());
+        for (column, &(g, t)) in order.iter().enumerate() {
+            let info = &mut infos[g];
+            info.ctrl_columns.push(column);
+            let (ctrl_range, force_range) = info.cfg.actuator.ranges();
+            ctrl.push(CtrlColumn {
+                group: g,
+                target: info.targets[t].clone(),
+                transmission: info.cfg.transmission,
+                cmd_column: info.cmd_columns[t],
+                meaning: info.law.meaning(),
+                ctrl_range,
+                force_range,
+            });
+        }
+        // With sorting, a group's ctrl columns were pushed in sorted order,
+        // which is its target order too (targets are in definition order).
+
+        let buffers = assign_buffers(&mut infos)?;
+        let mut plan = Plan {
+            num_envs,
+            num_targets: robot.num_targets(),
+            seed: options.seed,
+            groups: infos,
+            ctrl,
+            buffers,
+            runs: Vec::new(),
+            ring_stride: 0,
+            claimed: Vec::new(),
+            param_defaults: Default::default(),
+            warnings,
+        };
+        plan.layout();
+        Ok(plan)
+    }
+
+    /// Ring columns, runs, claimed command ranges and parameter defaults.
+    fn layout(&mut self) {
+        // Ring columns in ctrl order, so delayed runs stay contiguous.
+        let mut ring_column = vec![usize::MAX; self.ctrl.len()];
+        for (c, column) in self.ctrl.iter().enumerate() {
+            if let Some(b) = self.groups[column.group].delay_buffer {
+                ring_column[c] = self.buffers[b].cmd_columns.len();
+                self.buffers[b].cmd_columns.push(column.cmd_column);
+            }
+        }
+        let mut offset = 0;
+        for buffer in &mut self.buffers {
+            buffer.ring_offset = offset;
+            offset += buffer.ring_len();
+        }
+        self.ring_stride = offset;
+
+        let mut runs: Vec<Run> = Vec::new();
+        for (c, column) in self.ctrl.iter().enumerate() {
+            let group = &self.groups[column.group];
+            let targets = match group.delay_buffer {
+                Some(buffer) => TargetSource::Ring {
+                    buffer,
+                    column: ring_column[c],
+                },
+                None => TargetSource::Cmd,
+            };
+            if let Some(last) = runs.last_mut() {
+                let contiguous_targets = match (last.targets, targets) {
+                    (TargetSource::Cmd, TargetSource::Cmd) => true,
+                    (
+                        TargetSource::Ring {
+                            buffer: a,
+                            column: ca,
+                        },
+                        TargetSource::Ring {
+                            buffer: b,
+                            column: cb,
+                        },
+                    ) => a == b && cb == ca + last.len,
+                    _ => false,
+                };
+                if last.law == group.law
+                    && column.cmd_column == last.cmd_start + last.len
+                    && contiguous_targets
+                {
+                    last.len += 1;
+                    continue;
+                }
+            }
+            runs.push(Run {
+                law: group.law,
+                ctrl_start: c,
+                cmd_start: column.cmd_column,
+                len: 1,
+                targets,
+            });
+        }
+        self.runs = runs;
+
+        let mut cols: Vec<usize> = self.ctrl.iter().map(|c| c.cmd_column).collect();
+        cols.sort_unstable();
+        let mut claimed: Vec<(usize, usize)> = Vec::new();
+        for c in cols {
+            match claimed.last_mut() {
+                Some((start, len)) if *start + *len == c => *len += 1,
+                _ => claimed.push((c, 1)),
+            }
+        }
+        self.claimed = claimed;
+
+        for param in Param::ALL {
+            if self
+                .groups
+                .iter()
+                .any(|g| g.cfg.actuator.params().contains(&param))
+            {
+                let defaults = self
+                    .ctrl
+                    .iter()
+                    .map(|c| {
+                        self.groups[c.group]
+                            .cfg
+                            .actuator
+                            .param_value(param)
+                            .unwrap_or(0.0)
+                    })
+                    .collect();
+                self.param_defaults[param as usize] = Some(defaults);
+            }
+        }
+    }
+
+    /// Number of envs.
+    pub fn num_envs(&self) -> usize {
+        self.num_envs
+    }
+    /// Command columns (the robot's joints + tendons + sites).
+    pub fn num_targets(&self) -> usize {
+        self.num_targets
+    }
+    /// Ctrl columns.
+    pub fn num_ctrl(&self) -> usize {
+        self.ctrl.len()
+    }
+    /// The lag RNG's seed.
+    pub fn seed(&self) -> u32 {
+        self.seed
+    }
+    /// The groups, in declaration order.
+    pub fn groups(&self) -> &[GroupInfo] {
+        &self.groups
+    }
+    /// Every ctrl column in output order, with its meaning.
+    pub fn ctrl_columns(&self) -> &[CtrlColumn] {
+        &self.ctrl
+    }
+    /// The delay buffers.
+    pub fn buffers(&self) -> &[DelayBuffer] {
+        &self.buffers
+    }
+    /// The contiguous runs the step evaluates.
+    pub fn runs(&self) -> &[Run] {
+        &self.runs
+    }
+    /// Floats of delay history per env (all buffers).
+    pub fn ring_stride(&self) -> usize {
+        self.ring_stride
+    }
+    /// Command column ranges `(start, len)` that some group reads: the
+    /// non-finite check covers exactly these.
+    pub fn claimed_columns(&self) -> &[(usize, usize)] {
+        &self.claimed
+    }
+    /// Default value of a parameter per ctrl column, `None` when no group has it.
+    pub fn param_defaults(&self, param: Param) -> Option<&[f32]> {
+        self.param_defaults[param as usize].as_deref()
+    }
+    /// Things worth telling the user that are not errors (mjlab's warnings).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The index of a group by name.
+    pub fn group_index(&self, name: &str) -> Result<usize, Error> {
+        self.groups
+            .iter()
+            .position(|g| g.cfg.name == name)
+            .ok_or_else(|| Error::UnknownGroup {
+                name: name.to_owned(),
+                known: self
+                    .groups
+                    .iter()
+                    .map(|g| g.cfg.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// Looks up a parameter of a group by name (or mjlab alias).
+    pub fn group_param(&self, group: &str, name: &str) -> Result<(usize, Param), Error> {
+        let g = self.group_index(group)?;
+        let actuator = &self.groups[g].cfg.actuator;
+        match Param::from_name(name) {
+            Some(p) if actuator.params().contains(&p) => Ok((g, p)),
+            _ => Err(Error::UnknownParam {
+                group: group.to_owned(),
+                kind: actuator.kind_name(),
+                name: name.to_owned(),
+                known: actuator
+                    .params()
+                    .iter()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
+    }
+
+    /// Checks env ids and returns how many are selected.
+    pub fn check_env_ids(&self, env_ids: EnvIds<'_>) -> Result<usize, Error> {
+        match env_ids {
+            EnvIds::All => Ok(self.num_envs),
+            EnvIds::List(ids) => {
+                if let Some(&env) = ids.iter().find(|&&e| e as usize >= self.num_envs) {
+                    return Err(Error::EnvOutOfRange {
+                        env,
+                        num_envs: self.num_envs,
+                    });
+                }
+                Ok(ids.len())
+            }
+        }
+    }
+
+    /// The env at position `i` of a checked selection.
+    #[inline]
+    pub fn env_at(env_ids: EnvIds<'_>, i: usize) -> usize {
+        match env_ids {
+            EnvIds::All => i,
+            EnvIds::List(ids) => ids[i] as usize,
+        }
+    }
+
+    /// Checks a parameter write without doing it: env ids, shape, and every
+    /// value against the parameter's domain.
+    pub fn check_param_write(
+        &self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(usize, Param), Error> {
+        let (g, param) = self.group_param(group, name)?;
+        let num_envs = self.check_env_ids(env_ids)?;
+        let num_targets = self.groups[g].targets.len();
+        let (got, expected) = match values {
+            Values::Scalar(_) => (1, 1),
+            Values::PerEnv(v) => (v.len(), num_envs),
+            Values::PerEnvTarget(v) => (v.len(), num_envs * num_targets),
+        };
+        if got != expected {
+            return Err(Error::ValuesShape {
+                group: group.to_owned(),
+                field: param.name().to_owned(),
+                got,
+                num_envs,
+                num_targets,
+            });
+        }
+        let slice = match values {
+            Values::Scalar(v) => std::slice::from_ref(&v).to_vec(),
+            Values::PerEnv(v) | Values::PerEnvTarget(v) => v.to_vec(),
+        };
+        if let Some(&bad) = slice.iter().find(|&&v| param.check(v).is_err()) {
+            let reason = param.check(bad).unwrap_err();
+            return Err(crate::kinds::invalid(group, param.name(), bad, reason));
+        }
+        Ok((g, param))
+    }
+
+    /// Writes parameter values into a `(num_envs, num_ctrl)` table after
+    /// [`Plan::check_param_write`]; nothing is written on error.
+    pub fn write_param(
+        &self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+        table: &mut [f32],
+    ) -> Result<Param, Error> {
+        let (g, param) = self.check_param_write(group, name, env_ids, values)?;
+        let columns = &self.groups[g].ctrl_columns;
+        let num_ctrl = self.num_ctrl();
+        let n = self.check_env_ids(env_ids)?;
+        for i in 0..n {
+            let env = Self::env_at(env_ids, i);
+            for (t, &c) in columns.iter().enumerate() {
+                table[env * num_ctrl + c] = match values {
+                    Values::Scalar(v) => v,
+                    Values::PerEnv(v) => v[i],
+                    Values::PerEnvTarget(v) => v[i * columns.len() + t],
+                };
+            }
+        }
+        Ok(param)
+    }
+
+    /// `set_lags` on the buffer of `group` (every group sharing it moves),
+    /// clamped into `[min_lag, max_lag]`. `states` is `(num_envs, num_buffers)`.
+    pub fn write_lags(
+        &self,
+        group: &str,
+        env_ids: EnvIds<'_>,
+        lags: Lags<'_>,
+        states: &mut [DelayState],
+    ) -> Result<(), Error> {
+        let b = self.buffer_of(group)?;
+        let n = self.check_env_ids(env_ids)?;
+        if let Lags::PerEnv(values) = lags {
+            if values.len() != n {
+                let num_targets = self.groups[self.group_index(group)?].targets.len();
+                return Err(Error::ValuesShape {
+                    group: group.to_owned(),
+                    field: "lags".into(),
+                    got: values.len(),
+                    num_envs: n,
+                    num_targets,
+                });
+            }
+        }
+        let params = &self.buffers[b].params;
+        for i in 0..n {
+            let env = Self::env_at(env_ids, i);
+            let lag = match lags {
+                Lags::Scalar(l) => l,
+                Lags::PerEnv(v) => v[i],
+            };
+            states[env * self.buffers.len() + b].lag = params.clamp_lag(lag);
+        }
+        Ok(())
+    }
+
+    /// The delay buffer of a group.
+    pub fn buffer_of(&self, group: &str) -> Result<usize, Error> {
+        let g = self.group_index(group)?;
+        self.groups[g].delay_buffer.ok_or_else(|| Error::NoDelay {
+            group: group.to_owned(),
+        })
+    }
+
+    /// Resets the delay state of the selected envs at global step `step`.
+    pub fn reset_delay_states(
+        &self,
+        env_ids: EnvIds<'_>,
+        states: &mut [DelayState],
+        step: u32,
+    ) -> Result<(), Error> {
+        let n = self.check_env_ids(env_ids)?;
+        let nb = self.buffers.len();
+        for i in 0..n {
+            let env = Self::env_at(env_ids, i);
+            for (b, buffer) in self.buffers.iter().enumerate() {
+                buffer
+                    .params
+                    .reset(&mut states[env * nb + b], self.seed, env as u32, step);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn regex_full_match(re: &str, name: &str) -> bool {
+    regex::Regex::new(&format!("^(?:{re})$")).is_ok_and(|r| r.is_match(name))
+}
+
+/// Keeps the targets that have a native actuator and decides the law.
+fn resolve_wrapped(
+    robot: &Robot,
+    cfg: &GroupCfg,
+    field: Option<crate::kinds::CommandField>,
+    ids: &[usize],
+) -> Result<(Vec<usize>, Law), Error> {
+    let names = robot.names(cfg.transmission);
+    let mut kept = Vec::new();
+    let mut detected: Option<(String, crate::kinds::CommandField)> = None;
+    for &id in ids {
+        let Some(native) = robot
+            .native_actuators
+            .iter()
+            .find(|a| a.transmission == cfg.transmission && a.target == names[id])
+        else {
+            continue;
+        };
+        kept.push(id);
+        if field.is_some() {
+            continue;
+        }
+        let this = detect_command_field(native).ok_or_else(|| Error::UndetectedCommandField {
+            group: cfg.name.clone(),
+            actuator: native.name.clone(),
+            gain: native.gain,
+            bias: native.bias,
+        })?;
+        match &detected {
+            Some((first, f)) if *f != this => {
+                return Err(Error::MixedCommandFields {
+                    group: cfg.name.clone(),
+                    first: first.clone(),
+                    first_field: *f,
+                    second: native.name.clone(),
+                    second_field: this,
+                })
+            }
+            Some(_) => {}
+            None => detected = Some((native.name.clone(), this)),
+        }
+    }
+    if kept.is_empty() {
+        return Err(Error::NoNativeActuator {
+            group: cfg.name.clone(),
+            targets: ids
+                .iter()
+                .map(|&i| names[i].as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    }
+    let field = field
+        .or(detected.map(|(_, f)| f))
+        .expect("a kept target was detected");
+    Ok((kept, Law::PassThrough(field)))
+}
+
+/// Gives every delayed group its buffer, by its `DelayShare` rule.
+fn assign_buffers(infos: &mut [GroupInfo]) -> Result<Vec<DelayBuffer>, Error> {
+    let mut buffers: Vec<DelayBuffer> = Vec::new();
+    for g in 0..infos.len() {
+        let Some(delay) = infos[g].cfg.delay.clone() else {
+            continue;
+        };
+        let kind = infos[g].cfg.actuator.kind_id();
+        let transmission = infos[g].cfg.transmission;
+        let (auto_key, name) = match &delay.share {
+            DelayShare::Auto if kind != KindId::Wrapped => (Some((kind, transmission)), None),
+            DelayShare::Auto | DelayShare::Own => (None, None),
+            DelayShare::Named(n) => (None, Some(n.clone())),
+        };
+        let existing = buffers.iter().position(|b| match (&name, &auto_key) {
+            (Some(n), _) => b.name.as_ref() == Some(n),
+            (None, Some(key)) => b.auto_key == Some(*key) && b.cfg.same_schedule(&delay),
+            (None, None) => false,
+        });
+        let b = match existing {
+            Some(b) => {
+                if !buffers[b].cfg.same_schedule(&delay) {
+                    return Err(Error::DelayShareMismatch {
+                        buffer: name.unwrap_or_default(),
+                        first: infos[buffers[b].groups[0]].cfg.name.clone(),
+                        second: infos[g].cfg.name.clone(),
+                    });
+                }
+                buffers[b].groups.push(g);
+                b
+            }
+            None => {
+                let index = buffers.len();
+                buffers.push(DelayBuffer {
+                    params: DelayParams::new(&delay, index as u32),
+                    cfg: delay,
+                    groups: vec![g],
+                    cmd_columns: Vec::new(),
+                    ring_offset: 0,
+                    auto_key,
+                    name,
+                });
+                index
+            }
+        };
+        infos[g].delay_buffer = Some(b);
+    }
+    Ok(buffers)
+}

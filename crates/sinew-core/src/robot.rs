@@ -1,0 +1,327 @@
+//! The robot as Sinew sees it: the names of its joints, tendons and sites,
+//! and the simulator-native actuators it already declares.
+
+use std::fmt;
+
+use regex::Regex;
+
+use crate::error::Error;
+
+/// What an actuator acts through (mjlab's `TransmissionType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Transmission {
+    /// A joint: `pos`/`vel` are joint position and velocity.
+    Joint,
+    /// A fixed tendon: `pos`/`vel` are tendon length and velocity.
+    Tendon,
+    /// A site: only the effort target means anything.
+    Site,
+}
+
+impl Transmission {
+    /// All transmissions, in command-column order.
+    pub const ALL: [Transmission; 3] = [
+        Transmission::Joint,
+        Transmission::Tendon,
+        Transmission::Site,
+    ];
+
+    /// Lower-case name, as in mjlab (`"joint"`, `"tendon"`, `"site"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transmission::Joint => "joint",
+            Transmission::Tendon => "tendon",
+            Transmission::Site => "site",
+        }
+    }
+}
+
+impl fmt::Display for Transmission {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// MuJoCo's gain type of a native actuator (`mjtGain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum GainType {
+    /// `gain = gainprm[0]`.
+    Fixed = 0,
+    /// `gain = gainprm[0] + gainprm[1]·length + gainprm[2]·velocity`.
+    Affine = 1,
+    /// Muscle force–length–velocity gain.
+    Muscle = 2,
+    /// User-defined.
+    User = 3,
+}
+
+/// MuJoCo's bias type of a native actuator (`mjtBias`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum BiasType {
+    /// No bias.
+    None = 0,
+    /// `bias = biasprm[0] + biasprm[1]·length + biasprm[2]·velocity`.
+    Affine = 1,
+    /// Muscle passive force.
+    Muscle = 2,
+    /// User-defined.
+    User = 3,
+}
+
+/// MuJoCo's activation dynamics type of a native actuator (`mjtDyn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum DynType {
+    /// No activation state.
+    None = 0,
+    /// Integrator.
+    Integrator = 1,
+    /// First-order filter, Euler.
+    Filter = 2,
+    /// First-order filter, exact.
+    FilterExact = 3,
+    /// Muscle activation dynamics.
+    Muscle = 4,
+    /// User-defined.
+    User = 5,
+}
+
+/// An actuator the simulator model already declares (an XML `<actuator>`),
+/// described the way MuJoCo stores it, so that a [`Wrapped`](crate::kinds::WrappedCfg)
+/// group can tell which command it takes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NativeActuator {
+    /// The actuator's own name.
+    pub name: String,
+    /// What it acts through.
+    pub transmission: Transmission,
+    /// The joint, tendon or site it drives.
+    pub target: String,
+    /// Gain type.
+    pub gain: GainType,
+    /// Bias type.
+    pub bias: BiasType,
+    /// Activation dynamics type.
+    pub dyn_type: DynType,
+    /// The first three gain parameters (`gainprm[0..3]`).
+    pub gainprm: [f32; 3],
+    /// The first three bias parameters (`biasprm[0..3]`).
+    pub biasprm: [f32; 3],
+}
+
+/// The names Sinew resolves target regexes against, per transmission, in
+/// definition order, plus the native actuators the model declares.
+///
+/// Command arrays have one column per name: the joints, then the tendons,
+/// then the sites ([`Robot::column`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Robot {
+    /// Joint names in definition order (free joints excluded, as in mjlab).
+    pub joints: Vec<String>,
+    /// Fixed-tendon names in definition order.
+    pub tendons: Vec<String>,
+    /// Site names in definition order.
+    pub sites: Vec<String>,
+    /// Actuators the model already declares (used by wrapped groups only).
+    pub native_actuators: Vec<NativeActuator>,
+}
+
+impl Robot {
+    /// A robot with these joints and nothing else.
+    ///
+    /// ```
+    /// let robot = sinew_core::Robot::from_joints(["hip", "knee"]);
+    /// assert_eq!(robot.num_targets(), 2);
+    /// ```
+    pub fn from_joints<S: Into<String>>(joints: impl IntoIterator<Item = S>) -> Self {
+        Robot {
+            joints: joints.into_iter().map(Into::into).collect(),
+            ..Robot::default()
+        }
+    }
+
+    /// The names of one namespace, in definition order.
+    pub fn names(&self, transmission: Transmission) -> &[String] {
+        match transmission {
+            Transmission::Joint => &self.joints,
+            Transmission::Tendon => &self.tendons,
+            Transmission::Site => &self.sites,
+        }
+    }
+
+    /// Number of command columns: joints + tendons + sites.
+    pub fn num_targets(&self) -> usize {
+        self.joints.len() + self.tendons.len() + self.sites.len()
+    }
+
+    /// The command column of the `index`-th name of a namespace.
+    pub fn column(&self, transmission: Transmission, index: usize) -> usize {
+        match transmission {
+            Transmission::Joint => index,
+            Transmission::Tendon => self.joints.len() + index,
+            Transmission::Site => self.joints.len() + self.tendons.len() + index,
+        }
+    }
+
+    /// Rejects a name listed twice in one namespace.
+    pub fn validate(&self) -> Result<(), Error> {
+        for transmission in Transmission::ALL {
+            let names = self.names(transmission);
+            for (i, name) in names.iter().enumerate() {
+                if names[..i].contains(name) {
+                    return Err(Error::DuplicateTarget {
+                        transmission,
+                        name: name.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a group's regexes (full match) in one namespace and returns
+    /// the indices of the matched names in definition order, whatever the
+    /// order of the regexes (mjlab's `resolve_matching_names`).
+    ///
+    /// Errors: a regex that does not compile, a name matched by two regexes,
+    /// a regex that matches nothing (with a hint when it matches in another
+    /// namespace).
+    pub fn resolve(
+        &self,
+        group: &str,
+        regexes: &[String],
+        transmission: Transmission,
+    ) -> Result<Vec<usize>, Error> {
+        if regexes.is_empty() {
+            return Err(Error::NoTargets {
+                group: group.to_owned(),
+            });
+        }
+        let compiled = compile_full(group, regexes)?;
+        let names = self.names(transmission);
+        let mut hits = vec![false; regexes.len()];
+        let mut matched = Vec::new();
+        for (index, name) in names.iter().enumerate() {
+            let mut first: Option<usize> = None;
+            for (r, re) in compiled.iter().enumerate() {
+                if re.is_match(name) {
+                    if let Some(f) = first {
+                        return Err(Error::AmbiguousMatch {
+                            group: group.to_owned(),
+                            transmission,
+                            name: name.clone(),
+                            first: regexes[f].clone(),
+                            second: regexes[r].clone(),
+                        });
+                    }
+                    first = Some(r);
+                    hits[r] = true;
+                }
+            }
+            if first.is_some() {
+                matched.push(index);
+            }
+        }
+        if let Some(r) = hits.iter().position(|h| !h) {
+            let hint = Transmission::ALL
+                .into_iter()
+                .filter(|&other| other != transmission)
+                .filter_map(|other| {
+                    let found: Vec<&str> = self
+                        .names(other)
+                        .iter()
+                        .filter(|n| compiled[r].is_match(n))
+                        .map(String::as_str)
+                        .collect();
+                    (!found.is_empty()).then(|| {
+                        format!(
+                            "; it matches {other}s [{}]: is the transmission right?",
+                            found.join(", ")
+                        )
+                    })
+                })
+                .collect::<String>();
+            return Err(Error::NoMatch {
+                group: group.to_owned(),
+                regex: regexes[r].clone(),
+                transmission,
+                available: names.join(", "),
+                hint,
+            });
+        }
+        Ok(matched)
+    }
+}
+
+fn compile_full(group: &str, regexes: &[String]) -> Result<Vec<Regex>, Error> {
+    regexes
+        .iter()
+        .map(|re| {
+            Regex::new(&format!("^(?:{re})$")).map_err(|e| Error::InvalidRegex {
+                group: group.to_owned(),
+                regex: re.clone(),
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn robot() -> Robot {
+        Robot {
+            joints: vec!["FL_hip".into(), "FL_thigh".into(), "FR_hip".into()],
+            tendons: vec!["t_sum".into()],
+            ..Robot::default()
+        }
+    }
+
+    #[test]
+    fn resolution_follows_definition_order_and_full_match() {
+        let r = robot();
+        let ids = r
+            .resolve("g", &["FR_.*".into(), "FL_hip".into()], Transmission::Joint)
+            .unwrap();
+        assert_eq!(ids, vec![0, 2]);
+        // `FL` alone is not a full match of any name.
+        assert!(matches!(
+            r.resolve("g", &["FL".into()], Transmission::Joint),
+            Err(Error::NoMatch { .. })
+        ));
+    }
+
+    #[test]
+    fn no_match_hints_at_other_namespace() {
+        let err = robot()
+            .resolve("g", &["t_.*".into()], Transmission::Joint)
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("`t_.*`") && msg.contains("tendons [t_sum]"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn ambiguous_and_invalid() {
+        let err = robot()
+            .resolve(
+                "legs",
+                &["FL_.*".into(), ".*hip".into()],
+                Transmission::Joint,
+            )
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "group `legs`: joint `FL_hip` is matched by two of its regexes, `FL_.*` and `.*hip`"
+        );
+        let err = robot()
+            .resolve("legs", &["(".into()], Transmission::Joint)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidRegex { ref regex, .. } if regex == "("));
+    }
+}

@@ -1,0 +1,358 @@
+//! Sinew's CPU reference backend: rayon over env rows, the scalar laws of
+//! `sinew-core` inlined into loops over contiguous runs, no allocation per step.
+//!
+//! ```
+//! use sinew_core::{ActuatorCmd, Backend, GroupCfg, IdealPdCfg, Plan, PlanOptions, Robot};
+//! use sinew_cpu::CpuBackend;
+//!
+//! let robot = Robot::from_joints(["hip", "knee"]);
+//! let groups = vec![GroupCfg::new("leg", [".*"], IdealPdCfg::new(10.0, 0.0))];
+//! let mut cpu = CpuBackend::new(Plan::new(&robot, groups, 2, PlanOptions::default())?);
+//! let mut cmd = ActuatorCmd::zeros(2, 2);
+//! cmd.position_target.copy_from_slice(&[0.1, 0.2, 0.3, 0.4]);
+//! cpu.step(&cmd)?;
+//! assert_eq!(cpu.ctrl(), &[1.0, 2.0, 3.0, 4.0]);
+//! # Ok::<(), sinew_core::Error>(())
+//! ```
+
+use rayon::prelude::*;
+use sinew_core::plan::{Run, TargetSource};
+use sinew_core::{
+    dc_motor_effort, ideal_pd_effort, ActuatorCmd, Backend, CommandField, DelayState, EnvIds,
+    Error, Lags, Law, Param, Plan, Values,
+};
+
+/// The CPU backend: every table and history in host memory.
+#[derive(Debug, Clone)]
+pub struct CpuBackend {
+    plan: Plan,
+    /// `(num_envs, num_ctrl)`.
+    ctrl: Vec<f32>,
+    /// One `(num_envs, num_ctrl)` table per [`Param`], empty when unused.
+    tables: [Vec<f32>; 5],
+    /// `(num_envs, ring_stride)`: every buffer's `[slot][field][column]` ring.
+    ring: Vec<f32>,
+    /// `(num_envs, num_buffers)`.
+    states: Vec<DelayState>,
+    /// Per env: 1 when the last step zeroed it.
+    flags: Vec<u8>,
+    nonfinite: Vec<u32>,
+    step: u32,
+}
+
+impl CpuBackend {
+    /// Allocates every table and history for the plan's `num_envs`.
+    pub fn new(plan: Plan) -> Self {
+        let num_envs = plan.num_envs();
+        let num_ctrl = plan.num_ctrl();
+        let tables = Param::ALL.map(|p| match plan.param_defaults(p) {
+            Some(defaults) => defaults.repeat(num_envs),
+            None => Vec::new(),
+        });
+        let num_buffers = plan.buffers().len();
+        let mut states = vec![DelayState::default(); num_envs * num_buffers.max(1)];
+        plan.reset_delay_states(EnvIds::All, &mut states, 0)
+            .expect("all envs are in range");
+        CpuBackend {
+            ctrl: vec![0.0; num_envs * num_ctrl],
+            tables,
+            ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
+            states,
+            flags: vec![0; num_envs],
+            nonfinite: Vec::with_capacity(num_envs),
+            step: 0,
+            plan,
+        }
+    }
+
+    /// The last step's `ctrl`, `(num_envs, num_ctrl)` row-major, without a copy.
+    pub fn ctrl(&self) -> &[f32] {
+        &self.ctrl
+    }
+
+    /// Steps taken since construction (the lag RNG's counter).
+    pub fn steps_taken(&self) -> u32 {
+        self.step
+    }
+
+    /// The delay state of one env for the buffer of `group` (for inspection).
+    pub fn delay_state(&self, group: &str, env: usize) -> Result<DelayState, Error> {
+        let b = self.plan.buffer_of(group)?;
+        self.plan.check_env_ids(EnvIds::List(&[env as u32]))?;
+        Ok(self.states[env * self.plan.buffers().len() + b])
+    }
+}
+
+/// Everything one env's step reads besides its own rows.
+struct StepInputs<'a> {
+    plan: &'a Plan,
+    cmd: [&'a [f32]; 5],
+    tables: [&'a [f32]; 5],
+    seed: u32,
+    step: u32,
+}
+
+#[inline]
+fn all_finite(values: &[f32]) -> bool {
+    values.iter().fold(true, |ok, v| ok & v.is_finite())
+}
+
+impl StepInputs<'_> {
+    /// One env: the non-finite check, the delay stage, every run, the output
+    /// check. Returns true when the env was zeroed.
+    #[inline]
+    fn env(
+        &self,
+        env: usize,
+        ctrl: &mut [f32],
+        ring: &mut [f32],
+        states: &mut [DelayState],
+    ) -> bool {
+        let t = self.plan.num_targets();
+        let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
+        let mut finite = true;
+        for &(start, len) in self.plan.claimed_columns() {
+            for row in rows {
+                finite &= all_finite(&row[start..start + len]);
+            }
+        }
+        if finite {
+            for (b, buffer) in self.plan.buffers().iter().enumerate() {
+                let state = &mut states[b];
+                let ring = &mut ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
+                let columns = &buffer.cmd_columns;
+                let frame = 3 * columns.len();
+                let (slot, fill) = buffer.params.push(state);
+                let start = slot as usize * frame;
+                for (field, row) in rows[..3].iter().enumerate() {
+                    let dst = &mut ring
+                        [start + field * columns.len()..start + (field + 1) * columns.len()];
+                    for (d, &c) in dst.iter_mut().zip(columns) {
+                        *d = row[c];
+                    }
+                }
+                if fill {
+                    let (first, rest) = ring.split_at_mut(frame);
+                    for slot in rest.chunks_exact_mut(frame) {
+                        slot.copy_from_slice(first);
+                    }
+                }
+                buffer
+                    .params
+                    .update_lag(state, self.seed, env as u32, self.step);
+            }
+            let num_ctrl = ctrl.len();
+            for run in self.plan.runs() {
+                self.run(run, env * num_ctrl, &rows, ring, states, ctrl);
+            }
+            finite = all_finite(ctrl);
+        }
+        if !finite {
+            ctrl.fill(0.0);
+        }
+        !finite
+    }
+
+    /// One law over one contiguous run of one env.
+    #[inline(always)]
+    fn run(
+        &self,
+        run: &Run,
+        table_row: usize,
+        rows: &[&[f32]; 5],
+        ring: &[f32],
+        states: &[DelayState],
+        ctrl: &mut [f32],
+    ) {
+        let n = run.len;
+        let m = run.cmd_start;
+        let (pt, vt, et): (&[f32], &[f32], &[f32]) = match run.targets {
+            TargetSource::Cmd => (&rows[0][m..m + n], &rows[1][m..m + n], &rows[2][m..m + n]),
+            TargetSource::Ring { buffer, column } => {
+                let buf = &self.plan.buffers()[buffer];
+                let cols = buf.cmd_columns.len();
+                let slot = buf.params.read_slot(&states[buffer]) as usize;
+                let frame = &ring[buf.ring_offset + slot * 3 * cols..][..3 * cols];
+                (
+                    &frame[column..column + n],
+                    &frame[cols + column..][..n],
+                    &frame[2 * cols + column..][..n],
+                )
+            }
+        };
+        let (pos, vel) = (&rows[3][m..m + n], &rows[4][m..m + n]);
+        let out = &mut ctrl[run.ctrl_start..run.ctrl_start + n];
+        let param = |p: Param| &self.tables[p as usize][table_row + run.ctrl_start..][..n];
+        match run.law {
+            Law::IdealPd => {
+                let (kp, kd, fl) = (
+                    param(Param::Stiffness),
+                    param(Param::Damping),
+                    param(Param::EffortLimit),
+                );
+                for i in 0..n {
+                    out[i] =
+                        ideal_pd_effort(kp[i], kd[i], fl[i], pt[i], pos[i], vt[i], vel[i], et[i]);
+                }
+            }
+            Law::DcMotor => {
+                let (kp, kd, fl) = (
+                    param(Param::Stiffness),
+                    param(Param::Damping),
+                    param(Param::EffortLimit),
+                );
+                let (sat, vmax) = (param(Param::SaturationEffort), param(Param::VelocityLimit));
+                for i in 0..n {
+                    out[i] = dc_motor_effort(
+                        kp[i], kd[i], fl[i], sat[i], vmax[i], pt[i], pos[i], vt[i], vel[i], et[i],
+                    );
+                }
+            }
+            Law::PassThrough(field) => out.copy_from_slice(match field {
+                CommandField::Position => pt,
+                CommandField::Velocity => vt,
+                CommandField::Effort => et,
+            }),
+        }
+    }
+}
+
+impl Backend for CpuBackend {
+    fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error> {
+        let plan = &self.plan;
+        cmd.check_shape(plan.num_envs(), plan.num_targets())?;
+        let inputs = StepInputs {
+            plan,
+            cmd: cmd.fields(),
+            tables: [0, 1, 2, 3, 4].map(|p| self.tables[p].as_slice()),
+            seed: plan.seed(),
+            step: self.step,
+        };
+        let num_ctrl = plan.num_ctrl().max(1);
+        let ring_stride = plan.ring_stride().max(1);
+        let num_buffers = plan.buffers().len().max(1);
+        // A few chunks per thread: enough to balance, few enough to amortize.
+        let chunk = plan
+            .num_envs()
+            .div_ceil(rayon::current_num_threads() * 4)
+            .max(16);
+        let zeroed: usize = self
+            .ctrl
+            .par_chunks_mut(num_ctrl * chunk)
+            .zip(self.ring.par_chunks_mut(ring_stride * chunk))
+            .zip(self.states.par_chunks_mut(num_buffers * chunk))
+            .zip(self.flags.par_chunks_mut(chunk))
+            .enumerate()
+            .map(|(c, (((ctrl, ring), states), flags))| {
+                let mut zeroed = 0;
+                for (i, flag) in flags.iter_mut().enumerate() {
+                    let hit = inputs.env(
+                        c * chunk + i,
+                        &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
+                        &mut ring[i * ring_stride..(i + 1) * ring_stride],
+                        &mut states[i * num_buffers..(i + 1) * num_buffers],
+                    );
+                    *flag = u8::from(hit);
+                    zeroed += usize::from(hit);
+                }
+                zeroed
+            })
+            .sum();
+        self.nonfinite.clear();
+        if zeroed > 0 {
+            self.nonfinite.extend(
+                self.flags
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &f)| f != 0)
+                    .map(|(e, _)| e as u32),
+            );
+        }
+        self.step = self.step.wrapping_add(1);
+        Ok(())
+    }
+
+    fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {
+        Ok(&self.nonfinite)
+    }
+
+    fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error> {
+        if out.len() != self.ctrl.len() {
+            return Err(Error::BufferShape {
+                what: "the ctrl buffer",
+                got: out.len(),
+                expected: self.ctrl.len(),
+            });
+        }
+        out.copy_from_slice(&self.ctrl);
+        Ok(())
+    }
+
+    fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
+        self.plan
+            .reset_delay_states(env_ids, &mut self.states, self.step)
+    }
+
+    fn set_param(
+        &mut self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        let (_, param) = self.plan.group_param(group, name)?;
+        self.plan.write_param(
+            group,
+            name,
+            env_ids,
+            values,
+            &mut self.tables[param as usize],
+        )?;
+        Ok(())
+    }
+
+    fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        let (g, param) = self.plan.group_param(group, name)?;
+        let columns = &self.plan.groups()[g].ctrl_columns;
+        let expected = self.plan.num_envs() * columns.len();
+        if out.len() != expected {
+            return Err(Error::BufferShape {
+                what: "the parameter buffer",
+                got: out.len(),
+                expected,
+            });
+        }
+        let table = &self.tables[param as usize];
+        let num_ctrl = self.plan.num_ctrl();
+        for (env, row) in out.chunks_exact_mut(columns.len()).enumerate() {
+            for (o, &c) in row.iter_mut().zip(columns) {
+                *o = table[env * num_ctrl + c];
+            }
+        }
+        Ok(())
+    }
+
+    fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {
+        self.plan.write_lags(group, env_ids, lags, &mut self.states)
+    }
+
+    fn read_lags(&mut self, group: &str, out: &mut [u32]) -> Result<(), Error> {
+        let b = self.plan.buffer_of(group)?;
+        if out.len() != self.plan.num_envs() {
+            return Err(Error::BufferShape {
+                what: "the lag buffer",
+                got: out.len(),
+                expected: self.plan.num_envs(),
+            });
+        }
+        let nb = self.plan.buffers().len();
+        for (env, o) in out.iter_mut().enumerate() {
+            *o = self.states[env * nb + b].lag;
+        }
+        Ok(())
+    }
+}

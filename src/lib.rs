@@ -1,0 +1,131 @@
+//! # Sinew
+//!
+//! Batched robot actuator models for reinforcement learning: every physics
+//! step, hand Sinew the commands and joint state of all your envs, shaped
+//! `(num_envs, num_targets)`, and apply the `ctrl` it returns. Semantics follow
+//! mjlab 1.6.0 (bit for bit on its golden episodes) with Isaac Lab's options
+//! where they differ.
+//!
+//! ```
+//! use sinew::{ActuatorCmd, Backend, DcMotorCfg, DelayCfg, Engine, GroupCfg, PlanOptions, Robot};
+//!
+//! // A leg with two DC-motor joints, commands delayed by 0–2 physics steps.
+//! let robot = Robot::from_joints(["hip", "knee"]);
+//! let motor = DcMotorCfg { stiffness: 20.0, damping: 0.5, effort_limit: 23.7,
+//!                          saturation_effort: 23.7, velocity_limit: 30.1 };
+//! let groups = vec![GroupCfg::new("leg", [".*"], motor).with_delay(DelayCfg::new(0, 2))];
+//! let mut engine = Engine::auto(&robot, groups, 1024, PlanOptions::default())?;
+//!
+//! let mut cmd = ActuatorCmd::zeros(1024, robot.num_targets());
+//! cmd.position_target.fill(0.3);
+//! engine.step(&cmd)?;
+//!
+//! let mut ctrl = vec![0.0; 1024 * engine.plan().num_ctrl()];
+//! engine.read_ctrl(&mut ctrl)?;
+//! assert!(ctrl.iter().all(|&tau| (tau - 6.0).abs() < 1e-6)); // 20 · 0.3
+//! assert!(engine.nonfinite_envs()?.is_empty());
+//! # Ok::<(), sinew::Error>(())
+//! ```
+//!
+//! The pieces: [`Robot`] names the joints, tendons and sites; [`GroupCfg`]
+//! applies one [`ActuatorCfg`] kind to the targets its regexes match, with an
+//! optional [`DelayCfg`]; a [`Plan`] compiles the groups (ctrl column order in
+//! [`Plan::ctrl_columns`]); a backend behind [`Backend`] steps it.
+
+pub use sinew_core::*;
+pub use sinew_cpu::CpuBackend;
+
+/// The engine: one of the backends, chosen at construction.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Engine {
+    /// The CPU reference backend (rayon).
+    Cpu(CpuBackend),
+}
+
+impl Engine {
+    /// The best backend available on this machine, with a plan compiled from
+    /// `groups`. Until the GPU backend lands this is always the CPU backend;
+    /// [`Engine::description`] says which one it took.
+    pub fn auto(
+        robot: &Robot,
+        groups: Vec<GroupCfg>,
+        num_envs: usize,
+        options: PlanOptions,
+    ) -> Result<Engine, Error> {
+        Engine::cpu(robot, groups, num_envs, options)
+    }
+
+    /// The CPU backend.
+    pub fn cpu(
+        robot: &Robot,
+        groups: Vec<GroupCfg>,
+        num_envs: usize,
+        options: PlanOptions,
+    ) -> Result<Engine, Error> {
+        Ok(Engine::Cpu(CpuBackend::new(Plan::new(
+            robot, groups, num_envs, options,
+        )?)))
+    }
+
+    /// Which backend this is, in words (e.g. `cpu (rayon, 2 threads)`).
+    pub fn description(&self) -> String {
+        match self {
+            Engine::Cpu(_) => format!("cpu (rayon, {} threads)", rayon::current_num_threads()),
+        }
+    }
+}
+
+impl Backend for Engine {
+    fn plan(&self) -> &Plan {
+        match self {
+            Engine::Cpu(b) => b.plan(),
+        }
+    }
+    fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error> {
+        match self {
+            Engine::Cpu(b) => b.step(cmd),
+        }
+    }
+    fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {
+        match self {
+            Engine::Cpu(b) => b.nonfinite_envs(),
+        }
+    }
+    fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error> {
+        match self {
+            Engine::Cpu(b) => b.read_ctrl(out),
+        }
+    }
+    fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
+        match self {
+            Engine::Cpu(b) => b.reset(env_ids),
+        }
+    }
+    fn set_param(
+        &mut self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        match self {
+            Engine::Cpu(b) => b.set_param(group, name, env_ids, values),
+        }
+    }
+    fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        match self {
+            Engine::Cpu(b) => b.read_param(group, name, out),
+        }
+    }
+    fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {
+        match self {
+            Engine::Cpu(b) => b.set_lags(group, env_ids, lags),
+        }
+    }
+    fn read_lags(&mut self, group: &str, out: &mut [u32]) -> Result<(), Error> {
+        match self {
+            Engine::Cpu(b) => b.read_lags(group, out),
+        }
+    }
+}

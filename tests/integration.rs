@@ -1,0 +1,8 @@
+//! Sinew's one integration-test binary: golden episodes from real systems,
+//! property tests, error messages and step semantics.
+
+mod errors;
+mod golden_mjlab;
+mod properties;
+mod semantics;
+mod support;
