@@ -1,1 +1,338 @@
-//! semantics
+//! Step semantics the golden episodes do not reach: non-finite inputs, the
+//! Isaac Lab per-reset lag, explicit buffer sharing, wrapped actuators,
+//! update periods with per-env phases, and the ctrl column contract.
+
+use sinew::{
+    ActuatorCmd, Backend, BiasType, BuiltinPositionCfg, CpuBackend, CtrlMeaning, DcMotorCfg,
+    DelayCfg, DelayShare, DynType, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, NativeActuator,
+    Plan, PlanOptions, Robot, Transmission, WrappedCfg,
+};
+
+use crate::support::{backends, joints};
+
+fn ramp(num_envs: usize, num_targets: usize, k: usize) -> ActuatorCmd {
+    let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
+    for (i, x) in cmd.position_target.iter_mut().enumerate() {
+        *x = k as f32 + 0.01 * i as f32;
+    }
+    cmd
+}
+
+#[test]
+fn a_nonfinite_env_is_zeroed_reported_and_never_stored() {
+    let group = GroupCfg::new(
+        "pd",
+        [".*"],
+        IdealPdCfg::new(10.0, 0.0).with_effort_limit(1e6),
+    )
+    .with_delay(DelayCfg::constant(2));
+    let plan = Plan::new(&joints(3), vec![group], 4, PlanOptions::default()).unwrap();
+    for (name, make) in backends() {
+        let (mut dirty, mut clean) = (make(plan.clone()), make(plan.clone()));
+        let (mut cd, mut cc) = (vec![f32::NAN; 12], vec![f32::NAN; 12]);
+        for k in 0..8 {
+            let cmd = ramp(4, 3, k);
+            let mut bad = cmd.clone();
+            if k == 3 {
+                bad.pos[2 * 3 + 1] = f32::NAN; // env 2
+                bad.vel[1 * 3] = f32::INFINITY; // env 1
+            }
+            dirty.step(&bad).unwrap();
+            dirty.read_ctrl(&mut cd).unwrap();
+            assert!(
+                cd.iter().all(|x| x.is_finite()),
+                "[{name}] step {k}: {cd:?}"
+            );
+            if k == 3 {
+                assert_eq!(dirty.nonfinite_envs().unwrap(), &[1, 2], "[{name}]");
+                assert_eq!(&cd[3..9], &[0.0; 6], "[{name}] zeroed rows");
+                // Envs 0 and 3 are untouched by their neighbours' NaN.
+                assert_eq!(&cd[..3], &cc_after(&mut clean, &cmd, &mut cc)[..3]);
+                assert_eq!(&cd[9..], &cc[9..]);
+                continue;
+            }
+            assert!(dirty.nonfinite_envs().unwrap().is_empty());
+            clean.step(&cmd).unwrap();
+            clean.read_ctrl(&mut cc).unwrap();
+            if k > 3 {
+                // Envs 1 and 2 skipped step 3: their history lacks that frame,
+                // and no NaN ever comes out of it.
+                for env in 1..3 {
+                    let expected: Vec<f32> = (0..3)
+                        .map(|t| {
+                            let lagged = if k == 4 { 1 } else { k - 2 };
+                            let lagged = if lagged == 3 { 2 } else { lagged };
+                            10.0 * ramp(4, 3, lagged).position_target[env * 3 + t]
+                        })
+                        .collect();
+                    assert_eq!(
+                        &cd[env * 3..env * 3 + 3],
+                        &expected[..],
+                        "[{name}] step {k} env {env}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Steps the clean twin with the step-3 command and returns its ctrl.
+fn cc_after<'a>(
+    clean: &mut Box<dyn Backend>,
+    cmd: &ActuatorCmd,
+    out: &'a mut Vec<f32>,
+) -> &'a [f32] {
+    clean.step(cmd).unwrap();
+    clean.read_ctrl(out).unwrap();
+    out
+}
+
+#[test]
+fn per_reset_lag_is_constant_within_an_episode() {
+    let group = GroupCfg::new("pd", [".*"], IdealPdCfg::new(1.0, 0.0))
+        .with_delay(DelayCfg::per_reset(1, 5));
+    let plan = Plan::new(
+        &joints(1),
+        vec![group],
+        256,
+        PlanOptions {
+            seed: 11,
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    for (name, make) in backends() {
+        let mut b = make(plan.clone());
+        let cmd = ActuatorCmd::zeros(256, 1);
+        let mut first = vec![0; 256];
+        let mut lags = vec![0; 256];
+        b.read_lags("pd", &mut first).unwrap();
+        assert!(
+            first.iter().all(|l| (1..=5).contains(l)),
+            "[{name}] drawn at construction in range"
+        );
+        for l in 1..=5 {
+            assert!(
+                first.iter().filter(|&&x| x == l).count() > 20,
+                "[{name}] lag {l} is drawn"
+            );
+        }
+        for _ in 0..10 {
+            b.step(&cmd).unwrap();
+            b.read_lags("pd", &mut lags).unwrap();
+            assert_eq!(lags, first, "[{name}] constant between resets");
+        }
+        let half: Vec<u32> = (0..128).collect();
+        b.reset(EnvIds::List(&half)).unwrap();
+        b.read_lags("pd", &mut lags).unwrap();
+        assert_eq!(
+            &lags[128..],
+            &first[128..],
+            "[{name}] other envs keep theirs"
+        );
+        assert_ne!(&lags[..128], &first[..128], "[{name}] reset envs draw anew");
+    }
+}
+
+#[test]
+fn a_named_buffer_shares_lags_across_kinds() {
+    let share = || DelayCfg {
+        hold_prob: 1.0,
+        share: DelayShare::Named("legs".into()),
+        ..DelayCfg::new(0, 4)
+    };
+    let dc = DcMotorCfg {
+        stiffness: 1.0,
+        damping: 0.0,
+        effort_limit: 50.0,
+        saturation_effort: 60.0,
+        velocity_limit: 10.0,
+    };
+    let groups = vec![
+        GroupCfg::new("pd", ["j0"], IdealPdCfg::new(1.0, 0.0)).with_delay(share()),
+        GroupCfg::new("dc", ["j1"], dc).with_delay(share()),
+        GroupCfg::new("solo", ["j2"], IdealPdCfg::new(1.0, 0.0)).with_delay(DelayCfg {
+            share: DelayShare::Own,
+            ..share()
+        }),
+    ];
+    let plan = Plan::new(&joints(3), groups, 2, PlanOptions::default()).unwrap();
+    assert_eq!(plan.buffers().len(), 2);
+    for (name, make) in backends() {
+        let mut b = make(plan.clone());
+        b.set_lags("dc", EnvIds::All, Lags::PerEnv(&[2, 3]))
+            .unwrap();
+        let mut lags = [0; 2];
+        b.read_lags("pd", &mut lags).unwrap();
+        assert_eq!(lags, [2, 3], "[{name}]");
+        b.read_lags("solo", &mut lags).unwrap();
+        assert_eq!(lags, [0, 0], "[{name}]");
+        let mut ctrl = vec![0.0; 6];
+        for k in 0..5 {
+            b.step(&ramp(2, 3, k)).unwrap();
+        }
+        b.read_ctrl(&mut ctrl).unwrap();
+        // Step 4 with lag 2 (env 0) and 3 (env 1) reads steps 2 and 1.
+        assert_eq!(ctrl[0], ramp(2, 3, 2).position_target[0], "[{name}]");
+        assert_eq!(ctrl[3 + 1], ramp(2, 3, 1).position_target[4], "[{name}]");
+        assert_eq!(
+            ctrl[2],
+            ramp(2, 3, 4).position_target[2],
+            "[{name}] solo keeps lag 0"
+        );
+    }
+}
+
+#[test]
+fn the_first_push_after_a_reset_fills_the_history() {
+    let group = GroupCfg::new(
+        "pos",
+        [".*"],
+        BuiltinPositionCfg {
+            stiffness: 1.0,
+            damping: 0.0,
+            effort_limit: None,
+        },
+    )
+    .with_delay(DelayCfg::constant(3));
+    let plan = Plan::new(&joints(1), vec![group], 2, PlanOptions::default()).unwrap();
+    for (name, make) in backends() {
+        let mut b = make(plan.clone());
+        let mut ctrl = [0.0; 2];
+        for k in 0..6 {
+            b.step(&ramp(2, 1, k)).unwrap();
+        }
+        b.reset(EnvIds::List(&[0])).unwrap();
+        for k in 6..9 {
+            b.step(&ramp(2, 1, k)).unwrap();
+            b.read_ctrl(&mut ctrl).unwrap();
+            assert_eq!(
+                ctrl[0], 6.0,
+                "[{name}] step {k}: the post-reset command, not zeros"
+            );
+            assert_eq!(
+                ctrl[1],
+                (k - 3) as f32 + 0.01,
+                "[{name}] env 1 keeps its lag 3"
+            );
+        }
+    }
+}
+
+#[test]
+fn update_period_with_per_env_phase_changes_lags_only_on_due_steps() {
+    let group = GroupCfg::new("pd", [".*"], IdealPdCfg::new(1.0, 0.0)).with_delay(DelayCfg {
+        update_period: 4,
+        ..DelayCfg::new(0, 9)
+    });
+    let plan = Plan::new(
+        &joints(1),
+        vec![group],
+        64,
+        PlanOptions {
+            seed: 5,
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    let mut b = CpuBackend::new(plan);
+    let cmd = ActuatorCmd::zeros(64, 1);
+    let phases: Vec<u32> = (0..64)
+        .map(|e| b.delay_state("pd", e).unwrap().phase)
+        .collect();
+    assert!(
+        phases.iter().all(|&p| p < 4) && phases.iter().any(|&p| p != phases[0]),
+        "{phases:?}"
+    );
+    let mut prev = vec![0; 64];
+    let mut lags = vec![0; 64];
+    for step in 0..40u32 {
+        b.step(&cmd).unwrap();
+        b.read_lags("pd", &mut lags).unwrap();
+        for env in 0..64 {
+            if (step + phases[env]) % 4 != 0 {
+                assert_eq!(lags[env], prev[env], "env {env} step {step}: not due");
+            }
+        }
+        prev.clone_from(&lags);
+    }
+}
+
+#[test]
+fn wrapped_actuators_forward_their_detected_field() {
+    let native = |target: &str, biasprm: [f32; 3]| NativeActuator {
+        name: format!("{target}_act"),
+        transmission: Transmission::Joint,
+        target: target.into(),
+        gain: GainType::Fixed,
+        bias: BiasType::Affine,
+        dyn_type: DynType::None,
+        gainprm: [4.0, 0.0, 0.0],
+        biasprm,
+    };
+    let robot = Robot {
+        joints: vec!["a".into(), "b".into(), "c".into()],
+        native_actuators: vec![native("a", [0.0, 0.0, -4.0]), native("c", [0.0, 0.0, -4.0])],
+        ..Robot::default()
+    };
+    let groups = vec![
+        GroupCfg::new("pd", ["b"], IdealPdCfg::new(2.0, 0.0)),
+        GroupCfg::new("xml", [".*"], WrappedCfg::default()),
+    ];
+    // Wrapped groups come first with sort_actuators (mjlab).
+    let plan = Plan::new(
+        &robot,
+        groups,
+        1,
+        PlanOptions {
+            sort_actuators: true,
+            seed: 0,
+        },
+    )
+    .unwrap();
+    let meanings: Vec<(String, CtrlMeaning)> = plan
+        .ctrl_columns()
+        .iter()
+        .map(|c| (c.target.clone(), c.meaning))
+        .collect();
+    assert_eq!(
+        meanings,
+        [
+            ("a".into(), CtrlMeaning::VelocityTarget),
+            ("c".into(), CtrlMeaning::VelocityTarget),
+            ("b".into(), CtrlMeaning::Effort)
+        ]
+    );
+    for (name, make) in backends() {
+        let mut b = make(plan.clone());
+        let mut cmd = ActuatorCmd::zeros(1, 3);
+        cmd.velocity_target.copy_from_slice(&[1.0, 2.0, 3.0]);
+        cmd.position_target.copy_from_slice(&[0.0, 0.5, 0.0]);
+        b.step(&cmd).unwrap();
+        let mut ctrl = [0.0; 3];
+        b.read_ctrl(&mut ctrl).unwrap();
+        assert_eq!(ctrl, [1.0, 3.0, 1.0], "[{name}]");
+    }
+}
+
+#[test]
+fn mjlab_fused_ramp_with_lag_three() {
+    // mjlab tests/test_fused_group.py: lag 3 over a ramp 0..5 reads back [0, 0, 0, 1, 2]
+    // for steps 1..5 (after a first push of 0).
+    let group =
+        GroupCfg::new("pd", [".*"], IdealPdCfg::new(1.0, 0.0)).with_delay(DelayCfg::constant(3));
+    let plan = Plan::new(&joints(2), vec![group], 1, PlanOptions::default()).unwrap();
+    for (name, make) in backends() {
+        let mut b = make(plan.clone());
+        let mut ctrl = [0.0; 2];
+        let mut got = Vec::new();
+        for k in 0..=5 {
+            let mut cmd = ActuatorCmd::zeros(1, 2);
+            cmd.position_target.fill(k as f32);
+            b.step(&cmd).unwrap();
+            b.read_ctrl(&mut ctrl).unwrap();
+            got.push(ctrl[0]);
+        }
+        assert_eq!(&got[1..], &[0.0, 0.0, 0.0, 1.0, 2.0], "[{name}]");
+    }
+}
