@@ -1,1 +1,238 @@
-fn main() {}
+//! `step/{kind}/cpu` over num_envs × {12, 29} targets, hot (inputs in cache)
+//! and cold (caches evicted between steps), plus a triad that measures this
+//! machine's memory bandwidth in the same run. Every parameter is a full
+//! (num_envs, num_targets) table with per-(env, target) values.
+//!
+//! Run: `cargo bench --bench step` (add `-- hot/` or `-- 4096` to filter).
+//! After the run a summary table with % of triad bandwidth is printed from
+//! criterion's estimates (`target/criterion`).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use rayon::prelude::*;
+use sinew::{
+    ActuatorCmd, Backend, BuiltinPositionCfg, CpuBackend, DcMotorCfg, DelayCfg, EnvIds, GroupCfg,
+    IdealPdCfg, Plan, PlanOptions, Robot, Values,
+};
+
+const SIZES: [usize; 4] = [1024, 4096, 16384, 65536];
+const TARGETS: [usize; 2] = [12, 29];
+const KINDS: [&str; 4] = ["pd", "dc", "delayed_dc", "passthrough"];
+/// Larger than any last-level cache here: evicts everything between cold steps.
+const EVICT_BYTES: usize = 256 << 20;
+
+fn dc(kp: f32) -> DcMotorCfg {
+    DcMotorCfg {
+        stiffness: kp,
+        damping: 1.0,
+        effort_limit: 30.0,
+        saturation_effort: 40.0,
+        velocity_limit: 20.0,
+    }
+}
+
+/// The groups of one bench: one group over all targets, or for delayed DC the
+/// issue's case: 3 targets delayed 0–4 steps, resampled every step.
+fn groups(kind: &str, num_targets: usize) -> Vec<GroupCfg> {
+    let all = [".*"];
+    match kind {
+        "pd" => vec![GroupCfg::new(
+            "g",
+            all,
+            IdealPdCfg::new(40.0, 1.0).with_effort_limit(30.0),
+        )],
+        "dc" => vec![GroupCfg::new("g", all, dc(40.0))],
+        "delayed_dc" => {
+            let delayed: Vec<String> = (num_targets - 3..num_targets)
+                .map(|t| format!("j{t}"))
+                .collect();
+            let rest: Vec<String> = (0..num_targets - 3).map(|t| format!("j{t}")).collect();
+            vec![
+                GroupCfg::new("g", rest, dc(40.0)),
+                GroupCfg::new("d", delayed, dc(40.0)).with_delay(DelayCfg::new(0, 4)),
+            ]
+        }
+        "passthrough" => {
+            vec![GroupCfg::new(
+                "g",
+                all,
+                BuiltinPositionCfg {
+                    stiffness: 40.0,
+                    damping: 1.0,
+                    effort_limit: None,
+                },
+            )]
+        }
+        _ => unreachable!(),
+    }
+}
+
+/// Bytes a step must move per element (reads + writes of f32, no write-allocate),
+/// the same accounting as the triad's 12 bytes per element.
+fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
+    match kind {
+        "pd" => 36.0,                                           // 5 cmd + 3 params + 1 ctrl
+        "dc" => 44.0,                                           // 5 cmd + 5 params + 1 ctrl
+        "delayed_dc" => 44.0 + 3.0 * 24.0 / num_targets as f64, // + push and read of 3 fields on 3 targets
+        "passthrough" => 24.0, // 5 cmd (the non-finite check reads all five) + 1 ctrl
+        _ => unreachable!(),
+    }
+}
+
+fn lcg(state: &mut u64) -> f32 {
+    *state = state
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    (*state >> 40) as f32 / (1u64 << 24) as f32
+}
+
+fn setup(kind: &str, num_envs: usize, num_targets: usize) -> (CpuBackend, ActuatorCmd) {
+    let robot = Robot::from_joints((0..num_targets).map(|t| format!("j{t}")));
+    let plan = Plan::new(
+        &robot,
+        groups(kind, num_targets),
+        num_envs,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    let mut backend = CpuBackend::new(plan);
+    let mut rng = 1u64;
+    for g in ["g", "d"] {
+        let Ok(gi) = backend.plan().group_index(g) else {
+            continue;
+        };
+        let n = num_envs * backend.plan().groups()[gi].targets.len();
+        for param in ["stiffness", "damping", "effort_limit"] {
+            let values: Vec<f32> = (0..n).map(|_| 20.0 + 20.0 * lcg(&mut rng)).collect();
+            let _ = backend.set_param(g, param, EnvIds::All, Values::PerEnvTarget(&values));
+        }
+    }
+    let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
+    for field in [
+        &mut cmd.position_target,
+        &mut cmd.velocity_target,
+        &mut cmd.effort_target,
+        &mut cmd.pos,
+        &mut cmd.vel,
+    ] {
+        field
+            .iter_mut()
+            .for_each(|x| *x = 4.0 * lcg(&mut rng) - 2.0);
+    }
+    (backend, cmd)
+}
+
+/// `a = b + s·c` over arrays far larger than the caches, on all rayon threads.
+fn triad(c: &mut Criterion) {
+    let n = 32 << 20; // 3 × 128 MiB
+    let (mut a, b, d) = (vec![0.0f32; n], vec![1.0f32; n], vec![2.0f32; n]);
+    let mut group = c.benchmark_group("triad");
+    group
+        .throughput(Throughput::Bytes(12 * n as u64))
+        .sample_size(20);
+    group.bench_function("cpu", |bench| {
+        bench.iter(|| {
+            a.par_chunks_mut(1 << 16)
+                .zip(b.par_chunks(1 << 16))
+                .zip(d.par_chunks(1 << 16))
+                .for_each(|((a, b), d)| {
+                    for i in 0..a.len() {
+                        a[i] = b[i] + 3.0 * d[i];
+                    }
+                });
+            black_box(&a);
+        })
+    });
+    group.finish();
+}
+
+fn steps(c: &mut Criterion) {
+    let mut evict = vec![0u8; EVICT_BYTES];
+    for mode in ["hot", "cold"] {
+        for kind in KINDS {
+            for num_targets in TARGETS {
+                let mut group = c.benchmark_group(format!("step/{kind}/cpu/{mode}/{num_targets}"));
+                group
+                    .sample_size(20)
+                    .warm_up_time(Duration::from_millis(500))
+                    .measurement_time(Duration::from_secs(2));
+                for num_envs in SIZES {
+                    let (mut backend, cmd) = setup(kind, num_envs, num_targets);
+                    group.throughput(Throughput::Elements((num_envs * num_targets) as u64));
+                    group.bench_function(BenchmarkId::from_parameter(num_envs), |bench| {
+                        if mode == "hot" {
+                            bench.iter(|| backend.step(black_box(&cmd)).unwrap());
+                        } else {
+                            bench.iter_custom(|iters| {
+                                let mut total = Duration::ZERO;
+                                for i in 0..iters {
+                                    evict.par_chunks_mut(1 << 16).for_each(|c| c.fill(i as u8));
+                                    let start = Instant::now();
+                                    backend.step(black_box(&cmd)).unwrap();
+                                    total += start.elapsed();
+                                }
+                                total
+                            });
+                        }
+                    });
+                }
+                group.finish();
+            }
+        }
+    }
+}
+
+/// Median ns of one benchmark from criterion's saved estimates.
+fn median_ns(id: &str) -> Option<f64> {
+    let path = format!(
+        "{}/target/criterion/{id}/new/estimates.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    json["median"]["point_estimate"].as_f64()
+}
+
+fn summary() {
+    let Some(triad_ns) = median_ns("triad/cpu") else {
+        return;
+    };
+    let triad_gbs = 12.0 * (32u64 << 20) as f64 / triad_ns;
+    println!(
+        "\ntriad: {triad_gbs:.1} GB/s ({} threads)",
+        rayon::current_num_threads()
+    );
+    println!("| kind | mode | num_envs × targets | µs/step | Melem/s | GB/s moved | % of triad |");
+    println!("|---|---|---|---:|---:|---:|---:|");
+    for mode in ["hot", "cold"] {
+        for kind in KINDS {
+            for num_targets in TARGETS {
+                for num_envs in SIZES {
+                    let Some(ns) =
+                        median_ns(&format!("step_{kind}_cpu_{mode}_{num_targets}/{num_envs}"))
+                    else {
+                        continue;
+                    };
+                    let elements = (num_envs * num_targets) as f64;
+                    let gbs = elements * bytes_per_element(kind, num_targets) / ns;
+                    println!(
+                        "| {kind} | {mode} | {num_envs} × {num_targets} | {:.1} | {:.0} | {gbs:.1} | {:.0}% |",
+                        ns / 1e3,
+                        elements / ns * 1e3,
+                        100.0 * gbs / triad_gbs
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    triad(&mut c);
+    steps(&mut c);
+    c.final_summary();
+    summary();
+}

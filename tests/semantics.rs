@@ -35,7 +35,7 @@ fn a_nonfinite_env_is_zeroed_reported_and_never_stored() {
             let mut bad = cmd.clone();
             if k == 3 {
                 bad.pos[2 * 3 + 1] = f32::NAN; // env 2
-                bad.vel[1 * 3] = f32::INFINITY; // env 1
+                bad.vel[3] = f32::INFINITY; // env 1, target 0
             }
             dirty.step(&bad).unwrap();
             dirty.read_ctrl(&mut cd).unwrap();

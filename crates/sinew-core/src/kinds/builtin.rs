@@ -109,7 +109,7 @@ impl BuiltinMuscleCfg {
                 return Err(invalid(group, field, value, "must be finite and > 0"));
             }
         }
-        if !(self.range.0 < self.range.1) {
+        if self.range.0.partial_cmp(&self.range.1) != Some(std::cmp::Ordering::Less) {
             return Err(invalid(
                 group,
                 "range.0",

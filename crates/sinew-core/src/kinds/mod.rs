@@ -156,7 +156,7 @@ impl Param {
             Param::Stiffness | Param::Damping if !(value.is_finite() && value >= 0.0) => {
                 Err("a gain must be finite and >= 0")
             }
-            Param::EffortLimit if !(value > 0.0) => {
+            Param::EffortLimit if value.is_nan() || value <= 0.0 => {
                 Err("an effort limit must be > 0 (inf for none)")
             }
             Param::SaturationEffort if !(value.is_finite() && value > 0.0) => {
