@@ -555,12 +555,14 @@ impl Plan {
                 num_targets,
             });
         }
-        let slice = match values {
-            Values::Scalar(v) => std::slice::from_ref(&v).to_vec(),
-            Values::PerEnv(v) | Values::PerEnvTarget(v) => v.to_vec(),
+        let given = match values {
+            Values::Scalar(ref v) => std::slice::from_ref(v),
+            Values::PerEnv(v) | Values::PerEnvTarget(v) => v,
         };
-        if let Some(&bad) = slice.iter().find(|&&v| param.check(v).is_err()) {
-            let reason = param.check(bad).unwrap_err();
+        if let Some((bad, reason)) = given
+            .iter()
+            .find_map(|&v| param.check(v).err().map(|r| (v, r)))
+        {
             return Err(crate::kinds::invalid(group, param.name(), bad, reason));
         }
         Ok((g, param))
