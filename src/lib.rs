@@ -34,6 +34,7 @@
 
 pub use sinew_core::*;
 pub use sinew_cpu::CpuBackend;
+pub use sinew_wgpu::{GpuContext, WgpuBackend};
 
 /// The engine: one of the backends, chosen at construction.
 #[derive(Debug)]
@@ -41,19 +42,40 @@ pub use sinew_cpu::CpuBackend;
 pub enum Engine {
     /// The CPU reference backend (rayon).
     Cpu(CpuBackend),
+    /// The GPU backend (wgpu compute kernels), boxed: its handles are large.
+    Gpu(Box<WgpuBackend>),
+}
+
+/// Runs `$e` with `$b` bound to the backend inside `$engine`.
+macro_rules! each_backend {
+    ($engine:expr, $b:ident => $e:expr) => {
+        match $engine {
+            Engine::Cpu($b) => $e,
+            Engine::Gpu($b) => $e,
+        }
+    };
 }
 
 impl Engine {
-    /// The best backend available on this machine, with a plan compiled from
-    /// `groups`. Until the GPU backend lands this is always the CPU backend;
-    /// [`Engine::description`] says which one it took.
+    /// The best backend on this machine, with a plan compiled from `groups`:
+    /// the GPU when a hardware adapter exists (the process-wide
+    /// [`GpuContext::shared`]), otherwise the CPU. A software adapter (Mesa's
+    /// llvmpipe) is passed over, since the rayon backend outruns it; ask for
+    /// it with [`Engine::gpu`]. [`Engine::description`] says what was taken,
+    /// [`gpu_status`] why.
     pub fn auto(
         robot: &Robot,
         groups: Vec<GroupCfg>,
         num_envs: usize,
         options: PlanOptions,
     ) -> Result<Engine, Error> {
-        Engine::cpu(robot, groups, num_envs, options)
+        let plan = Plan::new(robot, groups, num_envs, options)?;
+        match GpuContext::shared() {
+            Ok(ctx) if !ctx.is_software() => {
+                Ok(Engine::Gpu(Box::new(WgpuBackend::new(&ctx, plan)?)))
+            }
+            _ => Ok(Engine::Cpu(CpuBackend::new(plan))),
+        }
     }
 
     /// The CPU backend.
@@ -68,39 +90,59 @@ impl Engine {
         )?)))
     }
 
-    /// Which backend this is, in words (e.g. `cpu (rayon, 2 threads)`).
+    /// The GPU backend on the process-wide adapter, software ones included;
+    /// [`Error::NoGpuAdapter`] when there is none.
+    pub fn gpu(
+        robot: &Robot,
+        groups: Vec<GroupCfg>,
+        num_envs: usize,
+        options: PlanOptions,
+    ) -> Result<Engine, Error> {
+        let plan = Plan::new(robot, groups, num_envs, options)?;
+        Ok(Engine::Gpu(Box::new(WgpuBackend::new(
+            &GpuContext::shared()?,
+            plan,
+        )?)))
+    }
+
+    /// Which backend this is, in words (e.g. `cpu (rayon, 2 threads)` or
+    /// `wgpu on NVIDIA H100 (Vulkan, DiscreteGpu, driver …)`).
     pub fn description(&self) -> String {
         match self {
             Engine::Cpu(_) => format!("cpu (rayon, {} threads)", rayon::current_num_threads()),
+            Engine::Gpu(b) => format!("wgpu on {}", b.context().description()),
         }
+    }
+}
+
+/// What [`Engine::auto`] finds on this machine, in one line: the adapter it
+/// would take, the software adapter it passes over, or why there is none.
+pub fn gpu_status() -> String {
+    match GpuContext::shared() {
+        Ok(ctx) if ctx.is_software() => format!(
+            "software adapter {} (auto prefers the CPU backend)",
+            ctx.description()
+        ),
+        Ok(ctx) => format!("GPU adapter {}", ctx.description()),
+        Err(e) => e.to_string(),
     }
 }
 
 impl Backend for Engine {
     fn plan(&self) -> &Plan {
-        match self {
-            Engine::Cpu(b) => b.plan(),
-        }
+        each_backend!(self, b => b.plan())
     }
     fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error> {
-        match self {
-            Engine::Cpu(b) => b.step(cmd),
-        }
+        each_backend!(self, b => b.step(cmd))
     }
     fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {
-        match self {
-            Engine::Cpu(b) => b.nonfinite_envs(),
-        }
+        each_backend!(self, b => b.nonfinite_envs())
     }
     fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error> {
-        match self {
-            Engine::Cpu(b) => b.read_ctrl(out),
-        }
+        each_backend!(self, b => b.read_ctrl(out))
     }
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
-        match self {
-            Engine::Cpu(b) => b.reset(env_ids),
-        }
+        each_backend!(self, b => b.reset(env_ids))
     }
     fn set_param(
         &mut self,
@@ -109,23 +151,15 @@ impl Backend for Engine {
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error> {
-        match self {
-            Engine::Cpu(b) => b.set_param(group, name, env_ids, values),
-        }
+        each_backend!(self, b => b.set_param(group, name, env_ids, values))
     }
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
-        match self {
-            Engine::Cpu(b) => b.read_param(group, name, out),
-        }
+        each_backend!(self, b => b.read_param(group, name, out))
     }
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {
-        match self {
-            Engine::Cpu(b) => b.set_lags(group, env_ids, lags),
-        }
+        each_backend!(self, b => b.set_lags(group, env_ids, lags))
     }
-    fn read_lags(&mut self, group: &str, out: &mut [u32]) -> Result<(), Error> {
-        match self {
-            Engine::Cpu(b) => b.read_lags(group, out),
-        }
+    fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error> {
+        each_backend!(self, b => b.read_delay_states(group, out))
     }
 }

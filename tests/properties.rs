@@ -52,7 +52,7 @@ fn stepped(group: GroupCfg, cmd: &ActuatorCmd, setup: impl Fn(&mut dyn Backend))
     .unwrap();
     backends()
         .into_iter()
-        .map(|(_, make)| {
+        .map(|(_, make, _)| {
             let mut b = make(plan.clone());
             setup(b.as_mut());
             b.step(cmd).unwrap();
@@ -117,7 +117,7 @@ proptest! {
         let group = GroupCfg::new("pos", [".*"], BuiltinPositionCfg { stiffness: 1.0, damping: 0.0, effort_limit: None })
             .with_delay(DelayCfg::constant(lag));
         let plan = Plan::new(&joints(1), vec![group], 1, PlanOptions::default()).unwrap();
-        for (_, make) in backends() {
+        for (_, make, _) in backends() {
             let mut b = make(plan.clone());
             let mut cmd = ActuatorCmd::zeros(1, 1);
             let mut ctrl = [0.0f32];
@@ -141,7 +141,7 @@ proptest! {
         let options = PlanOptions { seed, ..PlanOptions::default() };
         let plan = Plan::new(&joints(NUM_TARGETS), vec![group], NUM_ENVS, options).unwrap();
         let reset: Vec<u32> = (0..NUM_ENVS as u32).filter(|&e| reset_mask[e as usize]).collect();
-        for (_, make) in backends() {
+        for (_, make, _) in backends() {
             let (mut a, mut b) = (make(plan.clone()), make(plan.clone()));
             let (mut ca, mut cb) = (vec![0.0; NUM_ENVS * NUM_TARGETS], vec![0.0; NUM_ENVS * NUM_TARGETS]);
             let (mut la, mut lb) = (vec![0; NUM_ENVS], vec![0; NUM_ENVS]);

@@ -27,7 +27,7 @@ fn a_nonfinite_env_is_zeroed_reported_and_never_stored() {
     )
     .with_delay(DelayCfg::constant(2));
     let plan = Plan::new(&joints(3), vec![group], 4, PlanOptions::default()).unwrap();
-    for (name, make) in backends() {
+    for (name, make, _) in backends() {
         let (mut dirty, mut clean) = (make(plan.clone()), make(plan.clone()));
         let (mut cd, mut cc) = (vec![f32::NAN; 12], vec![f32::NAN; 12]);
         for k in 0..8 {
@@ -101,7 +101,7 @@ fn per_reset_lag_is_constant_within_an_episode() {
         },
     )
     .unwrap();
-    for (name, make) in backends() {
+    for (name, make, _) in backends() {
         let mut b = make(plan.clone());
         let cmd = ActuatorCmd::zeros(256, 1);
         let mut first = vec![0; 256];
@@ -158,7 +158,7 @@ fn a_named_buffer_shares_lags_across_kinds() {
     ];
     let plan = Plan::new(&joints(3), groups, 2, PlanOptions::default()).unwrap();
     assert_eq!(plan.buffers().len(), 2);
-    for (name, make) in backends() {
+    for (name, make, _) in backends() {
         let mut b = make(plan.clone());
         b.set_lags("dc", EnvIds::All, Lags::PerEnv(&[2, 3]))
             .unwrap();
@@ -196,7 +196,7 @@ fn the_first_push_after_a_reset_fills_the_history() {
     )
     .with_delay(DelayCfg::constant(3));
     let plan = Plan::new(&joints(1), vec![group], 2, PlanOptions::default()).unwrap();
-    for (name, make) in backends() {
+    for (name, make, _) in backends() {
         let mut b = make(plan.clone());
         let mut ctrl = [0.0; 2];
         for k in 0..6 {
@@ -303,7 +303,7 @@ fn wrapped_actuators_forward_their_detected_field() {
             ("b".into(), CtrlMeaning::Effort)
         ]
     );
-    for (name, make) in backends() {
+    for (name, make, _) in backends() {
         let mut b = make(plan.clone());
         let mut cmd = ActuatorCmd::zeros(1, 3);
         cmd.velocity_target.copy_from_slice(&[1.0, 2.0, 3.0]);
@@ -322,7 +322,7 @@ fn mjlab_fused_ramp_with_lag_three() {
     let group =
         GroupCfg::new("pd", [".*"], IdealPdCfg::new(1.0, 0.0)).with_delay(DelayCfg::constant(3));
     let plan = Plan::new(&joints(2), vec![group], 1, PlanOptions::default()).unwrap();
-    for (name, make) in backends() {
+    for (name, make, _) in backends() {
         let mut b = make(plan.clone());
         let mut ctrl = [0.0; 2];
         let mut got = Vec::new();

@@ -156,8 +156,9 @@ impl DelayCfg {
     }
 }
 
-/// Per-env integer state of one delay buffer (bit-equal across backends).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Per-env integer state of one delay buffer (bit-equal across backends; the
+/// GPU kernels read and write it as the WGSL struct of the same name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct DelayState {
     /// Ring slot of the newest frame.
@@ -172,8 +173,9 @@ pub struct DelayState {
     pub phase: u32,
 }
 
-/// A delay buffer's settings in the form the step loop reads.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A delay buffer's settings in the form the step loop reads (the GPU
+/// kernels read it as the WGSL struct of the same name).
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct DelayParams {
     /// Smallest lag drawn.

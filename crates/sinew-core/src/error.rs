@@ -236,4 +236,18 @@ pub enum Error {
         /// The group.
         group: String,
     },
+    /// No GPU adapter could be opened.
+    #[error("no GPU adapter: {reason}")]
+    NoGpuAdapter {
+        /// What the graphics API said, and what to install.
+        reason: String,
+    },
+    /// The GPU device cannot hold this plan or run these kernels.
+    #[error("GPU {what}: {message}")]
+    Gpu {
+        /// What was being done (e.g. `device`, `read_ctrl`, `encode_step`).
+        what: &'static str,
+        /// What went wrong.
+        message: String,
+    },
 }

@@ -74,8 +74,29 @@ pub trait Backend {
     /// and with `hold_prob < 1` the next due step may draw a new lag.
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error>;
 
-    /// Copies the current lag of every env for the group's delay buffer.
-    fn read_lags(&mut self, group: &str, out: &mut [u32]) -> Result<(), Error>;
+    /// Copies the delay state (ring head, push count, lag, step count,
+    /// phase) of every env for the group's delay buffer into `out`
+    /// (`num_envs` long).
+    fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error>;
+
+    /// Copies the current lag of every env for the group's delay buffer
+    /// into `out` (`num_envs` long).
+    fn read_lags(&mut self, group: &str, out: &mut [u32]) -> Result<(), Error> {
+        let num_envs = self.plan().num_envs();
+        if out.len() != num_envs {
+            return Err(Error::BufferShape {
+                what: "the lag buffer",
+                got: out.len(),
+                expected: num_envs,
+            });
+        }
+        let mut states = vec![DelayState::default(); num_envs];
+        self.read_delay_states(group, &mut states)?;
+        for (o, s) in out.iter_mut().zip(&states) {
+            *o = s.lag;
+        }
+        Ok(())
+    }
 
     /// mjlab's `set_gains`: `kp` and/or `kd`, checked together before either is written.
     fn set_gains(

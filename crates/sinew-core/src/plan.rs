@@ -595,14 +595,47 @@ impl Plan {
         Ok(param)
     }
 
+    /// Copies a group's parameter from a `(num_envs, num_ctrl)` table into
+    /// `out`, `(num_envs, group targets)` row-major.
+    pub fn read_param(
+        &self,
+        group: &str,
+        name: &str,
+        table: &[f32],
+        out: &mut [f32],
+    ) -> Result<(), Error> {
+        let (g, _) = self.group_param(group, name)?;
+        let columns = &self.groups[g].ctrl_columns;
+        let expected = self.num_envs * columns.len();
+        if out.len() != expected {
+            return Err(Error::BufferShape {
+                what: "the parameter buffer",
+                got: out.len(),
+                expected,
+            });
+        }
+        let num_ctrl = self.num_ctrl();
+        for (row, table_row) in out
+            .chunks_exact_mut(columns.len())
+            .zip(table.chunks_exact(num_ctrl))
+        {
+            for (o, &c) in row.iter_mut().zip(columns) {
+                *o = table_row[c];
+            }
+        }
+        Ok(())
+    }
+
     /// `set_lags` on the buffer of `group` (every group sharing it moves),
-    /// clamped into `[min_lag, max_lag]`. `states` is `(num_envs, num_buffers)`.
+    /// clamped into `[min_lag, max_lag]`: checks everything, then calls
+    /// `write(state_index, lag)` for each selected env, where `state_index`
+    /// indexes a `(num_envs, num_buffers)` state table. Nothing is written on error.
     pub fn write_lags(
         &self,
         group: &str,
         env_ids: EnvIds<'_>,
         lags: Lags<'_>,
-        states: &mut [DelayState],
+        mut write: impl FnMut(usize, u32),
     ) -> Result<(), Error> {
         let b = self.buffer_of(group)?;
         let n = self.check_env_ids(env_ids)?;
@@ -625,7 +658,7 @@ impl Plan {
                 Lags::Scalar(l) => l,
                 Lags::PerEnv(v) => v[i],
             };
-            states[env * self.buffers.len() + b].lag = params.clamp_lag(lag);
+            write(env * self.buffers.len() + b, params.clamp_lag(lag));
         }
         Ok(())
     }
@@ -649,13 +682,17 @@ impl Plan {
         let nb = self.buffers.len();
         for i in 0..n {
             let env = Self::env_at(env_ids, i);
-            for (b, buffer) in self.buffers.iter().enumerate() {
-                buffer
-                    .params
-                    .reset(&mut states[env * nb + b], self.seed, env as u32, step);
-            }
+            self.reset_env(env, step, &mut states[env * nb..(env + 1) * nb]);
         }
         Ok(())
+    }
+
+    /// The post-reset delay state of one env (one entry per buffer) at
+    /// global step `step`.
+    pub fn reset_env(&self, env: usize, step: u32, states: &mut [DelayState]) {
+        for (state, buffer) in states.iter_mut().zip(&self.buffers) {
+            buffer.params.reset(state, self.seed, env as u32, step);
+        }
     }
 }
 

@@ -81,6 +81,68 @@ impl CpuBackend {
         self.plan.check_env_ids(EnvIds::List(&[env as u32]))?;
         Ok(self.states[env * self.plan.buffers().len() + b])
     }
+    /// One step like [`Backend::step`], writing `ctrl` into the caller's
+    /// `out` (`(num_envs, num_ctrl)`) instead of the backend's own buffer,
+    /// which keeps the previous step's values.
+    pub fn step_into(&mut self, cmd: &ActuatorCmd, out: &mut [f32]) -> Result<(), Error> {
+        let plan = &self.plan;
+        cmd.check_shape(plan.num_envs(), plan.num_targets())?;
+        if out.len() != plan.num_envs() * plan.num_ctrl() {
+            return Err(Error::BufferShape {
+                what: "the ctrl buffer",
+                got: out.len(),
+                expected: plan.num_envs() * plan.num_ctrl(),
+            });
+        }
+        let inputs = StepInputs {
+            plan,
+            cmd: cmd.fields(),
+            tables: [0, 1, 2, 3, 4].map(|p| self.tables[p].as_slice()),
+            seed: plan.seed(),
+            step: self.step,
+        };
+        let num_ctrl = plan.num_ctrl().max(1);
+        let ring_stride = plan.ring_stride().max(1);
+        let num_buffers = plan.buffers().len().max(1);
+        // A few chunks per thread: enough to balance, few enough to amortize.
+        let chunk = plan
+            .num_envs()
+            .div_ceil(rayon::current_num_threads() * 4)
+            .max(16);
+        let zeroed: usize = out
+            .par_chunks_mut(num_ctrl * chunk)
+            .zip(self.ring.par_chunks_mut(ring_stride * chunk))
+            .zip(self.states.par_chunks_mut(num_buffers * chunk))
+            .zip(self.flags.par_chunks_mut(chunk))
+            .enumerate()
+            .map(|(c, (((ctrl, ring), states), flags))| {
+                let mut zeroed = 0;
+                for (i, flag) in flags.iter_mut().enumerate() {
+                    let hit = inputs.env(
+                        c * chunk + i,
+                        &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
+                        &mut ring[i * ring_stride..(i + 1) * ring_stride],
+                        &mut states[i * num_buffers..(i + 1) * num_buffers],
+                    );
+                    *flag = u8::from(hit);
+                    zeroed += usize::from(hit);
+                }
+                zeroed
+            })
+            .sum();
+        self.nonfinite.clear();
+        if zeroed > 0 {
+            self.nonfinite.extend(
+                self.flags
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &f)| f != 0)
+                    .map(|(e, _)| e as u32),
+            );
+        }
+        self.step = self.step.wrapping_add(1);
+        Ok(())
+    }
 }
 
 /// Everything one env's step reads besides its own rows.
@@ -229,57 +291,10 @@ impl Backend for CpuBackend {
     }
 
     fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error> {
-        let plan = &self.plan;
-        cmd.check_shape(plan.num_envs(), plan.num_targets())?;
-        let inputs = StepInputs {
-            plan,
-            cmd: cmd.fields(),
-            tables: [0, 1, 2, 3, 4].map(|p| self.tables[p].as_slice()),
-            seed: plan.seed(),
-            step: self.step,
-        };
-        let num_ctrl = plan.num_ctrl().max(1);
-        let ring_stride = plan.ring_stride().max(1);
-        let num_buffers = plan.buffers().len().max(1);
-        // A few chunks per thread: enough to balance, few enough to amortize.
-        let chunk = plan
-            .num_envs()
-            .div_ceil(rayon::current_num_threads() * 4)
-            .max(16);
-        let zeroed: usize = self
-            .ctrl
-            .par_chunks_mut(num_ctrl * chunk)
-            .zip(self.ring.par_chunks_mut(ring_stride * chunk))
-            .zip(self.states.par_chunks_mut(num_buffers * chunk))
-            .zip(self.flags.par_chunks_mut(chunk))
-            .enumerate()
-            .map(|(c, (((ctrl, ring), states), flags))| {
-                let mut zeroed = 0;
-                for (i, flag) in flags.iter_mut().enumerate() {
-                    let hit = inputs.env(
-                        c * chunk + i,
-                        &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
-                        &mut ring[i * ring_stride..(i + 1) * ring_stride],
-                        &mut states[i * num_buffers..(i + 1) * num_buffers],
-                    );
-                    *flag = u8::from(hit);
-                    zeroed += usize::from(hit);
-                }
-                zeroed
-            })
-            .sum();
-        self.nonfinite.clear();
-        if zeroed > 0 {
-            self.nonfinite.extend(
-                self.flags
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &f)| f != 0)
-                    .map(|(e, _)| e as u32),
-            );
-        }
-        self.step = self.step.wrapping_add(1);
-        Ok(())
+        let mut ctrl = std::mem::take(&mut self.ctrl);
+        let result = self.step_into(cmd, &mut ctrl);
+        self.ctrl = ctrl;
+        result
     }
 
     fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {
@@ -322,42 +337,29 @@ impl Backend for CpuBackend {
     }
 
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
-        let (g, param) = self.plan.group_param(group, name)?;
-        let columns = &self.plan.groups()[g].ctrl_columns;
-        let expected = self.plan.num_envs() * columns.len();
-        if out.len() != expected {
-            return Err(Error::BufferShape {
-                what: "the parameter buffer",
-                got: out.len(),
-                expected,
-            });
-        }
-        let table = &self.tables[param as usize];
-        let num_ctrl = self.plan.num_ctrl();
-        for (env, row) in out.chunks_exact_mut(columns.len()).enumerate() {
-            for (o, &c) in row.iter_mut().zip(columns) {
-                *o = table[env * num_ctrl + c];
-            }
-        }
-        Ok(())
+        let (_, param) = self.plan.group_param(group, name)?;
+        self.plan
+            .read_param(group, name, &self.tables[param as usize], out)
     }
 
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {
-        self.plan.write_lags(group, env_ids, lags, &mut self.states)
+        let states = &mut self.states;
+        self.plan
+            .write_lags(group, env_ids, lags, |i, lag| states[i].lag = lag)
     }
 
-    fn read_lags(&mut self, group: &str, out: &mut [u32]) -> Result<(), Error> {
+    fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error> {
         let b = self.plan.buffer_of(group)?;
         if out.len() != self.plan.num_envs() {
             return Err(Error::BufferShape {
-                what: "the lag buffer",
+                what: "the delay-state buffer",
                 got: out.len(),
                 expected: self.plan.num_envs(),
             });
         }
         let nb = self.plan.buffers().len();
-        for (env, o) in out.iter_mut().enumerate() {
-            *o = self.states[env * nb + b].lag;
+        for (o, row) in out.iter_mut().zip(self.states.chunks_exact(nb)) {
+            *o = row[b];
         }
         Ok(())
     }

@@ -132,8 +132,8 @@ impl BuiltinMuscleCfg {
     }
 }
 
-/// The pass-through law: `ctrl` is the command field itself.
+/// The pass-through law: `ctrl` is the forwarded command value itself.
 #[inline(always)]
-pub fn pass_through(target: f32) -> f32 {
-    target
+pub fn pass_through(command: f32) -> f32 {
+    command
 }

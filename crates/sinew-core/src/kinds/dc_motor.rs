@@ -1,6 +1,6 @@
 //! DC motor: mjlab's `DcMotorActuator`, Isaac Lab's `DCMotor` (four-quadrant).
 
-use super::ideal_pd::{clamp, pd_torque};
+use super::ideal_pd::{clip, pd_torque};
 
 /// PD torque clipped by a DC motor's torque–speed curve.
 ///
@@ -35,7 +35,7 @@ pub fn dc_motor_clip(
     vel: f32,
 ) -> f32 {
     let v_corner = velocity_limit * (1.0 + effort_limit / saturation_effort);
-    let v = clamp(vel, -v_corner, v_corner);
+    let v = clip(vel, -v_corner, v_corner);
     let top = saturation_effort * (1.0 - v / velocity_limit);
     let bot = saturation_effort * (-1.0 - v / velocity_limit);
     let max_effort = if effort_limit < top {
@@ -48,7 +48,7 @@ pub fn dc_motor_clip(
     } else {
         bot
     };
-    clamp(tau, min_effort, max_effort)
+    clip(tau, min_effort, max_effort)
 }
 
 /// The DC motor law for one (env, target).

@@ -33,10 +33,11 @@ impl IdealPdCfg {
     }
 }
 
-/// `clamp(x, lo, hi) = min(max(x, lo), hi)` as torch and WGSL define it: when
-/// `lo > hi` the result is `hi`; a NaN `x` stays NaN.
+/// `clip(x, lo, hi) = min(max(x, lo), hi)`, torch's `clamp`, written as two
+/// selects (the WGSL twin too, since WGSL's `min`/`max`/`clamp` leave NaN
+/// unspecified): when `lo > hi` the result is `hi`; a NaN `x` stays NaN.
 #[inline(always)]
-pub fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
+pub fn clip(x: f32, lo: f32, hi: f32) -> f32 {
     let y = if x < lo { lo } else { x };
     if y > hi {
         hi
@@ -87,7 +88,7 @@ pub fn ideal_pd_effort(
         vel,
         effort_target,
     );
-    clamp(tau, -effort_limit, effort_limit)
+    clip(tau, -effort_limit, effort_limit)
 }
 
 #[cfg(test)]
@@ -128,8 +129,8 @@ mod tests {
 
     #[test]
     fn clamp_matches_torch_when_bounds_cross() {
-        assert_eq!(clamp(0.0, 2.0, 1.0), 1.0);
-        assert!(clamp(f32::NAN, -1.0, 1.0).is_nan());
-        assert_eq!(clamp(-3.0, -1.0, 1.0), -1.0);
+        assert_eq!(clip(0.0, 2.0, 1.0), 1.0);
+        assert!(clip(f32::NAN, -1.0, 1.0).is_nan());
+        assert_eq!(clip(-3.0, -1.0, 1.0), -1.0);
     }
 }

@@ -16,7 +16,7 @@ pub use builtin::{
     pass_through, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg, BuiltinVelocityCfg,
 };
 pub use dc_motor::{dc_motor_clip, dc_motor_effort, DcMotorCfg};
-pub use ideal_pd::{clamp, ideal_pd_effort, pd_torque, IdealPdCfg};
+pub use ideal_pd::{clip, ideal_pd_effort, pd_torque, IdealPdCfg};
 pub use wrapped::{detect_command_field, WrappedCfg};
 
 use crate::error::Error;
@@ -42,15 +42,18 @@ pub enum KindId {
     Wrapped = 6,
 }
 
-/// Which command target a pass-through actuator forwards into `ctrl`.
+/// Which command target a pass-through actuator forwards into `ctrl`. The
+/// value is the field's index in [`CMD_FIELDS`](crate::CMD_FIELDS) (shared
+/// with the GPU kernels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u32)]
 pub enum CommandField {
     /// `position_target`.
-    Position,
+    Position = 0,
     /// `velocity_target`.
-    Velocity,
+    Velocity = 1,
     /// `effort_target`.
-    Effort,
+    Effort = 2,
 }
 
 impl fmt::Display for CommandField {

@@ -1,0 +1,237 @@
+//! A wgpu device with Sinew's kernels compiled on it, shared by every
+//! backend made from it.
+
+use std::sync::{Arc, OnceLock};
+
+use sinew_core::Error;
+
+use crate::shaders;
+
+/// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
+/// `(binding, kind)`.
+const BINDINGS: [(u32, Binding); 11] = [
+    (0, Binding::Uniform),
+    (1, Binding::Read),       // cmd
+    (2, Binding::ReadWrite),  // ctrl
+    (3, Binding::Read),       // params
+    (4, Binding::ReadWrite),  // ring
+    (5, Binding::ReadWrite),  // states
+    (6, Binding::ReadWrite),  // flags
+    (7, Binding::Read),       // columns
+    (8, Binding::Read),       // buffers
+    (9, Binding::Read),       // words
+    (10, Binding::ReadWrite), // counter
+];
+
+/// Storage buffers the step module binds in one stage.
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 10;
+
+#[derive(Clone, Copy)]
+enum Binding {
+    Uniform,
+    Read,
+    ReadWrite,
+}
+
+/// The three kernels of one step, in dispatch order.
+pub(crate) struct Kernels {
+    pub layout: wgpu::BindGroupLayout,
+    pub env_stage: wgpu::ComputePipeline,
+    pub law_stage: wgpu::ComputePipeline,
+    pub output_stage: wgpu::ComputePipeline,
+}
+
+pub(crate) struct Inner {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub kernels: Kernels,
+    pub description: String,
+    pub software: bool,
+}
+
+/// A wgpu device and queue with Sinew's kernels compiled on it. Cheap to
+/// clone; every [`WgpuBackend`](crate::WgpuBackend) made from one context
+/// shares its device and pipelines.
+#[derive(Clone)]
+pub struct GpuContext {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuContext")
+            .field("adapter", &self.inner.description)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GpuContext {
+    /// Opens the best adapter (high-performance preference; the backends
+    /// follow `WGPU_BACKEND` if set) with every limit it offers, and compiles
+    /// the kernels.
+    pub fn new() -> Result<GpuContext, Error> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            ..Default::default()
+        }))
+        .map_err(|e| Error::NoGpuAdapter {
+            reason: format!(
+                "{e}; Sinew needs a Vulkan, Metal or DX12 adapter (on Linux without a GPU, \
+                 `apt-get install mesa-vulkan-drivers` gives the software one)"
+            ),
+        })?;
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_PER_STAGE {
+            return Err(Error::NoGpuAdapter {
+                reason: format!(
+                    "adapter {} allows {} storage buffers per shader stage; Sinew's kernels bind {}",
+                    info.name, limits.max_storage_buffers_per_shader_stage, STORAGE_BUFFERS_PER_STAGE
+                ),
+            });
+        }
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("sinew"),
+            required_limits: limits,
+            ..Default::default()
+        }))
+        .map_err(|e| Error::NoGpuAdapter {
+            reason: format!("adapter {} refused a device: {e}", info.name),
+        })?;
+        let description = format!(
+            "{} ({:?}, {:?}, driver {} {})",
+            info.name, info.backend, info.device_type, info.driver, info.driver_info
+        );
+        Self::build(
+            device,
+            queue,
+            description,
+            info.device_type == wgpu::DeviceType::Cpu,
+        )
+    }
+
+    /// One context per process, opened on first use (tests, `Engine::auto`).
+    /// An error is remembered too: a machine without an adapter is asked once.
+    pub fn shared() -> Result<GpuContext, Error> {
+        static SHARED: OnceLock<Result<GpuContext, Error>> = OnceLock::new();
+        SHARED.get_or_init(GpuContext::new).clone()
+    }
+
+    /// A context over a device the caller owns (a wgpu-based simulator's).
+    /// The device must allow [`STORAGE_BUFFERS_PER_STAGE`] storage buffers per
+    /// shader stage, which the default limits (8) do not: request the
+    /// adapter's limits.
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue) -> Result<GpuContext, Error> {
+        let limits = device.limits();
+        if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_PER_STAGE {
+            return Err(Error::Gpu {
+                what: "device",
+                message: format!(
+                    "the device allows {} storage buffers per shader stage and Sinew's kernels \
+                     bind {STORAGE_BUFFERS_PER_STAGE}; create it with `required_limits: adapter.limits()`",
+                    limits.max_storage_buffers_per_shader_stage
+                ),
+            });
+        }
+        Self::build(device, queue, "caller's device".into(), false)
+    }
+
+    fn build(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        description: String,
+        software: bool,
+    ) -> Result<Self, Error> {
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let kernels = Kernels::new(&device);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Gpu {
+                what: "kernels",
+                message: e.to_string(),
+            });
+        }
+        Ok(GpuContext {
+            inner: Arc::new(Inner {
+                device,
+                queue,
+                kernels,
+                description,
+                software,
+            }),
+        })
+    }
+
+    /// The adapter in words: name, graphics API, type and driver.
+    pub fn description(&self) -> &str {
+        &self.inner.description
+    }
+
+    /// True for a software adapter (such as Mesa's llvmpipe/lavapipe), which
+    /// the rayon CPU backend outruns.
+    pub fn is_software(&self) -> bool {
+        self.inner.software
+    }
+
+    /// The device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.inner.device
+    }
+
+    /// The queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.inner.queue
+    }
+}
+
+impl Kernels {
+    fn new(device: &wgpu::Device) -> Kernels {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("sinew step"),
+            source: wgpu::ShaderSource::Wgsl(shaders::module_source().into()),
+        });
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = BINDINGS
+            .iter()
+            .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
+                binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match kind {
+                        Binding::Uniform => wgpu::BufferBindingType::Uniform,
+                        Binding::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                        Binding::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sinew step"),
+            entries: &entries,
+        });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("sinew step"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let pipeline = |entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        Kernels {
+            env_stage: pipeline("env_stage"),
+            law_stage: pipeline("law_stage"),
+            output_stage: pipeline("output_stage"),
+            layout,
+        }
+    }
+}

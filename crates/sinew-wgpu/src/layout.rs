@@ -1,0 +1,197 @@
+//! The host-side twins of the WGSL structs and constants in
+//! `shaders/step.wgsl`, and their construction from a [`Plan`].
+
+use bytemuck::{Pod, Zeroable};
+use sinew_core::delay::DelayParams;
+use sinew_core::plan::TargetSource;
+use sinew_core::{Law, Param, Plan};
+
+/// Threads per workgroup of every kernel (`WORKGROUP_SIZE` in `common.wgsl`).
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// `ColumnDesc.law` of an ideal PD column.
+pub const LAW_IDEAL_PD: u32 = 0;
+/// `ColumnDesc.law` of a DC motor column.
+pub const LAW_DC_MOTOR: u32 = 1;
+/// `ColumnDesc.law` of a pass-through column (its `field` says which).
+pub const LAW_PASS_THROUGH: u32 = 2;
+/// `ColumnDesc.buffer` of an undelayed column.
+pub const NO_BUFFER: u32 = u32::MAX;
+
+/// Sizes and parameter-table offsets of one backend (WGSL `Dims`, the uniform).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+#[repr(C)]
+pub struct Dims {
+    /// Envs.
+    pub num_envs: u32,
+    /// Command columns.
+    pub num_targets: u32,
+    /// Ctrl columns.
+    pub num_ctrl: u32,
+    /// Floats of ring per env.
+    pub ring_stride: u32,
+    /// Delay buffers.
+    pub num_buffers: u32,
+    /// Claimed command-column ranges.
+    pub num_claimed: u32,
+    /// Offset of the claimed `(start, len)` pairs in the words table.
+    pub claimed_offset: u32,
+    /// The lag RNG's seed.
+    pub seed: u32,
+    /// Offset of the stiffness table in the params buffer (0 when no group
+    /// has the parameter: then no column reads it). Likewise the next four.
+    pub stiffness_offset: u32,
+    /// Offset of the damping table.
+    pub damping_offset: u32,
+    /// Offset of the effort-limit table.
+    pub effort_limit_offset: u32,
+    /// Offset of the saturation-effort table.
+    pub saturation_effort_offset: u32,
+    /// Offset of the velocity-limit table.
+    pub velocity_limit_offset: u32,
+    /// Padding to a multiple of 16 bytes (uniform layout).
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+}
+
+impl Dims {
+    /// The table offset of a parameter.
+    pub fn param_offset(&self, param: Param) -> u32 {
+        match param {
+            Param::Stiffness => self.stiffness_offset,
+            Param::Damping => self.damping_offset,
+            Param::EffortLimit => self.effort_limit_offset,
+            Param::SaturationEffort => self.saturation_effort_offset,
+            Param::VelocityLimit => self.velocity_limit_offset,
+        }
+    }
+}
+
+/// One ctrl column (WGSL `ColumnDesc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+#[repr(C)]
+pub struct ColumnDesc {
+    /// One of the `LAW_*` codes.
+    pub law: u32,
+    /// The forwarded [`sinew_core::CommandField`] of a pass-through column.
+    pub field: u32,
+    /// Command column of its target.
+    pub cmd_column: u32,
+    /// Its delay buffer, or [`NO_BUFFER`].
+    pub buffer: u32,
+    /// Its column in that buffer's ring frame.
+    pub ring_column: u32,
+}
+
+/// One delay buffer (WGSL `BufferDesc`).
+#[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
+#[repr(C)]
+pub struct BufferDesc {
+    /// The schedule.
+    pub params: DelayParams,
+    /// Offset of its ring in an env's ring row (floats).
+    pub ring_offset: u32,
+    /// Columns per field in a frame.
+    pub num_columns: u32,
+    /// Offset in the words table of its columns' command columns.
+    pub columns_offset: u32,
+    /// Padding.
+    pub _pad: u32,
+}
+
+/// `(law code, field)` of a law.
+pub fn law_code(law: Law) -> (u32, u32) {
+    match law {
+        Law::IdealPd => (LAW_IDEAL_PD, 0),
+        Law::DcMotor => (LAW_DC_MOTOR, 0),
+        Law::PassThrough(field) => (LAW_PASS_THROUGH, field as u32),
+    }
+}
+
+/// Everything the kernels read that a plan fixes.
+pub(crate) struct Layout {
+    pub dims: Dims,
+    pub columns: Vec<ColumnDesc>,
+    pub buffers: Vec<BufferDesc>,
+    pub words: Vec<u32>,
+    /// Floats of the params buffer.
+    pub params_len: usize,
+}
+
+impl Layout {
+    pub fn new(plan: &Plan) -> Layout {
+        let (num_envs, num_ctrl) = (plan.num_envs(), plan.num_ctrl());
+        let mut columns = vec![ColumnDesc::default(); num_ctrl];
+        for run in plan.runs() {
+            let (law, field) = law_code(run.law);
+            for k in 0..run.len {
+                let (buffer, ring_column) = match run.targets {
+                    TargetSource::Cmd => (NO_BUFFER, 0),
+                    TargetSource::Ring { buffer, column } => (buffer as u32, (column + k) as u32),
+                };
+                columns[run.ctrl_start + k] = ColumnDesc {
+                    law,
+                    field,
+                    cmd_column: (run.cmd_start + k) as u32,
+                    buffer,
+                    ring_column,
+                };
+            }
+        }
+        let mut words = Vec::new();
+        let buffers = plan
+            .buffers()
+            .iter()
+            .map(|b| {
+                let columns_offset = words.len() as u32;
+                words.extend(b.cmd_columns.iter().map(|&c| c as u32));
+                BufferDesc {
+                    params: b.params,
+                    ring_offset: b.ring_offset as u32,
+                    num_columns: b.cmd_columns.len() as u32,
+                    columns_offset,
+                    _pad: 0,
+                }
+            })
+            .collect();
+        let claimed_offset = words.len() as u32;
+        for &(start, len) in plan.claimed_columns() {
+            words.extend([start as u32, len as u32]);
+        }
+        let mut offsets = [0u32; 5];
+        let mut params_len = 0;
+        for p in Param::ALL {
+            if plan.param_defaults(p).is_some() {
+                offsets[p as usize] = params_len as u32;
+                params_len += num_envs * num_ctrl;
+            }
+        }
+        let [stiffness_offset, damping_offset, effort_limit_offset, saturation_effort_offset, velocity_limit_offset] =
+            offsets;
+        Layout {
+            dims: Dims {
+                num_envs: num_envs as u32,
+                num_targets: plan.num_targets() as u32,
+                num_ctrl: num_ctrl as u32,
+                ring_stride: plan.ring_stride() as u32,
+                num_buffers: plan.buffers().len() as u32,
+                num_claimed: plan.claimed_columns().len() as u32,
+                claimed_offset,
+                seed: plan.seed(),
+                stiffness_offset,
+                damping_offset,
+                effort_limit_offset,
+                saturation_effort_offset,
+                velocity_limit_offset,
+                ..Dims::default()
+            },
+            columns,
+            buffers,
+            words,
+            params_len,
+        }
+    }
+}

@@ -1,0 +1,584 @@
+//! Sinew's GPU backend: the laws of `sinew-core` as WGSL compute kernels
+//! (`shaders/` at the repository root) over buffers that stay on the device.
+//!
+//! A step uploads the command, records three dispatches (env stage, law
+//! stage, output stage) into one compute pass and submits once, for all
+//! groups. Nothing comes back until asked ([`Backend::read_ctrl`],
+//! [`Backend::nonfinite_envs`], …). Setters and resets write only the rows
+//! they touch. [`WgpuBackend::encode_step`] records the step into a caller's
+//! encoder over caller-owned buffers, for simulators that live on the GPU.
+//!
+//! ```
+//! use sinew_core::{ActuatorCmd, Backend, GroupCfg, IdealPdCfg, Plan, PlanOptions, Robot};
+//! use sinew_wgpu::{GpuContext, WgpuBackend};
+//!
+//! let robot = Robot::from_joints(["hip", "knee"]);
+//! let groups = vec![GroupCfg::new("leg", [".*"], IdealPdCfg::new(10.0, 0.0))];
+//! let plan = Plan::new(&robot, groups, 2, PlanOptions::default())?;
+//! let Ok(context) = GpuContext::shared() else {
+//!     return Ok(()); // no adapter on this machine
+//! };
+//! let mut gpu = WgpuBackend::new(&context, plan)?;
+//! let mut cmd = ActuatorCmd::zeros(2, 2);
+//! cmd.position_target.copy_from_slice(&[0.1, 0.2, 0.3, 0.4]);
+//! gpu.step(&cmd)?;
+//! let mut ctrl = [0.0f32; 4];
+//! gpu.read_ctrl(&mut ctrl)?;
+//! assert_eq!(ctrl, [1.0, 2.0, 3.0, 4.0]);
+//! # Ok::<(), sinew_core::Error>(())
+//! ```
+
+mod context;
+pub mod layout;
+pub mod shaders;
+
+use std::sync::mpsc;
+
+use bytemuck::Pod;
+use sinew_core::{ActuatorCmd, Backend, DelayState, EnvIds, Error, Lags, Param, Plan, Values};
+use wgpu::util::DeviceExt;
+
+pub use context::{GpuContext, STORAGE_BUFFERS_PER_STAGE};
+pub use layout::WORKGROUP_SIZE;
+use layout::{Dims, Layout};
+
+/// Bytes of one [`DelayState`] on the device.
+const STATE_BYTES: u64 = std::mem::size_of::<DelayState>() as u64;
+
+/// The GPU backend: parameter tables, delay rings and states in device memory.
+pub struct WgpuBackend {
+    ctx: GpuContext,
+    plan: Plan,
+    dims: Dims,
+    /// Host copy of the params buffer (only the host writes it).
+    params_host: Vec<f32>,
+    buffers: DeviceBuffers,
+    bind_group: wgpu::BindGroup,
+    /// The bind group of the last `encode_step` buffers.
+    external: Option<(wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup)>,
+    staging: Option<wgpu::Buffer>,
+    step: u32,
+    nonfinite: Vec<u32>,
+    nonfinite_fresh: bool,
+    output_external: bool,
+}
+
+struct DeviceBuffers {
+    dims: wgpu::Buffer,
+    cmd: wgpu::Buffer,
+    ctrl: wgpu::Buffer,
+    params: wgpu::Buffer,
+    ring: wgpu::Buffer,
+    states: wgpu::Buffer,
+    flags: wgpu::Buffer,
+    columns: wgpu::Buffer,
+    descs: wgpu::Buffer,
+    words: wgpu::Buffer,
+    counter: wgpu::Buffer,
+}
+
+impl std::fmt::Debug for WgpuBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WgpuBackend")
+            .field("adapter", &self.ctx.description())
+            .field("num_envs", &self.plan.num_envs())
+            .field("num_ctrl", &self.plan.num_ctrl())
+            .field("steps_taken", &self.step)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WgpuBackend {
+    /// Allocates every table and history of the plan on the context's device.
+    /// Fails when a buffer would exceed the device's limits.
+    pub fn new(ctx: &GpuContext, plan: Plan) -> Result<Self, Error> {
+        let layout = Layout::new(&plan);
+        let (num_envs, num_ctrl) = (plan.num_envs(), plan.num_ctrl());
+        let nb = plan.buffers().len();
+        let plane = num_envs * plan.num_targets();
+
+        let mut params_host = vec![0.0f32; layout.params_len];
+        for p in Param::ALL {
+            if let Some(defaults) = plan.param_defaults(p) {
+                let at = layout.dims.param_offset(p) as usize;
+                for row in params_host[at..at + num_envs * num_ctrl].chunks_exact_mut(num_ctrl) {
+                    row.copy_from_slice(defaults);
+                }
+            }
+        }
+        let mut states = vec![DelayState::default(); num_envs * nb];
+        plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
+
+        let device = ctx.device();
+        let limits = device.limits();
+        // Indices in the kernels are u32 element counts: stay below 4 GiB too.
+        let max_bytes = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
+            .min(u64::from(u32::MAX));
+        let check = |what: &str, bytes: usize| {
+            if bytes as u64 > max_bytes {
+                Err(Error::Gpu {
+                    what: "allocation",
+                    message: format!(
+                        "the {what} buffer needs {bytes} bytes and the device binds at most \
+                         {max_bytes}; use fewer envs (or a shorter max_lag) per backend"
+                    ),
+                })
+            } else {
+                Ok(())
+            }
+        };
+        check("command", 5 * plane * 4)?;
+        check("ctrl", num_envs * num_ctrl * 4)?;
+        check("parameter", layout.params_len * 4)?;
+        check("delay ring", num_envs * plan.ring_stride() * 4)?;
+        check("delay state", states.len() * STATE_BYTES as usize)?;
+
+        use wgpu::BufferUsages as U;
+        let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
+        let init = |label: &str, contents: &[u8], usage: U| {
+            // A binding holds at least one element of its largest struct
+            // (`BufferDesc`, 48 bytes), even when the plan has none.
+            let mut padded;
+            let contents = if contents.len() < 64 {
+                padded = contents.to_vec();
+                padded.resize(64, 0);
+                &padded[..]
+            } else {
+                contents
+            };
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage,
+            })
+        };
+        let zeroed = |label: &str, bytes: usize| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: (bytes.max(64) as u64).next_multiple_of(4),
+                usage: storage,
+                mapped_at_creation: false,
+            })
+        };
+        let scope = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let buffers = DeviceBuffers {
+            dims: init(
+                "sinew dims",
+                bytemuck::bytes_of(&layout.dims),
+                U::UNIFORM | U::COPY_DST,
+            ),
+            cmd: zeroed("sinew cmd", 5 * plane * 4),
+            ctrl: zeroed("sinew ctrl", num_envs * num_ctrl * 4),
+            params: init("sinew params", bytemuck::cast_slice(&params_host), storage),
+            ring: zeroed("sinew ring", num_envs * plan.ring_stride() * 4),
+            states: init("sinew states", bytemuck::cast_slice(&states), storage),
+            flags: zeroed("sinew flags", num_envs * 4),
+            columns: init(
+                "sinew columns",
+                bytemuck::cast_slice(&layout.columns),
+                storage,
+            ),
+            descs: init(
+                "sinew buffers",
+                bytemuck::cast_slice(&layout.buffers),
+                storage,
+            ),
+            words: init("sinew words", bytemuck::cast_slice(&layout.words), storage),
+            counter: zeroed("sinew counter", 4),
+        };
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Gpu {
+                what: "allocation",
+                message: e.to_string(),
+            });
+        }
+        let bind_group = bind_group(ctx, &buffers, &buffers.cmd, &buffers.ctrl);
+        Ok(WgpuBackend {
+            ctx: ctx.clone(),
+            plan,
+            dims: layout.dims,
+            params_host,
+            buffers,
+            bind_group,
+            external: None,
+            staging: None,
+            step: 0,
+            nonfinite: Vec::new(),
+            nonfinite_fresh: true,
+            output_external: false,
+        })
+    }
+
+    /// A backend on a device the caller owns (see [`GpuContext::from_device`]).
+    pub fn with_device(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        plan: Plan,
+    ) -> Result<Self, Error> {
+        WgpuBackend::new(&GpuContext::from_device(device, queue)?, plan)
+    }
+
+    /// The context (device, queue, adapter) this backend runs on.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// Steps recorded since construction (the lag RNG's counter).
+    pub fn steps_taken(&self) -> u32 {
+        self.step
+    }
+
+    /// The backend's own ctrl buffer, `(num_envs, num_ctrl)` f32 row-major,
+    /// written by [`Backend::step`]; bind it in your own pipelines to apply
+    /// the efforts without a round trip through the host.
+    pub fn ctrl_buffer(&self) -> &wgpu::Buffer {
+        &self.buffers.ctrl
+    }
+
+    /// Bytes of the command buffer [`WgpuBackend::encode_step`] reads:
+    /// five `(num_envs, num_targets)` f32 planes in
+    /// [`CMD_FIELDS`](sinew_core::CMD_FIELDS) order.
+    pub fn cmd_bytes(&self) -> u64 {
+        5 * self.plane() as u64 * 4
+    }
+
+    /// Bytes of the ctrl buffer [`WgpuBackend::encode_step`] writes.
+    pub fn ctrl_bytes(&self) -> u64 {
+        (self.plan.num_envs() * self.plan.num_ctrl()) as u64 * 4
+    }
+
+    fn plane(&self) -> usize {
+        self.plan.num_envs() * self.plan.num_targets()
+    }
+
+    /// Records one step into `encoder`, reading the command from `cmd` (see
+    /// [`WgpuBackend::cmd_bytes`] for its layout) and writing ctrl into
+    /// `ctrl_out`, both caller-owned buffers with `STORAGE` usage. Nothing
+    /// crosses to the host; submit the encoder when you like. Delay state,
+    /// lags and the non-finite report advance as with [`Backend::step`];
+    /// [`Backend::read_ctrl`] refuses until the next [`Backend::step`],
+    /// since the output is in `ctrl_out`.
+    ///
+    /// Steps recorded into one encoder run in order. Resets, setters and
+    /// reads act at the next queue submission, so call them between
+    /// submissions, not between steps of one encoder.
+    pub fn encode_step(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        cmd: &wgpu::Buffer,
+        ctrl_out: &wgpu::Buffer,
+    ) -> Result<(), Error> {
+        for (what, buffer, bytes) in [
+            ("command", cmd, self.cmd_bytes()),
+            ("ctrl", ctrl_out, self.ctrl_bytes()),
+        ] {
+            if !buffer.usage().contains(wgpu::BufferUsages::STORAGE) || buffer.size() < bytes {
+                return Err(Error::Gpu {
+                    what: "encode_step",
+                    message: format!(
+                        "the {what} buffer must have STORAGE usage and at least {bytes} bytes; \
+                         it has {:?} and {} bytes",
+                        buffer.usage(),
+                        buffer.size()
+                    ),
+                });
+            }
+        }
+        let reuse = matches!(&self.external, Some((c, o, _)) if c == cmd && o == ctrl_out);
+        if !reuse {
+            let group = bind_group(&self.ctx, &self.buffers, cmd, ctrl_out);
+            self.external = Some((cmd.clone(), ctrl_out.clone(), group));
+        }
+        let (_, _, group) = self.external.as_ref().expect("just set");
+        record(&self.ctx, &self.dims, encoder, group);
+        self.after_step(true);
+        Ok(())
+    }
+
+    fn after_step(&mut self, external: bool) {
+        self.step = self.step.wrapping_add(1);
+        self.nonfinite_fresh = false;
+        self.output_external = external;
+    }
+
+    /// Copies `out.len()` values from `src` at byte `offset` to the host.
+    fn read_into<T: Pod>(
+        &mut self,
+        src: &wgpu::Buffer,
+        offset: u64,
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        let bytes = std::mem::size_of_val(out) as u64;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let device = self.ctx.device();
+        if self.staging.as_ref().is_none_or(|s| s.size() < bytes) {
+            self.staging = Some(device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sinew readback"),
+                size: bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        let staging = self.staging.as_ref().expect("just made");
+        let mut encoder = device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(src, offset, staging, 0, bytes);
+        self.ctx.queue().submit([encoder.finish()]);
+        let slice = staging.slice(..bytes);
+        let (tx, rx) = mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        let gpu_err = |message: String| Error::Gpu {
+            what: "readback",
+            message,
+        };
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| gpu_err(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| gpu_err(e.to_string()))?
+            .map_err(|e| gpu_err(e.to_string()))?;
+        {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| gpu_err(e.to_string()))?;
+            bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(&view);
+        }
+        staging.unmap();
+        Ok(())
+    }
+
+    fn write<T: Pod>(&self, dst: &wgpu::Buffer, offset: u64, values: &[T]) {
+        if !values.is_empty() {
+            self.ctx
+                .queue()
+                .write_buffer(dst, offset, bytemuck::cast_slice(values));
+        }
+    }
+}
+
+fn bind_group(
+    ctx: &GpuContext,
+    b: &DeviceBuffers,
+    cmd: &wgpu::Buffer,
+    ctrl: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    let resources = [
+        &b.dims, cmd, ctrl, &b.params, &b.ring, &b.states, &b.flags, &b.columns, &b.descs,
+        &b.words, &b.counter,
+    ];
+    let entries: Vec<wgpu::BindGroupEntry> = resources
+        .iter()
+        .enumerate()
+        .map(|(i, buffer)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: buffer.as_entire_binding(),
+        })
+        .collect();
+    ctx.device().create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("sinew step"),
+        layout: &ctx.inner.kernels.layout,
+        entries: &entries,
+    })
+}
+
+/// Workgroups for `threads` threads: x up to the per-dimension limit, the
+/// rest in y (`thread_index` in `common.wgsl` undoes it).
+fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
+    let groups = threads.div_ceil(WORKGROUP_SIZE).max(1);
+    let x = groups.min(max_per_dimension);
+    (x, groups.div_ceil(x))
+}
+
+/// The three dispatches of one step, in one compute pass.
+fn record(
+    ctx: &GpuContext,
+    dims: &Dims,
+    encoder: &mut wgpu::CommandEncoder,
+    group: &wgpu::BindGroup,
+) {
+    let k = &ctx.inner.kernels;
+    let max = ctx.device().limits().max_compute_workgroups_per_dimension;
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some("sinew step"),
+        timestamp_writes: None,
+    });
+    pass.set_bind_group(0, group, &[]);
+    for (pipeline, threads) in [
+        (&k.env_stage, dims.num_envs),
+        (&k.law_stage, dims.num_envs * dims.num_ctrl),
+        (&k.output_stage, dims.num_envs),
+    ] {
+        let (x, y) = workgroups(threads, max);
+        pass.set_pipeline(pipeline);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error> {
+        cmd.check_shape(self.plan.num_envs(), self.plan.num_targets())?;
+        let plane_bytes = self.plane() as u64 * 4;
+        for (f, field) in cmd.fields().into_iter().enumerate() {
+            self.write(&self.buffers.cmd, f as u64 * plane_bytes, field);
+        }
+        let mut encoder = self
+            .ctx
+            .device()
+            .create_command_encoder(&Default::default());
+        record(&self.ctx, &self.dims, &mut encoder, &self.bind_group);
+        self.ctx.queue().submit([encoder.finish()]);
+        self.after_step(false);
+        Ok(())
+    }
+
+    fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {
+        if !self.nonfinite_fresh {
+            let mut flags = vec![0u32; self.plan.num_envs()];
+            let src = self.buffers.flags.clone();
+            self.read_into(&src, 0, &mut flags)?;
+            self.nonfinite.clear();
+            self.nonfinite.extend(
+                flags
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &f)| f != 0)
+                    .map(|(e, _)| e as u32),
+            );
+            self.nonfinite_fresh = true;
+        }
+        Ok(&self.nonfinite)
+    }
+
+    fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error> {
+        let expected = self.plan.num_envs() * self.plan.num_ctrl();
+        if out.len() != expected {
+            return Err(Error::BufferShape {
+                what: "the ctrl buffer",
+                got: out.len(),
+                expected,
+            });
+        }
+        if self.output_external {
+            return Err(Error::Gpu {
+                what: "read_ctrl",
+                message: "the last step was recorded with encode_step and wrote the caller's \
+                          ctrl buffer; read that buffer"
+                    .into(),
+            });
+        }
+        let src = self.buffers.ctrl.clone();
+        self.read_into(&src, 0, out)
+    }
+
+    fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
+        let n = self.plan.check_env_ids(env_ids)?;
+        let nb = self.plan.buffers().len();
+        if nb == 0 {
+            return Ok(());
+        }
+        if env_ids == EnvIds::All {
+            let mut states = vec![DelayState::default(); self.plan.num_envs() * nb];
+            self.plan
+                .reset_delay_states(env_ids, &mut states, self.step)?;
+            self.write(&self.buffers.states, 0, &states);
+            return Ok(());
+        }
+        let mut row = vec![DelayState::default(); nb];
+        for i in 0..n {
+            let env = Plan::env_at(env_ids, i);
+            self.plan.reset_env(env, self.step, &mut row);
+            self.write(&self.buffers.states, (env * nb) as u64 * STATE_BYTES, &row);
+        }
+        Ok(())
+    }
+
+    fn set_param(
+        &mut self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        let (g, param) = self.plan.group_param(group, name)?;
+        let num_ctrl = self.plan.num_ctrl();
+        let at = self.dims.param_offset(param) as usize;
+        let len = self.plan.num_envs() * num_ctrl;
+        self.plan.write_param(
+            group,
+            name,
+            env_ids,
+            values,
+            &mut self.params_host[at..at + len],
+        )?;
+        // Upload the touched rows' span of the group's columns.
+        let columns = &self.plan.groups()[g].ctrl_columns;
+        let lo = *columns.iter().min().expect("a group has targets");
+        let hi = *columns.iter().max().expect("a group has targets") + 1;
+        let upload = |env: usize| {
+            let start = at + env * num_ctrl;
+            self.write(
+                &self.buffers.params,
+                (start + lo) as u64 * 4,
+                &self.params_host[start + lo..start + hi],
+            );
+        };
+        match env_ids {
+            EnvIds::All => self.write(
+                &self.buffers.params,
+                at as u64 * 4,
+                &self.params_host[at..at + len],
+            ),
+            EnvIds::List(ids) => ids.iter().for_each(|&env| upload(env as usize)),
+        }
+        Ok(())
+    }
+
+    fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        let (_, param) = self.plan.group_param(group, name)?;
+        let at = self.dims.param_offset(param) as usize;
+        let len = self.plan.num_envs() * self.plan.num_ctrl();
+        self.plan
+            .read_param(group, name, &self.params_host[at..at + len], out)
+    }
+
+    fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {
+        let lag_offset = std::mem::offset_of!(DelayState, lag) as u64;
+        let (queue, states) = (self.ctx.queue(), &self.buffers.states);
+        self.plan.write_lags(group, env_ids, lags, |i, lag| {
+            queue.write_buffer(
+                states,
+                i as u64 * STATE_BYTES + lag_offset,
+                bytemuck::bytes_of(&lag),
+            );
+        })
+    }
+
+    fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error> {
+        let b = self.plan.buffer_of(group)?;
+        let num_envs = self.plan.num_envs();
+        if out.len() != num_envs {
+            return Err(Error::BufferShape {
+                what: "the delay-state buffer",
+                got: out.len(),
+                expected: num_envs,
+            });
+        }
+        let nb = self.plan.buffers().len();
+        let mut all = vec![DelayState::default(); num_envs * nb];
+        let src = self.buffers.states.clone();
+        self.read_into(&src, 0, &mut all)?;
+        for (o, row) in out.iter_mut().zip(all.chunks_exact(nb)) {
+            *o = row[b];
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,41 @@
+// DC motor. Twin of crates/sinew-core/src/kinds/dc_motor.rs.
+
+fn dc_motor_clip(
+    tau: f32,
+    saturation_effort: f32,
+    velocity_limit: f32,
+    effort_limit: f32,
+    vel: f32,
+) -> f32 {
+    let v_corner = velocity_limit * (1.0 + effort_limit / saturation_effort);
+    let v = clip(vel, -v_corner, v_corner);
+    let top = saturation_effort * (1.0 - v / velocity_limit);
+    let bot = saturation_effort * (-1.0 - v / velocity_limit);
+    let max_effort = select(top, effort_limit, effort_limit < top);
+    let min_effort = select(bot, -effort_limit, bot < -effort_limit);
+    return clip(tau, min_effort, max_effort);
+}
+
+fn dc_motor_effort(
+    stiffness: f32,
+    damping: f32,
+    effort_limit: f32,
+    saturation_effort: f32,
+    velocity_limit: f32,
+    position_target: f32,
+    pos: f32,
+    velocity_target: f32,
+    vel: f32,
+    effort_target: f32,
+) -> f32 {
+    let tau = pd_torque(
+        stiffness,
+        damping,
+        position_target,
+        pos,
+        velocity_target,
+        vel,
+        effort_target,
+    );
+    return dc_motor_clip(tau, saturation_effort, velocity_limit, effort_limit, vel);
+}

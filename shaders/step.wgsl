@@ -1,0 +1,241 @@
+// The step: three dispatches recorded into one compute pass.
+//   env_stage    one thread per env: non-finite input check, delay push, lag draw.
+//   law_stage    one thread per (env, ctrl column): the column's law.
+//   output_stage one thread per env: non-finite output check; advances the step counter.
+// Together they are the loop body of `StepInputs::env` in crates/sinew-cpu/src/lib.rs.
+
+// Law codes of `ColumnDesc.law` (sinew_wgpu::LAW_*).
+const LAW_IDEAL_PD: u32 = 0u;
+const LAW_DC_MOTOR: u32 = 1u;
+const LAW_PASS_THROUGH: u32 = 2u;
+
+// Command fields (`CommandField` discriminants; the order of `CMD_FIELDS`).
+const FIELD_POSITION: u32 = 0u;
+const FIELD_VELOCITY: u32 = 1u;
+const FIELD_EFFORT: u32 = 2u;
+const FIELD_POS: u32 = 3u;
+const FIELD_VEL: u32 = 4u;
+
+// `ColumnDesc.buffer` of an undelayed column.
+const NO_BUFFER: u32 = 0xffffffffu;
+
+// Sizes and table offsets of one backend (`Dims`).
+struct Dims {
+    num_envs: u32,
+    num_targets: u32,
+    num_ctrl: u32,
+    ring_stride: u32,
+    num_buffers: u32,
+    num_claimed: u32,
+    claimed_offset: u32,
+    seed: u32,
+    // Offsets of the parameter tables in `params`, by `Param` discriminant.
+    stiffness_offset: u32,
+    damping_offset: u32,
+    effort_limit_offset: u32,
+    saturation_effort_offset: u32,
+    velocity_limit_offset: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// One ctrl column (`ColumnDesc`).
+struct ColumnDesc {
+    law: u32,
+    field: u32,
+    cmd_column: u32,
+    buffer: u32,
+    ring_column: u32,
+}
+
+// One delay buffer (`BufferDesc`).
+struct BufferDesc {
+    params: DelayParams,
+    ring_offset: u32,
+    num_columns: u32,
+    // Offset in `words` of its ring columns' command columns.
+    columns_offset: u32,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> dims: Dims;
+// [field][env][target], fields in `CMD_FIELDS` order.
+@group(0) @binding(1) var<storage, read> cmd: array<f32>;
+// [env][ctrl column].
+@group(0) @binding(2) var<storage, read_write> ctrl: array<f32>;
+// One [env][ctrl column] table per parameter in use, at its offset.
+@group(0) @binding(3) var<storage, read> params: array<f32>;
+// [env][ring_stride]: each buffer's [slot][field][ring column].
+@group(0) @binding(4) var<storage, read_write> ring: array<f32>;
+// [env][buffer].
+@group(0) @binding(5) var<storage, read_write> states: array<DelayState>;
+// [env]: 1 when the step zeroed the env.
+@group(0) @binding(6) var<storage, read_write> flags: array<u32>;
+@group(0) @binding(7) var<storage, read> columns: array<ColumnDesc>;
+@group(0) @binding(8) var<storage, read> buffers: array<BufferDesc>;
+// Ring columns' command columns per buffer, then claimed (start, len) pairs.
+@group(0) @binding(9) var<storage, read> words: array<u32>;
+// [0]: the global step (the lag RNG's counter).
+@group(0) @binding(10) var<storage, read_write> counter: array<u32>;
+
+fn cmd_at(field: u32, env: u32, column: u32) -> f32 {
+    return cmd[(field * dims.num_envs + env) * dims.num_targets + column];
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn env_stage(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    let env = thread_index(gid, num_workgroups);
+    if env >= dims.num_envs {
+        return;
+    }
+    let step = counter[0];
+    var bad = 0u;
+    for (var k = 0u; k < dims.num_claimed; k++) {
+        let start = words[dims.claimed_offset + 2u * k];
+        let len = words[dims.claimed_offset + 2u * k + 1u];
+        for (var field = 0u; field < 5u; field++) {
+            for (var c = start; c < start + len; c++) {
+                bad |= nonfinite_bits(cmd_at(field, env, c));
+            }
+        }
+    }
+    flags[env] = bad;
+    if bad != 0u {
+        return;
+    }
+    for (var b = 0u; b < dims.num_buffers; b++) {
+        let buffer = buffers[b];
+        let p = buffer.params;
+        let at = env * dims.num_buffers + b;
+        var state = states[at];
+        let cols = buffer.num_columns;
+        let frame = 3u * cols;
+        let base = env * dims.ring_stride + buffer.ring_offset;
+        let pushed = push(p, &state);
+        let start = base + pushed.slot * frame;
+        for (var field = 0u; field < 3u; field++) {
+            for (var k = 0u; k < cols; k++) {
+                ring[start + field * cols + k] = cmd_at(field, env, words[buffer.columns_offset + k]);
+            }
+        }
+        if pushed.fill {
+            for (var slot = 1u; slot < p.len; slot++) {
+                for (var k = 0u; k < frame; k++) {
+                    ring[base + slot * frame + k] = ring[base + k];
+                }
+            }
+        }
+        update_lag(p, &state, dims.seed, env, step);
+        states[at] = state;
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn law_stage(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    let i = thread_index(gid, num_workgroups);
+    if i >= dims.num_envs * dims.num_ctrl {
+        return;
+    }
+    let env = i / dims.num_ctrl;
+    let c = i - env * dims.num_ctrl;
+    if flags[env] != 0u {
+        ctrl[i] = 0.0;
+        return;
+    }
+    let column = columns[c];
+    let m = column.cmd_column;
+    var position_target: f32;
+    var velocity_target: f32;
+    var effort_target: f32;
+    if column.buffer == NO_BUFFER {
+        position_target = cmd_at(FIELD_POSITION, env, m);
+        velocity_target = cmd_at(FIELD_VELOCITY, env, m);
+        effort_target = cmd_at(FIELD_EFFORT, env, m);
+    } else {
+        let buffer = buffers[column.buffer];
+        let cols = buffer.num_columns;
+        let slot = read_slot(buffer.params, states[env * dims.num_buffers + column.buffer]);
+        let at = env * dims.ring_stride + buffer.ring_offset + slot * 3u * cols + column.ring_column;
+        position_target = ring[at];
+        velocity_target = ring[at + cols];
+        effort_target = ring[at + 2u * cols];
+    }
+    let pos = cmd_at(FIELD_POS, env, m);
+    let vel = cmd_at(FIELD_VEL, env, m);
+    var out: f32;
+    switch column.law {
+        case LAW_IDEAL_PD: {
+            out = ideal_pd_effort(
+                params[dims.stiffness_offset + i],
+                params[dims.damping_offset + i],
+                params[dims.effort_limit_offset + i],
+                position_target,
+                pos,
+                velocity_target,
+                vel,
+                effort_target,
+            );
+        }
+        case LAW_DC_MOTOR: {
+            out = dc_motor_effort(
+                params[dims.stiffness_offset + i],
+                params[dims.damping_offset + i],
+                params[dims.effort_limit_offset + i],
+                params[dims.saturation_effort_offset + i],
+                params[dims.velocity_limit_offset + i],
+                position_target,
+                pos,
+                velocity_target,
+                vel,
+                effort_target,
+            );
+        }
+        default: {
+            switch column.field {
+                case FIELD_POSITION: {
+                    out = pass_through(position_target);
+                }
+                case FIELD_VELOCITY: {
+                    out = pass_through(velocity_target);
+                }
+                default: {
+                    out = pass_through(effort_target);
+                }
+            }
+        }
+    }
+    ctrl[i] = out;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn output_stage(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    let env = thread_index(gid, num_workgroups);
+    if env == 0u {
+        // env_stage, the only reader, ran in an earlier dispatch.
+        counter[0] = counter[0] + 1u;
+    }
+    if env >= dims.num_envs || flags[env] != 0u {
+        return;
+    }
+    let row = env * dims.num_ctrl;
+    var bad = 0u;
+    for (var c = 0u; c < dims.num_ctrl; c++) {
+        bad |= nonfinite_bits(ctrl[row + c]);
+    }
+    if bad != 0u {
+        for (var c = 0u; c < dims.num_ctrl; c++) {
+            ctrl[row + c] = 0.0;
+        }
+        flags[env] = 1u;
+    }
+}
