@@ -3,7 +3,13 @@
 //! machine's memory bandwidth in the same run. Every parameter is a full
 //! (num_envs, num_targets) table with per-(env, target) values.
 //!
-//! Run: `cargo bench --bench step` (add `-- hot/` or `-- 4096` to filter).
+//! `step/{kind}/wgpu/{part}` on the process's GPU adapter, in three parts:
+//! `submit` (record the step over a device-resident command, submit, wait),
+//! `upload` (write the command into device memory, submit, wait) and
+//! `readback` (copy ctrl to the host). `copy/wgpu` measures the device's
+//! buffer-copy bandwidth in the same run.
+//!
+//! Run: `cargo bench --bench step` (add `-- hot/`, `-- wgpu` or `-- 4096` to filter).
 //! After the run a summary table with % of triad bandwidth is printed from
 //! criterion's estimates (`target/criterion`).
 
@@ -13,8 +19,8 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
 use sinew::{
-    ActuatorCmd, Backend, BuiltinPositionCfg, CpuBackend, DcMotorCfg, DelayCfg, EnvIds, GroupCfg,
-    IdealPdCfg, Plan, PlanOptions, Robot, Values,
+    ActuatorCmd, Backend, BuiltinPositionCfg, CpuBackend, DcMotorCfg, DelayCfg, EnvIds, GpuContext,
+    GroupCfg, IdealPdCfg, Plan, PlanOptions, Robot, Values, WgpuBackend,
 };
 
 const SIZES: [usize; 4] = [1024, 4096, 16384, 65536];
@@ -88,7 +94,12 @@ fn lcg(state: &mut u64) -> f32 {
     (*state >> 40) as f32 / (1u64 << 24) as f32
 }
 
-fn setup(kind: &str, num_envs: usize, num_targets: usize) -> (CpuBackend, ActuatorCmd) {
+fn setup<B: Backend>(
+    kind: &str,
+    num_envs: usize,
+    num_targets: usize,
+    make: impl FnOnce(Plan) -> B,
+) -> (B, ActuatorCmd) {
     let robot = Robot::from_joints((0..num_targets).map(|t| format!("j{t}")));
     let plan = Plan::new(
         &robot,
@@ -97,7 +108,7 @@ fn setup(kind: &str, num_envs: usize, num_targets: usize) -> (CpuBackend, Actuat
         PlanOptions::default(),
     )
     .unwrap();
-    let mut backend = CpuBackend::new(plan);
+    let mut backend = make(plan);
     let mut rng = 1u64;
     for g in ["g", "d"] {
         let Ok(gi) = backend.plan().group_index(g) else {
@@ -159,7 +170,7 @@ fn steps(c: &mut Criterion) {
                     .warm_up_time(Duration::from_millis(500))
                     .measurement_time(Duration::from_secs(2));
                 for num_envs in SIZES {
-                    let (mut backend, cmd) = setup(kind, num_envs, num_targets);
+                    let (mut backend, cmd) = setup(kind, num_envs, num_targets, CpuBackend::new);
                     group.throughput(Throughput::Elements((num_envs * num_targets) as u64));
                     group.bench_function(BenchmarkId::from_parameter(num_envs), |bench| {
                         if mode == "hot" {
@@ -177,6 +188,105 @@ fn steps(c: &mut Criterion) {
                             });
                         }
                     });
+                }
+                group.finish();
+            }
+        }
+    }
+}
+
+fn wait(ctx: &GpuContext) {
+    ctx.device()
+        .poll(wgpu::PollType::wait_indefinitely())
+        .unwrap();
+}
+
+/// Device-to-device copy of 256 MiB: the device's memory bandwidth, counted
+/// as bytes read + bytes written.
+fn gpu_copy(c: &mut Criterion, ctx: &GpuContext) {
+    let bytes = 256u64 << 20;
+    let buffer = |usage| {
+        ctx.device().create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: bytes,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    let (src, dst) = (
+        buffer(wgpu::BufferUsages::COPY_SRC),
+        buffer(wgpu::BufferUsages::COPY_DST),
+    );
+    let mut group = c.benchmark_group("copy");
+    group
+        .throughput(Throughput::Bytes(2 * bytes))
+        .sample_size(10);
+    group.bench_function("wgpu", |bench| {
+        bench.iter(|| {
+            let mut encoder = ctx.device().create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(&src, 0, &dst, 0, bytes);
+            ctx.queue().submit([encoder.finish()]);
+            wait(ctx);
+        })
+    });
+    group.finish();
+}
+
+fn gpu_steps(c: &mut Criterion, ctx: &GpuContext) {
+    for kind in KINDS {
+        for num_targets in TARGETS {
+            for part in ["submit", "upload", "readback"] {
+                let mut group = c.benchmark_group(format!("step/{kind}/wgpu/{part}/{num_targets}"));
+                group
+                    .sample_size(10)
+                    .warm_up_time(Duration::from_millis(300))
+                    .measurement_time(Duration::from_secs(2));
+                for num_envs in SIZES {
+                    let (mut backend, cmd) = setup(kind, num_envs, num_targets, |plan| {
+                        WgpuBackend::new(ctx, plan).unwrap()
+                    });
+                    backend.step(&cmd).unwrap();
+                    let mut ctrl = vec![0.0f32; num_envs * backend.plan().num_ctrl()];
+                    let out = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+                        label: None,
+                        size: backend.ctrl_bytes(),
+                        usage: wgpu::BufferUsages::STORAGE,
+                        mapped_at_creation: false,
+                    });
+                    // The backend's own command buffer, already uploaded,
+                    // stands in for a simulator's resident one.
+                    let resident = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+                        label: None,
+                        size: backend.cmd_bytes(),
+                        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    let plane = (num_envs * num_targets) as u64 * 4;
+                    group.throughput(Throughput::Elements((num_envs * num_targets) as u64));
+                    group.bench_function(
+                        BenchmarkId::from_parameter(num_envs),
+                        |bench| match part {
+                            "submit" => bench.iter(|| {
+                                let mut encoder =
+                                    ctx.device().create_command_encoder(&Default::default());
+                                backend.encode_step(&mut encoder, &resident, &out).unwrap();
+                                ctx.queue().submit([encoder.finish()]);
+                                wait(ctx);
+                            }),
+                            "upload" => bench.iter(|| {
+                                for (f, field) in cmd.fields().into_iter().enumerate() {
+                                    ctx.queue().write_buffer(
+                                        &resident,
+                                        f as u64 * plane,
+                                        bytemuck::cast_slice(field),
+                                    );
+                                }
+                                ctx.queue().submit([]);
+                                wait(ctx);
+                            }),
+                            _ => bench.iter(|| backend.read_ctrl(black_box(&mut ctrl)).unwrap()),
+                        },
+                    );
                 }
                 group.finish();
             }
@@ -229,10 +339,51 @@ fn summary() {
     }
 }
 
+fn gpu_summary() {
+    let Some(copy_ns) = median_ns("copy/wgpu") else {
+        return;
+    };
+    let copy_gbs = 2.0 * (256u64 << 20) as f64 / copy_ns;
+    let adapter = GpuContext::shared()
+        .map(|c| c.description().to_owned())
+        .unwrap_or_default();
+    println!("\nwgpu on {adapter}: device copy {copy_gbs:.1} GB/s");
+    println!("| kind | num_envs × targets | submit+wait µs | Melem/s | % of copy | upload µs | readback µs |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for kind in KINDS {
+        for num_targets in TARGETS {
+            for num_envs in SIZES {
+                let part =
+                    |p: &str| median_ns(&format!("step_{kind}_wgpu_{p}_{num_targets}/{num_envs}"));
+                let Some(ns) = part("submit") else { continue };
+                let elements = (num_envs * num_targets) as f64;
+                let gbs = elements * bytes_per_element(kind, num_targets) / ns;
+                let us = |p: Option<f64>| p.map_or("–".into(), |ns| format!("{:.1}", ns / 1e3));
+                println!(
+                    "| {kind} | {num_envs} × {num_targets} | {:.1} | {:.0} | {:.0}% | {} | {} |",
+                    ns / 1e3,
+                    elements / ns * 1e3,
+                    100.0 * gbs / copy_gbs,
+                    us(part("upload")),
+                    us(part("readback")),
+                );
+            }
+        }
+    }
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     triad(&mut c);
     steps(&mut c);
+    match GpuContext::shared() {
+        Ok(ctx) => {
+            gpu_copy(&mut c, &ctx);
+            gpu_steps(&mut c, &ctx);
+        }
+        Err(e) => println!("wgpu benches skipped: {e}"),
+    }
     c.final_summary();
     summary();
+    gpu_summary();
 }

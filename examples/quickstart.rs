@@ -41,13 +41,16 @@ fn main() -> Result<(), sinew::Error> {
         legs.iter()
             .flat_map(|leg| ["hip", "thigh", "calf"].map(|j| format!("{leg}_{j}_joint"))),
     );
-    let groups = vec![
-        motor("hip", &[".*_hip_joint", ".*_thigh_joint"], 6.0, 30.1, 23.7),
-        motor("knee", &[".*_calf_joint"], 9.0, 20.06, 35.55),
-    ];
+    let groups = || {
+        vec![
+            motor("hip", &[".*_hip_joint", ".*_thigh_joint"], 6.0, 30.1, 23.7),
+            motor("knee", &[".*_calf_joint"], 9.0, 20.06, 35.55),
+        ]
+    };
     let num_envs = 4096;
-    let mut engine = Engine::auto(&robot, groups, num_envs, PlanOptions::default())?;
+    let mut engine = Engine::auto(&robot, groups(), num_envs, PlanOptions::default())?;
     println!("backend: {}", engine.description());
+    println!("gpu: {}", sinew::gpu_status());
 
     // Every env 0.1 rad short of its target, at rest; env 1's calves spin at
     // 15 rad/s as commanded, far from their target: the speed curve caps them.
@@ -63,9 +66,10 @@ fn main() -> Result<(), sinew::Error> {
     for _ in 0..steps {
         engine.step(&cmd)?;
     }
-    let per_step = start.elapsed().as_secs_f64() / steps as f64;
+    // A GPU step returns once submitted: the read waits for all of them.
     let mut ctrl = vec![0.0; num_envs * engine.plan().num_ctrl()];
     engine.read_ctrl(&mut ctrl)?;
+    let per_step = start.elapsed().as_secs_f64() / steps as f64;
 
     let columns = engine.plan().ctrl_columns();
     let hip = columns
@@ -87,6 +91,28 @@ fn main() -> Result<(), sinew::Error> {
         "{:.1} µs per step for {num_envs} envs × 12 joints",
         per_step * 1e6
     );
+
+    // The other backend on the same command, when this machine has both.
+    let other = match engine {
+        Engine::Cpu(_) => Engine::gpu(&robot, groups(), num_envs, PlanOptions::default()),
+        _ => Engine::cpu(&robot, groups(), num_envs, PlanOptions::default()),
+    };
+    if let Ok(mut other) = other {
+        let mut theirs = vec![0.0; ctrl.len()];
+        other.step(&cmd)?;
+        other.read_ctrl(&mut theirs)?;
+        let worst = ctrl
+            .iter()
+            .zip(&theirs)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        println!(
+            "agreement with {}: max |Δ| {worst:e} N·m over {} efforts",
+            other.description(),
+            ctrl.len()
+        );
+        assert!(worst <= 1e-4, "the backends disagree by {worst}");
+    }
 
     assert!((ctrl[hip] - 1.5895).abs() < 1e-3);
     assert!((ctrl[calf] - 3.5764).abs() < 1e-3);

@@ -31,6 +31,11 @@
 //! applies one [`ActuatorCfg`] kind to the targets its regexes match, with an
 //! optional [`DelayCfg`]; a [`Plan`] compiles the groups (ctrl column order in
 //! [`Plan::ctrl_columns`]); a backend behind [`Backend`] steps it.
+//!
+//! Two backends: [`CpuBackend`] (rayon, the reference) and [`WgpuBackend`]
+//! (WGSL compute kernels through wgpu, state resident on the device, with
+//! [`WgpuBackend::encode_step`] for simulators that never leave the GPU).
+//! [`Engine::auto`] takes a hardware GPU when there is one.
 
 pub use sinew_core::*;
 pub use sinew_cpu::CpuBackend;
@@ -39,11 +44,15 @@ pub use sinew_wgpu::{GpuContext, WgpuBackend};
 /// The engine: one of the backends, chosen at construction.
 #[derive(Debug)]
 #[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a program holds one or two engines, never arrays of them"
+)]
 pub enum Engine {
     /// The CPU reference backend (rayon).
     Cpu(CpuBackend),
-    /// The GPU backend (wgpu compute kernels), boxed: its handles are large.
-    Gpu(Box<WgpuBackend>),
+    /// The GPU backend (wgpu compute kernels).
+    Gpu(WgpuBackend),
 }
 
 /// Runs `$e` with `$b` bound to the backend inside `$engine`.
@@ -71,9 +80,7 @@ impl Engine {
     ) -> Result<Engine, Error> {
         let plan = Plan::new(robot, groups, num_envs, options)?;
         match GpuContext::shared() {
-            Ok(ctx) if !ctx.is_software() => {
-                Ok(Engine::Gpu(Box::new(WgpuBackend::new(&ctx, plan)?)))
-            }
+            Ok(ctx) if !ctx.is_software() => Ok(Engine::Gpu(WgpuBackend::new(&ctx, plan)?)),
             _ => Ok(Engine::Cpu(CpuBackend::new(plan))),
         }
     }
@@ -99,10 +106,7 @@ impl Engine {
         options: PlanOptions,
     ) -> Result<Engine, Error> {
         let plan = Plan::new(robot, groups, num_envs, options)?;
-        Ok(Engine::Gpu(Box::new(WgpuBackend::new(
-            &GpuContext::shared()?,
-            plan,
-        )?)))
+        Ok(Engine::Gpu(WgpuBackend::new(&GpuContext::shared()?, plan)?))
     }
 
     /// Which backend this is, in words (e.g. `cpu (rayon, 2 threads)` or

@@ -3,6 +3,8 @@
 
 mod errors;
 mod golden_mjlab;
+mod parity;
 mod properties;
 mod semantics;
+mod shaders;
 mod support;

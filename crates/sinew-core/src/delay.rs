@@ -198,10 +198,14 @@ pub struct DelayParams {
 
 /// RNG streams per buffer: lag candidate, hold draw, phase, per-reset lag.
 pub const STREAMS: u32 = 4;
-const STREAM_CANDIDATE: u32 = 0;
-const STREAM_HOLD: u32 = 1;
-const STREAM_PHASE: u32 = 2;
-const STREAM_RESET_LAG: u32 = 3;
+/// Stream of the lag candidate drawn at each due step.
+pub const STREAM_CANDIDATE: u32 = 0;
+/// Stream of the hold draw compared with `hold_prob`.
+pub const STREAM_HOLD: u32 = 1;
+/// Stream of the per-env update phase, drawn at reset.
+pub const STREAM_PHASE: u32 = 2;
+/// Stream of the per-reset lag ([`Resample::OnReset`]).
+pub const STREAM_RESET_LAG: u32 = 3;
 
 impl DelayParams {
     /// The step-loop form of `cfg` for buffer number `buffer`.

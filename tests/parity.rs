@@ -1,0 +1,479 @@
+//! The parity suite: every backend against the CPU reference over random
+//! batches from a seeded RNG, many steps, with resets and setters in between
+//! and outputs poisoned with NaN before each step (so an element a backend
+//! forgets to write shows up). Efforts agree within the backend's named
+//! [`Tolerance`]; non-finite reports, delay states (ring head, pushes, lag,
+//! step count, phase) and parameters agree bit for bit.
+
+use sinew::{
+    ActuatorCmd, Backend, BiasType, CpuBackend, DcMotorCfg, DelayCfg, DelayShare, DelayState,
+    DynType, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, NativeActuator, Plan, PlanOptions,
+    Robot, Transmission, Values, WgpuBackend, WrappedCfg,
+};
+use sinew::{BuiltinPositionCfg, GpuContext};
+
+use crate::support::{gpu, Tolerance};
+
+/// SplitMix64: the test data's seeded RNG.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.unit()
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, p: f32) -> bool {
+        self.unit() < p
+    }
+    /// A random subset of `0..n` (maybe empty), ascending.
+    fn subset(&mut self, n: usize, p: f32) -> Vec<u32> {
+        (0..n as u32).filter(|_| self.chance(p)).collect()
+    }
+}
+
+/// A 12-joint robot with a spare joint no group claims and two tendons that
+/// carry native motors, and groups of every law, interleaved so that runs
+/// are short, with three delay buffers of different schedules.
+fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
+    let mut robot = Robot::from_joints((0..13).map(|i| format!("j{i}")));
+    robot.tendons = vec!["t0".into(), "t1".into()];
+    robot.native_actuators = robot
+        .tendons
+        .iter()
+        .map(|t| NativeActuator {
+            name: format!("{t}_motor"),
+            transmission: Transmission::Tendon,
+            target: t.clone(),
+            gain: GainType::Fixed,
+            bias: BiasType::None,
+            dyn_type: DynType::None,
+            gainprm: [1.0, 0.0, 0.0],
+            biasprm: [0.0; 3],
+        })
+        .collect();
+    let dc = DcMotorCfg {
+        stiffness: 40.0,
+        damping: 1.5,
+        effort_limit: 23.7,
+        saturation_effort: 30.0,
+        velocity_limit: 30.1,
+    };
+    let jittery = DelayCfg {
+        hold_prob: 0.3,
+        update_period: 2,
+        ..DelayCfg::new(0, 3)
+    };
+    let groups = vec![
+        GroupCfg::new("hips", ["j(0|3|6|9)"], dc).with_delay(jittery.clone()),
+        GroupCfg::new("knees", ["j(1|4|7|10)"], dc).with_delay(jittery),
+        GroupCfg::new(
+            "feet",
+            ["j2", "j5"],
+            IdealPdCfg::new(25.0, 0.5).with_effort_limit(8.0),
+        )
+        .with_delay(DelayCfg::per_reset(1, 4)),
+        GroupCfg::new(
+            "toes",
+            ["j8"],
+            BuiltinPositionCfg {
+                stiffness: 10.0,
+                damping: 0.1,
+                effort_limit: None,
+            },
+        )
+        .with_delay(DelayCfg {
+            share: DelayShare::Own,
+            ..DelayCfg::constant(2)
+        }),
+        GroupCfg::new("tail", ["j11"], IdealPdCfg::new(5.0, 0.2)),
+        GroupCfg::new("cables", ["t.*"], WrappedCfg::default())
+            .with_transmission(Transmission::Tendon),
+    ];
+    let options = PlanOptions {
+        sort_actuators,
+        seed,
+    };
+    Plan::new(&robot, groups, num_envs, options).expect("the parity scenario compiles")
+}
+
+/// One group per delay buffer, to read its states through.
+const DELAYED: [&str; 3] = ["hips", "feet", "toes"];
+
+fn random_cmd(rng: &mut Rng, num_envs: usize, num_targets: usize) -> ActuatorCmd {
+    let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
+    for i in 0..num_envs * num_targets {
+        cmd.position_target[i] = rng.range(-1.0, 1.0);
+        cmd.velocity_target[i] = rng.range(-2.0, 2.0);
+        cmd.effort_target[i] = rng.range(-3.0, 3.0);
+        cmd.pos[i] = rng.range(-1.0, 1.0);
+        // Past the DC corner velocity now and then.
+        cmd.vel[i] = rng.range(-45.0, 45.0);
+    }
+    // A few envs get a finite target so large that the unlimited PD of j11
+    // overflows: a non-finite output, which zeroes the env too.
+    for env in 0..num_envs {
+        if rng.chance(0.03) {
+            cmd.position_target[env * num_targets + 11] = 3e38;
+        }
+    }
+    // A few envs get a NaN or an infinity somewhere (column 12 is unclaimed:
+    // it must not zero the env).
+    for env in 0..num_envs {
+        if rng.chance(0.04) {
+            let at = env * num_targets + rng.below(num_targets);
+            let bad = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY][rng.below(3)];
+            match rng.below(5) {
+                0 => cmd.position_target[at] = bad,
+                1 => cmd.velocity_target[at] = bad,
+                2 => cmd.effort_target[at] = bad,
+                3 => cmd.pos[at] = bad,
+                _ => cmd.vel[at] = bad,
+            }
+        }
+    }
+    cmd
+}
+
+/// A backend under test, seen through the way it takes its output.
+trait Subject {
+    fn name(&self) -> &'static str;
+    fn tolerance(&self) -> Tolerance;
+    fn backend(&mut self) -> &mut dyn Backend;
+    /// Poisons the output with NaN, steps, and returns ctrl.
+    fn step_poisoned(&mut self, cmd: &ActuatorCmd) -> Vec<f32>;
+}
+
+/// The CPU backend writing into a caller's slice.
+struct CpuInto(CpuBackend);
+
+impl Subject for CpuInto {
+    fn name(&self) -> &'static str {
+        "cpu (step_into)"
+    }
+    fn tolerance(&self) -> Tolerance {
+        Tolerance::EXACT
+    }
+    fn backend(&mut self) -> &mut dyn Backend {
+        &mut self.0
+    }
+    fn step_poisoned(&mut self, cmd: &ActuatorCmd) -> Vec<f32> {
+        let mut out = vec![f32::NAN; self.0.plan().num_envs() * self.0.plan().num_ctrl()];
+        self.0.step_into(cmd, &mut out).unwrap();
+        out
+    }
+}
+
+/// The GPU backend through `step` and `read_ctrl`, its own ctrl buffer
+/// poisoned first.
+struct GpuStep(WgpuBackend);
+
+impl Subject for GpuStep {
+    fn name(&self) -> &'static str {
+        "wgpu (step)"
+    }
+    fn tolerance(&self) -> Tolerance {
+        Tolerance::GPU
+    }
+    fn backend(&mut self) -> &mut dyn Backend {
+        &mut self.0
+    }
+    fn step_poisoned(&mut self, cmd: &ActuatorCmd) -> Vec<f32> {
+        let n = self.0.plan().num_envs() * self.0.plan().num_ctrl();
+        self.0.context().queue().write_buffer(
+            self.0.ctrl_buffer(),
+            0,
+            bytemuck::cast_slice(&vec![f32::NAN; n]),
+        );
+        self.0.step(cmd).unwrap();
+        let mut out = vec![0.0; n];
+        self.0.read_ctrl(&mut out).unwrap();
+        out
+    }
+}
+
+/// The GPU backend through `encode_step` over buffers the test owns.
+struct GpuEncoded {
+    backend: WgpuBackend,
+    cmd: wgpu::Buffer,
+    out: wgpu::Buffer,
+}
+
+impl GpuEncoded {
+    fn new(ctx: &GpuContext, plan: Plan) -> Self {
+        let backend = WgpuBackend::new(ctx, plan).unwrap();
+        let buffer = |size, usage| {
+            ctx.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some("test-owned"),
+                size,
+                usage: usage | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        GpuEncoded {
+            cmd: buffer(backend.cmd_bytes(), wgpu::BufferUsages::empty()),
+            out: buffer(backend.ctrl_bytes(), wgpu::BufferUsages::COPY_SRC),
+            backend,
+        }
+    }
+}
+
+/// Reads a whole f32 buffer back (the test's own readback, not the backend's).
+pub fn read_f32s(ctx: &GpuContext, src: &wgpu::Buffer) -> Vec<f32> {
+    let staging = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: Some("test readback"),
+        size: src.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(src, 0, &staging, 0, src.size());
+    ctx.queue().submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.unwrap());
+    ctx.device()
+        .poll(wgpu::PollType::wait_indefinitely())
+        .unwrap();
+    let values = bytemuck::cast_slice(&staging.get_mapped_range(..).unwrap()).to_vec();
+    staging.unmap();
+    values
+}
+
+impl Subject for GpuEncoded {
+    fn name(&self) -> &'static str {
+        "wgpu (encode_step, caller buffers)"
+    }
+    fn tolerance(&self) -> Tolerance {
+        Tolerance::GPU
+    }
+    fn backend(&mut self) -> &mut dyn Backend {
+        &mut self.backend
+    }
+    fn step_poisoned(&mut self, cmd: &ActuatorCmd) -> Vec<f32> {
+        let ctx = self.backend.context().clone();
+        let plane = cmd.pos.len() as u64 * 4;
+        for (f, field) in cmd.fields().into_iter().enumerate() {
+            ctx.queue()
+                .write_buffer(&self.cmd, f as u64 * plane, bytemuck::cast_slice(field));
+        }
+        let n = (self.out.size() / 4) as usize;
+        ctx.queue()
+            .write_buffer(&self.out, 0, bytemuck::cast_slice(&vec![f32::NAN; n]));
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        self.backend
+            .encode_step(&mut encoder, &self.cmd, &self.out)
+            .unwrap();
+        ctx.queue().submit([encoder.finish()]);
+        read_f32s(&ctx, &self.out)
+    }
+}
+
+/// A setter or reset, applied to the reference and the subject alike.
+type Op = Box<dyn Fn(&mut dyn Backend)>;
+
+/// Runs one scenario on `subject` and the reference side by side.
+fn run_parity(subject: &mut dyn Subject, plan: Plan, data_seed: u64, steps: usize) {
+    let mut reference = CpuBackend::new(plan.clone());
+    let mut rng = Rng(data_seed);
+    let (num_envs, num_targets, num_ctrl) = (plan.num_envs(), plan.num_targets(), plan.num_ctrl());
+    let name = subject.name();
+    let tol = subject.tolerance();
+    let mut want = vec![0.0; num_envs * num_ctrl];
+    let (mut worst, mut differing) = (0.0f32, 0usize);
+    for step in 0..steps {
+        // Setters and resets, the same on both sides.
+        let mut ops: Vec<Op> = Vec::new();
+        if step % 5 == 1 {
+            let envs = rng.subset(num_envs, 0.4);
+            let kp: Vec<f32> = envs.iter().map(|_| rng.range(10.0, 80.0)).collect();
+            ops.push(Box::new(move |b| {
+                b.set_gains("hips", EnvIds::List(&envs), Some(Values::PerEnv(&kp)), None)
+                    .unwrap()
+            }));
+        }
+        if step % 6 == 2 {
+            let envs = rng.subset(num_envs, 0.5);
+            let limits: Vec<f32> = (0..envs.len() * 2).map(|_| rng.range(1.0, 10.0)).collect();
+            ops.push(Box::new(move |b| {
+                b.set_effort_limit("feet", EnvIds::List(&envs), Values::PerEnvTarget(&limits))
+                    .unwrap()
+            }));
+        }
+        if step % 8 == 3 {
+            let sat = rng.range(25.0, 35.0);
+            ops.push(Box::new(move |b| {
+                b.set_param(
+                    "knees",
+                    "saturation_effort",
+                    EnvIds::All,
+                    Values::Scalar(sat),
+                )
+                .unwrap()
+            }));
+        }
+        if step % 9 == 4 {
+            let envs = rng.subset(num_envs, 0.5);
+            let lags: Vec<u32> = envs.iter().map(|_| rng.below(6) as u32).collect();
+            ops.push(Box::new(move |b| {
+                b.set_lags("hips", EnvIds::List(&envs), Lags::PerEnv(&lags))
+                    .unwrap()
+            }));
+        }
+        if step % 7 == 5 {
+            let envs = rng.subset(num_envs, 0.3);
+            ops.push(Box::new(move |b| b.reset(EnvIds::List(&envs)).unwrap()));
+        }
+        if step == steps / 2 {
+            ops.push(Box::new(|b| b.reset(EnvIds::All).unwrap()));
+        }
+        for op in &ops {
+            op(&mut reference);
+            op(subject.backend());
+        }
+
+        let cmd = random_cmd(&mut rng, num_envs, num_targets);
+        reference.step(&cmd).unwrap();
+        reference.read_ctrl(&mut want).unwrap();
+        let got = subject.step_poisoned(&cmd);
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            if g != w {
+                differing += 1;
+                worst = worst.max((g - w).abs());
+            }
+            if !tol.accepts(g, w) {
+                let (env, c) = (i / num_ctrl, i % num_ctrl);
+                let column = &plan.ctrl_columns()[c];
+                let group = &plan.groups()[column.group].cfg;
+                panic!(
+                    "[{name}] step {step}, env {env}, target `{}` (group `{}`, {}): \
+                     {name} {g:e}, cpu {w:e} (tolerance {tol:?})",
+                    column.target,
+                    group.name,
+                    group.actuator.kind_name()
+                );
+            }
+        }
+        let want_bad = reference.nonfinite_envs().unwrap().to_vec();
+        let got_bad = subject.backend().nonfinite_envs().unwrap().to_vec();
+        assert_eq!(got_bad, want_bad, "[{name}] step {step}: non-finite envs");
+        for group in DELAYED {
+            let mut w = vec![DelayState::default(); num_envs];
+            let mut g = w.clone();
+            reference.read_delay_states(group, &mut w).unwrap();
+            subject.backend().read_delay_states(group, &mut g).unwrap();
+            if let Some(env) = (0..num_envs).find(|&e| g[e] != w[e]) {
+                panic!(
+                    "[{name}] step {step}, env {env}: delay state of `{group}`: {name} {:?}, cpu {:?}",
+                    g[env], w[env]
+                );
+            }
+        }
+    }
+    println!(
+        "parity [{name}] {num_envs} envs × {num_ctrl} ctrl × {steps} steps: \
+         {differing} efforts not bit-equal to the CPU, worst |Δ| {worst:e}"
+    );
+    for (group, param) in [
+        ("hips", "stiffness"),
+        ("feet", "effort_limit"),
+        ("knees", "saturation_effort"),
+    ] {
+        let n = num_envs
+            * plan.groups()[plan.group_index(group).unwrap()]
+                .targets
+                .len();
+        let (mut w, mut g) = (vec![0.0; n], vec![1.0; n]);
+        reference.read_param(group, param, &mut w).unwrap();
+        subject.backend().read_param(group, param, &mut g).unwrap();
+        assert_eq!(g, w, "[{name}] {group}.{param}");
+    }
+}
+
+/// (envs, sort_actuators, plan seed, data seed): a single env, sizes that
+/// are not multiples of the workgroup, both column orders.
+const CASES: [(usize, bool, u32, u64); 4] = [
+    (1, false, 0, 1),
+    (67, false, 7, 2),
+    (130, true, 11, 3),
+    (257, true, 0xdead_beef, 4),
+];
+const STEPS: usize = 40;
+
+#[test]
+fn parity_cpu_step_into() {
+    for (envs, sort, seed, data) in CASES {
+        let plan = scenario(envs, sort, seed);
+        run_parity(
+            &mut CpuInto(CpuBackend::new(plan.clone())),
+            plan,
+            data,
+            STEPS,
+        );
+    }
+}
+
+#[test]
+fn parity_wgpu_step() {
+    let Some(ctx) = gpu() else { return };
+    for (envs, sort, seed, data) in CASES {
+        let plan = scenario(envs, sort, seed);
+        let backend = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+        run_parity(&mut GpuStep(backend), plan, data, STEPS);
+    }
+}
+
+#[test]
+fn parity_wgpu_encode_step_over_caller_buffers() {
+    let Some(ctx) = gpu() else { return };
+    for (envs, sort, seed, data) in CASES {
+        let plan = scenario(envs, sort, seed);
+        run_parity(&mut GpuEncoded::new(&ctx, plan.clone()), plan, data, STEPS);
+    }
+}
+
+#[test]
+fn encode_step_checks_the_caller_buffers_and_read_ctrl_points_at_them() {
+    let Some(ctx) = gpu() else { return };
+    let plan = scenario(3, false, 0);
+    let mut subject = GpuEncoded::new(&ctx, plan.clone());
+    let small = ctx.device().create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: 16,
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    let err = subject
+        .backend
+        .encode_step(&mut encoder, &small, &subject.out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("command buffer") && err.contains("16 bytes"),
+        "{err}"
+    );
+    subject.step_poisoned(&ActuatorCmd::zeros(3, plan.num_targets()));
+    let mut ctrl = vec![0.0; 3 * plan.num_ctrl()];
+    let err = subject
+        .backend
+        .read_ctrl(&mut ctrl)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("encode_step"), "{err}");
+    // A plain step makes the backend's own buffer current again.
+    subject
+        .backend
+        .step(&ActuatorCmd::zeros(3, plan.num_targets()))
+        .unwrap();
+    subject.backend.read_ctrl(&mut ctrl).unwrap();
+}

@@ -1,0 +1,316 @@
+//! Checks of the WGSL that need no GPU: every file parses and validates (with
+//! naga, as wgpu would), every law has its function, and every struct,
+//! constant and workgroup size agrees with its Rust twin.
+
+use std::collections::BTreeMap;
+use std::mem::{offset_of, size_of};
+
+use naga::{Expression, Literal, Module, TypeInner};
+use sinew::delay::{DelayParams, STREAMS, STREAM_CANDIDATE, STREAM_HOLD};
+use sinew::{
+    ActuatorCfg, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg, BuiltinVelocityCfg,
+    CommandField, DcMotorCfg, DelayState, IdealPdCfg, KindId, Law, Param, WrappedCfg, CMD_FIELDS,
+};
+use sinew_wgpu::layout::{
+    BufferDesc, ColumnDesc, Dims, LAW_DC_MOTOR, LAW_IDEAL_PD, LAW_PASS_THROUGH, NO_BUFFER,
+};
+use sinew_wgpu::{shaders, WORKGROUP_SIZE};
+
+fn parse(source: &str, what: &str) -> Module {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{what} does not parse:\n{}", e.emit_to_string(source)));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{what} does not validate:\n{}", e.emit_to_string(source)));
+    module
+}
+
+fn step_module() -> Module {
+    parse(&shaders::module_source(), "the step module")
+}
+
+#[test]
+fn every_shader_file_parses_and_validates_in_module_order() {
+    for n in 1..=shaders::FILES.len() {
+        let (name, _) = shaders::FILES[n - 1];
+        parse(
+            &shaders::source_of_first(n),
+            &format!("{name} (after the files before it)"),
+        );
+    }
+    // No file in shaders/ is left out of the module.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .expect("shaders/")
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".wgsl"))
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = shaders::FILES.iter().map(|(n, _)| n.to_string()).collect();
+    listed.sort();
+    assert_eq!(on_disk, listed, "shaders/ and shaders::FILES differ");
+}
+
+/// The WGSL function each law runs, with its argument count.
+fn law_function(law: Law) -> (&'static str, usize) {
+    match law {
+        Law::IdealPd => ("ideal_pd_effort", 8),
+        Law::DcMotor => ("dc_motor_effort", 10),
+        Law::PassThrough(_) => ("pass_through", 1),
+    }
+}
+
+#[test]
+fn every_kind_has_its_wgsl_function() {
+    let module = step_module();
+    let functions: BTreeMap<String, usize> = module
+        .functions
+        .iter()
+        .filter_map(|(_, f)| Some((f.name.clone()?, f.arguments.len())))
+        .collect();
+    let dc = DcMotorCfg {
+        stiffness: 1.0,
+        damping: 0.0,
+        effort_limit: 1.0,
+        saturation_effort: 2.0,
+        velocity_limit: 3.0,
+    };
+    let kinds: Vec<ActuatorCfg> = vec![
+        IdealPdCfg::new(1.0, 0.0).into(),
+        dc.into(),
+        BuiltinPositionCfg {
+            stiffness: 1.0,
+            damping: 0.0,
+            effort_limit: None,
+        }
+        .into(),
+        BuiltinVelocityCfg {
+            damping: 1.0,
+            effort_limit: None,
+        }
+        .into(),
+        BuiltinMotorCfg::new(1.0).into(),
+        BuiltinMuscleCfg::default().into(),
+        WrappedCfg {
+            command_field: Some(CommandField::Effort),
+        }
+        .into(),
+    ];
+    let ids: Vec<KindId> = kinds.iter().map(|k| k.kind_id()).collect();
+    assert_eq!(ids.len(), KindId::Wrapped as usize + 1, "a kind is missing");
+    for kind in &kinds {
+        let law = kind.law().unwrap_or(Law::PassThrough(CommandField::Effort));
+        let (name, arity) = law_function(law);
+        assert_eq!(
+            functions.get(name),
+            Some(&arity),
+            "kind {} runs `{name}` with {arity} arguments; the WGSL has {:?}",
+            kind.kind_name(),
+            functions.get(name)
+        );
+    }
+    // The helpers each law and the delay stage call, as in the Rust.
+    for helper in [
+        "clip",
+        "pd_torque",
+        "dc_motor_clip",
+        "push",
+        "update_lag",
+        "read_slot",
+        "draw_lag",
+        "hash_u32",
+        "rng_u32",
+        "rng_unit",
+        "nonfinite_bits",
+        "thread_index",
+    ] {
+        assert!(functions.contains_key(helper), "no WGSL fn `{helper}`");
+    }
+}
+
+/// `(size, [(member, offset)])` of a named WGSL struct.
+fn wgsl_struct(module: &Module, name: &str) -> (u32, Vec<(String, u32)>) {
+    let (_, ty) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no WGSL struct {name}"));
+    let TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("{name} is not a struct");
+    };
+    (
+        *span,
+        members
+            .iter()
+            .map(|m| (m.name.clone().unwrap(), m.offset))
+            .collect(),
+    )
+}
+
+macro_rules! rust_struct {
+    ($ty:ty { $($field:ident),* $(,)? }) => {
+        (
+            size_of::<$ty>() as u32,
+            vec![$((stringify!($field).to_string(), offset_of!($ty, $field) as u32)),*],
+        )
+    };
+}
+
+#[test]
+fn repr_c_structs_match_their_wgsl_twins() {
+    let module = step_module();
+    let cases = [
+        (
+            "DelayState",
+            rust_struct!(DelayState {
+                head,
+                pushes,
+                lag,
+                step_count,
+                phase
+            }),
+        ),
+        (
+            "DelayParams",
+            rust_struct!(DelayParams {
+                min_lag,
+                max_lag,
+                len,
+                update_period,
+                per_env_phase,
+                on_reset,
+                stream,
+                hold_prob
+            }),
+        ),
+        (
+            "Dims",
+            rust_struct!(Dims {
+                num_envs,
+                num_targets,
+                num_ctrl,
+                ring_stride,
+                num_buffers,
+                num_claimed,
+                claimed_offset,
+                seed,
+                stiffness_offset,
+                damping_offset,
+                effort_limit_offset,
+                saturation_effort_offset,
+                velocity_limit_offset,
+                _pad0,
+                _pad1,
+                _pad2
+            }),
+        ),
+        (
+            "ColumnDesc",
+            rust_struct!(ColumnDesc {
+                law,
+                field,
+                cmd_column,
+                buffer,
+                ring_column
+            }),
+        ),
+        (
+            "BufferDesc",
+            rust_struct!(BufferDesc {
+                params,
+                ring_offset,
+                num_columns,
+                columns_offset,
+                _pad
+            }),
+        ),
+    ];
+    for (name, rust) in cases {
+        assert_eq!(
+            wgsl_struct(&module, name),
+            rust,
+            "struct {name}: WGSL vs Rust"
+        );
+    }
+    // Every parameter has its table offset in Dims, named after it.
+    let (_, dims) = wgsl_struct(&module, "Dims");
+    for p in Param::ALL {
+        let member = format!("{}_offset", p.name());
+        assert!(
+            dims.iter().any(|(m, _)| *m == member),
+            "Dims has no {member}"
+        );
+        let mut d = Dims::default();
+        let field: &mut u32 = match p {
+            Param::Stiffness => &mut d.stiffness_offset,
+            Param::Damping => &mut d.damping_offset,
+            Param::EffortLimit => &mut d.effort_limit_offset,
+            Param::SaturationEffort => &mut d.saturation_effort_offset,
+            Param::VelocityLimit => &mut d.velocity_limit_offset,
+        };
+        *field = 7;
+        assert_eq!(d.param_offset(p), 7, "Dims::param_offset({p:?})");
+    }
+}
+
+fn wgsl_u32_constants(module: &Module) -> BTreeMap<String, u32> {
+    module
+        .constants
+        .iter()
+        .filter_map(|(_, c)| match module.global_expressions[c.init] {
+            Expression::Literal(Literal::U32(v)) => Some((c.name.clone()?, v)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn wgsl_constants_equal_the_rust_values() {
+    let module = step_module();
+    let wgsl = wgsl_u32_constants(&module);
+    let field = |name: &str| CMD_FIELDS.iter().position(|f| *f == name).unwrap() as u32;
+    let rust: [(&str, u32); 13] = [
+        ("WORKGROUP_SIZE", WORKGROUP_SIZE),
+        ("LAW_IDEAL_PD", LAW_IDEAL_PD),
+        ("LAW_DC_MOTOR", LAW_DC_MOTOR),
+        ("LAW_PASS_THROUGH", LAW_PASS_THROUGH),
+        ("NO_BUFFER", NO_BUFFER),
+        ("FIELD_POSITION", CommandField::Position as u32),
+        ("FIELD_VELOCITY", CommandField::Velocity as u32),
+        ("FIELD_EFFORT", CommandField::Effort as u32),
+        ("FIELD_POS", field("pos")),
+        ("FIELD_VEL", field("vel")),
+        ("STREAMS", STREAMS),
+        ("STREAM_CANDIDATE", STREAM_CANDIDATE),
+        ("STREAM_HOLD", STREAM_HOLD),
+    ];
+    for (name, value) in rust {
+        assert_eq!(wgsl.get(name), Some(&value), "WGSL const {name}");
+    }
+    // The command fields are CMD_FIELDS in order.
+    assert_eq!(field("position_target"), CommandField::Position as u32);
+    assert_eq!(field("velocity_target"), CommandField::Velocity as u32);
+    assert_eq!(field("effort_target"), CommandField::Effort as u32);
+}
+
+#[test]
+fn every_kernel_dispatches_the_rust_workgroup_size() {
+    let module = step_module();
+    let names: Vec<&str> = module
+        .entry_points
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(names, ["env_stage", "law_stage", "output_stage"]);
+    for entry in &module.entry_points {
+        assert_eq!(
+            entry.workgroup_size,
+            [WORKGROUP_SIZE, 1, 1],
+            "entry point {}",
+            entry.name
+        );
+    }
+}
