@@ -4,8 +4,8 @@
 
 use sinew::{
     ActuatorCmd, Backend, BiasType, BuiltinPositionCfg, CpuBackend, CtrlMeaning, DcMotorCfg,
-    DelayCfg, DelayShare, DynType, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, NativeActuator,
-    Plan, PlanOptions, Robot, Transmission, WrappedCfg,
+    DelayCfg, DelayShare, DynType, Engine, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags,
+    NativeActuator, Plan, PlanOptions, Robot, Transmission, WrappedCfg,
 };
 
 use crate::support::{backends, joints};
@@ -335,4 +335,21 @@ fn mjlab_fused_ramp_with_lag_three() {
         }
         assert_eq!(&got[1..], &[0.0, 0.0, 0.0, 1.0, 2.0], "[{name}]");
     }
+}
+
+#[test]
+fn engine_auto_takes_a_hardware_gpu_and_passes_over_a_software_one() {
+    let group = GroupCfg::new("pd", [".*"], IdealPdCfg::new(1.0, 0.0));
+    let engine = Engine::auto(&joints(2), vec![group], 3, PlanOptions::default()).unwrap();
+    let description = engine.description();
+    match (crate::support::gpu(), &engine) {
+        (Some(ctx), Engine::Gpu(_)) => {
+            assert!(!ctx.is_software(), "auto took the software adapter");
+            assert!(description.contains(ctx.description()), "{description}");
+        }
+        (Some(ctx), Engine::Cpu(_)) => assert!(ctx.is_software(), "auto passed over a GPU"),
+        (None, Engine::Cpu(_)) => {}
+        (gpu, _) => panic!("auto chose {description} with adapter {gpu:?}"),
+    }
+    assert!(!sinew::gpu_status().is_empty());
 }
