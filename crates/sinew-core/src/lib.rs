@@ -82,15 +82,9 @@ pub trait Backend {
     /// Copies the current lag of every env for the group's delay buffer
     /// into `out` (`num_envs` long).
     fn read_lags(&mut self, group: &str, out: &mut [u32]) -> Result<(), Error> {
-        let num_envs = self.plan().num_envs();
-        if out.len() != num_envs {
-            return Err(Error::BufferShape {
-                what: "the lag buffer",
-                got: out.len(),
-                expected: num_envs,
-            });
-        }
-        let mut states = vec![DelayState::default(); num_envs];
+        self.plan()
+            .per_env_buffer_of(group, "the lag buffer", out.len())?;
+        let mut states = vec![DelayState::default(); out.len()];
         self.read_delay_states(group, &mut states)?;
         for (o, s) in out.iter_mut().zip(&states) {
             *o = s.lag;

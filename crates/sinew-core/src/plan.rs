@@ -606,14 +606,11 @@ impl Plan {
     ) -> Result<(), Error> {
         let (g, _) = self.group_param(group, name)?;
         let columns = &self.groups[g].ctrl_columns;
-        let expected = self.num_envs * columns.len();
-        if out.len() != expected {
-            return Err(Error::BufferShape {
-                what: "the parameter buffer",
-                got: out.len(),
-                expected,
-            });
-        }
+        Self::check_len(
+            "the parameter buffer",
+            out.len(),
+            self.num_envs * columns.len(),
+        )?;
         let num_ctrl = self.num_ctrl();
         for (row, table_row) in out
             .chunks_exact_mut(columns.len())
@@ -661,6 +658,37 @@ impl Plan {
             write(env * self.buffers.len() + b, params.clamp_lag(lag));
         }
         Ok(())
+    }
+
+    /// Checks that a caller's buffer holds `expected` values.
+    pub fn check_len(what: &'static str, got: usize, expected: usize) -> Result<(), Error> {
+        if got == expected {
+            Ok(())
+        } else {
+            Err(Error::BufferShape {
+                what,
+                got,
+                expected,
+            })
+        }
+    }
+
+    /// Checks a `(num_envs, num_ctrl)` output buffer's length.
+    pub fn check_ctrl_len(&self, got: usize) -> Result<(), Error> {
+        Self::check_len("the ctrl buffer", got, self.num_envs * self.num_ctrl())
+    }
+
+    /// The delay buffer of `group`, after checking that a per-env output
+    /// (`what`, e.g. lags or delay states) holds `num_envs` values.
+    pub fn per_env_buffer_of(
+        &self,
+        group: &str,
+        what: &'static str,
+        got: usize,
+    ) -> Result<usize, Error> {
+        let b = self.buffer_of(group)?;
+        Self::check_len(what, got, self.num_envs)?;
+        Ok(b)
     }
 
     /// The delay buffer of a group.

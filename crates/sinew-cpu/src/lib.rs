@@ -87,13 +87,7 @@ impl CpuBackend {
     pub fn step_into(&mut self, cmd: &ActuatorCmd, out: &mut [f32]) -> Result<(), Error> {
         let plan = &self.plan;
         cmd.check_shape(plan.num_envs(), plan.num_targets())?;
-        if out.len() != plan.num_envs() * plan.num_ctrl() {
-            return Err(Error::BufferShape {
-                what: "the ctrl buffer",
-                got: out.len(),
-                expected: plan.num_envs() * plan.num_ctrl(),
-            });
-        }
+        plan.check_ctrl_len(out.len())?;
         let inputs = StepInputs {
             plan,
             cmd: cmd.fields(),
@@ -302,13 +296,7 @@ impl Backend for CpuBackend {
     }
 
     fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error> {
-        if out.len() != self.ctrl.len() {
-            return Err(Error::BufferShape {
-                what: "the ctrl buffer",
-                got: out.len(),
-                expected: self.ctrl.len(),
-            });
-        }
+        self.plan.check_ctrl_len(out.len())?;
         out.copy_from_slice(&self.ctrl);
         Ok(())
     }
@@ -349,14 +337,9 @@ impl Backend for CpuBackend {
     }
 
     fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error> {
-        let b = self.plan.buffer_of(group)?;
-        if out.len() != self.plan.num_envs() {
-            return Err(Error::BufferShape {
-                what: "the delay-state buffer",
-                got: out.len(),
-                expected: self.plan.num_envs(),
-            });
-        }
+        let b = self
+            .plan
+            .per_env_buffer_of(group, "the delay-state buffer", out.len())?;
         let nb = self.plan.buffers().len();
         for (o, row) in out.iter_mut().zip(self.states.chunks_exact(nb)) {
             *o = row[b];

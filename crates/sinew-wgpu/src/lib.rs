@@ -459,14 +459,7 @@ impl Backend for WgpuBackend {
     }
 
     fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error> {
-        let expected = self.plan.num_envs() * self.plan.num_ctrl();
-        if out.len() != expected {
-            return Err(Error::BufferShape {
-                what: "the ctrl buffer",
-                got: out.len(),
-                expected,
-            });
-        }
+        self.plan.check_ctrl_len(out.len())?;
         if self.output_external {
             return Err(Error::Gpu {
                 what: "read_ctrl",
@@ -563,15 +556,10 @@ impl Backend for WgpuBackend {
     }
 
     fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error> {
-        let b = self.plan.buffer_of(group)?;
+        let b = self
+            .plan
+            .per_env_buffer_of(group, "the delay-state buffer", out.len())?;
         let num_envs = self.plan.num_envs();
-        if out.len() != num_envs {
-            return Err(Error::BufferShape {
-                what: "the delay-state buffer",
-                got: out.len(),
-                expected: num_envs,
-            });
-        }
         let nb = self.plan.buffers().len();
         let mut all = vec![DelayState::default(); num_envs * nb];
         let src = self.buffers.states.clone();
