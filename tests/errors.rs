@@ -469,3 +469,28 @@ fn a_group_without_delay_has_no_lags_to_read() {
         Error::NoDelay { .. }
     ));
 }
+
+#[test]
+fn gpu_backend_refuses_a_plan_larger_than_the_device_binds() {
+    let Some(ctx) = crate::support::gpu() else {
+        return;
+    };
+    // 65536 envs × 1025 frames × 3 fields × 29 columns of f32: 23 GB of ring.
+    let group = GroupCfg::new("legs", [".*"], IdealPdCfg::new(1.0, 0.0))
+        .with_delay(sinew::DelayCfg::new(0, 1024));
+    let plan = Plan::new(
+        &crate::support::joints(29),
+        vec![group],
+        65536,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    let err = sinew::WgpuBackend::new(&ctx, plan).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(err, Error::Gpu { what: "allocation", .. })
+            && msg.contains("delay ring")
+            && msg.contains("fewer envs"),
+        "{msg}"
+    );
+}
