@@ -18,120 +18,26 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
-use sinew::{
-    ActuatorCmd, Backend, BuiltinPositionCfg, CpuBackend, DcMotorCfg, DelayCfg, EnvIds, GpuContext,
-    GroupCfg, IdealPdCfg, Plan, PlanOptions, Robot, Values, WgpuBackend,
-};
+use sinew::{ActuatorCmd, Backend, CpuBackend, GpuContext, Plan, PlanOptions, WgpuBackend};
+use sinew_cli::bench::{bytes_per_element, randomize, workload, KINDS};
 
 const SIZES: [usize; 4] = [1024, 4096, 16384, 65536];
 const TARGETS: [usize; 2] = [12, 29];
-const KINDS: [&str; 4] = ["pd", "dc", "delayed_dc", "passthrough"];
 /// Larger than any last-level cache here: evicts everything between cold steps.
 const EVICT_BYTES: usize = 256 << 20;
 
-fn dc(kp: f32) -> DcMotorCfg {
-    DcMotorCfg {
-        stiffness: kp,
-        damping: 1.0,
-        effort_limit: 30.0,
-        saturation_effort: 40.0,
-        velocity_limit: 20.0,
-    }
-}
-
-/// The groups of one bench: one group over all targets, or for delayed DC the
-/// issue's case: 3 targets delayed 0–4 steps, resampled every step.
-fn groups(kind: &str, num_targets: usize) -> Vec<GroupCfg> {
-    let all = [".*"];
-    match kind {
-        "pd" => vec![GroupCfg::new(
-            "g",
-            all,
-            IdealPdCfg::new(40.0, 1.0).with_effort_limit(30.0),
-        )],
-        "dc" => vec![GroupCfg::new("g", all, dc(40.0))],
-        "delayed_dc" => {
-            let delayed: Vec<String> = (num_targets - 3..num_targets)
-                .map(|t| format!("j{t}"))
-                .collect();
-            let rest: Vec<String> = (0..num_targets - 3).map(|t| format!("j{t}")).collect();
-            vec![
-                GroupCfg::new("g", rest, dc(40.0)),
-                GroupCfg::new("d", delayed, dc(40.0)).with_delay(DelayCfg::new(0, 4)),
-            ]
-        }
-        "passthrough" => {
-            vec![GroupCfg::new(
-                "g",
-                all,
-                BuiltinPositionCfg {
-                    stiffness: 40.0,
-                    damping: 1.0,
-                    effort_limit: None,
-                },
-            )]
-        }
-        _ => unreachable!(),
-    }
-}
-
-/// Bytes a step must move per element (reads + writes of f32, no write-allocate),
-/// the same accounting as the triad's 12 bytes per element.
-fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
-    match kind {
-        "pd" => 36.0,                                           // 5 cmd + 3 params + 1 ctrl
-        "dc" => 44.0,                                           // 5 cmd + 5 params + 1 ctrl
-        "delayed_dc" => 44.0 + 3.0 * 24.0 / num_targets as f64, // + push and read of 3 fields on 3 targets
-        "passthrough" => 24.0, // 5 cmd (the non-finite check reads all five) + 1 ctrl
-        _ => unreachable!(),
-    }
-}
-
-fn lcg(state: &mut u64) -> f32 {
-    *state = state
-        .wrapping_mul(6_364_136_223_846_793_005)
-        .wrapping_add(1_442_695_040_888_963_407);
-    (*state >> 40) as f32 / (1u64 << 24) as f32
-}
-
+/// One workload of `sinew bench` (the same groups, command and per-(env,
+/// target) parameters) on the backend `make` builds.
 fn setup<B: Backend>(
     kind: &str,
     num_envs: usize,
     num_targets: usize,
     make: impl FnOnce(Plan) -> B,
 ) -> (B, ActuatorCmd) {
-    let robot = Robot::from_joints((0..num_targets).map(|t| format!("j{t}")));
-    let plan = Plan::new(
-        &robot,
-        groups(kind, num_targets),
-        num_envs,
-        PlanOptions::default(),
-    )
-    .unwrap();
+    let (robot, groups, cmd) = workload(kind, num_envs, num_targets).expect("a known kind");
+    let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
     let mut backend = make(plan);
-    let mut rng = 1u64;
-    for g in ["g", "d"] {
-        let Ok(gi) = backend.plan().group_index(g) else {
-            continue;
-        };
-        let n = num_envs * backend.plan().groups()[gi].targets.len();
-        for param in ["stiffness", "damping", "effort_limit"] {
-            let values: Vec<f32> = (0..n).map(|_| 20.0 + 20.0 * lcg(&mut rng)).collect();
-            let _ = backend.set_param(g, param, EnvIds::All, Values::PerEnvTarget(&values));
-        }
-    }
-    let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
-    for field in [
-        &mut cmd.position_target,
-        &mut cmd.velocity_target,
-        &mut cmd.effort_target,
-        &mut cmd.pos,
-        &mut cmd.vel,
-    ] {
-        field
-            .iter_mut()
-            .for_each(|x| *x = 4.0 * lcg(&mut rng) - 2.0);
-    }
+    randomize(&mut backend);
     (backend, cmd)
 }
 

@@ -488,8 +488,13 @@ fn gpu_backend_refuses_a_plan_larger_than_the_device_binds() {
     let err = sinew::WgpuBackend::new(&ctx, plan).unwrap_err();
     let msg = err.to_string();
     assert!(
-        matches!(err, Error::Gpu { what: "allocation", .. })
-            && msg.contains("delay ring")
+        matches!(
+            err,
+            Error::Gpu {
+                what: "allocation",
+                ..
+            }
+        ) && msg.contains("delay ring")
             && msg.contains("fewer envs"),
         "{msg}"
     );

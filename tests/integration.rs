@@ -1,6 +1,8 @@
 //! Sinew's one integration-test binary: golden episodes from real systems,
-//! property tests, error messages and step semantics.
+//! CPU–GPU parity, shader checks, the command line, property tests, error
+//! messages and step semantics.
 
+mod cli;
 mod errors;
 mod golden_mjlab;
 mod parity;

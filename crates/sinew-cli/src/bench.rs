@@ -1,0 +1,372 @@
+//! `sinew bench`: µs per step per backend × kind × size, against the memory
+//! bandwidth the same run measures. The workloads are shared with the
+//! criterion benches (`benches/step.rs`).
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use sinew::{
+    ActuatorCmd, Backend, BuiltinPositionCfg, DcMotorCfg, DelayCfg, Engine, EnvIds, GpuContext,
+    GroupCfg, IdealPdCfg, PlanOptions, Robot, Values,
+};
+
+use crate::CliError;
+
+/// The workloads, by name.
+pub const KINDS: [&str; 4] = ["pd", "dc", "delayed_dc", "passthrough"];
+
+fn dc(kp: f32) -> DcMotorCfg {
+    DcMotorCfg {
+        stiffness: kp,
+        damping: 1.0,
+        effort_limit: 30.0,
+        saturation_effort: 40.0,
+        velocity_limit: 20.0,
+    }
+}
+
+/// The groups of one workload over joints `j0..`: one group over all targets,
+/// or for `delayed_dc` 3 targets delayed 0–4 steps (resampled every step, as
+/// mjlab) in a second DC group beside the undelayed one.
+pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> {
+    let all = [".*"];
+    Some(match kind {
+        "pd" => vec![GroupCfg::new(
+            "g",
+            all,
+            IdealPdCfg::new(40.0, 1.0).with_effort_limit(30.0),
+        )],
+        "dc" => vec![GroupCfg::new("g", all, dc(40.0))],
+        "delayed_dc" => {
+            let split = num_targets.saturating_sub(3);
+            let names = |r: std::ops::Range<usize>| r.map(|t| format!("j{t}")).collect::<Vec<_>>();
+            let mut groups = vec![GroupCfg::new("d", names(split..num_targets), dc(40.0))
+                .with_delay(DelayCfg::new(0, 4))];
+            if split > 0 {
+                groups.insert(0, GroupCfg::new("g", names(0..split), dc(40.0)));
+            }
+            groups
+        }
+        "passthrough" => vec![GroupCfg::new(
+            "g",
+            all,
+            BuiltinPositionCfg {
+                stiffness: 40.0,
+                damping: 1.0,
+                effort_limit: None,
+            },
+        )],
+        _ => return None,
+    })
+}
+
+/// Bytes a step must move per (env, target): reads and writes of f32, no
+/// write-allocate (the triad's accounting). PD reads 5 command fields and 3
+/// parameters and writes ctrl; DC reads 5 parameters; delayed DC adds the
+/// push and read of 3 fields on 3 targets; pass-through reads all five fields
+/// (the non-finite check) and writes ctrl.
+pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
+    match kind {
+        "pd" => 36.0,
+        "dc" => 44.0,
+        "delayed_dc" => 44.0 + 3.0 * 24.0 / num_targets as f64,
+        _ => 24.0,
+    }
+}
+
+fn lcg(state: &mut u64) -> f32 {
+    *state = state
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    (*state >> 40) as f32 / (1u64 << 24) as f32
+}
+
+/// The robot, groups and a command of one workload; `randomize` then gives
+/// every (env, target) its own gains and limits.
+pub fn workload(
+    kind: &str,
+    num_envs: usize,
+    num_targets: usize,
+) -> Option<(Robot, Vec<GroupCfg>, ActuatorCmd)> {
+    let groups = workload_groups(kind, num_targets)?;
+    let robot = Robot::from_joints((0..num_targets).map(|t| format!("j{t}")));
+    let mut rng = 1u64;
+    let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
+    for field in [
+        &mut cmd.position_target,
+        &mut cmd.velocity_target,
+        &mut cmd.effort_target,
+        &mut cmd.pos,
+        &mut cmd.vel,
+    ] {
+        field
+            .iter_mut()
+            .for_each(|x| *x = 4.0 * lcg(&mut rng) - 2.0);
+    }
+    Some((robot, groups, cmd))
+}
+
+/// Per-(env, target) stiffness, damping and effort limit in [20, 40).
+pub fn randomize(backend: &mut dyn Backend) {
+    let mut rng = 7u64;
+    let num_envs = backend.plan().num_envs();
+    let groups: Vec<(String, usize)> = backend
+        .plan()
+        .groups()
+        .iter()
+        .map(|g| (g.cfg.name.clone(), g.targets.len()))
+        .collect();
+    for (group, targets) in groups {
+        for param in ["stiffness", "damping", "effort_limit"] {
+            // Pass-through groups have no such parameters.
+            if backend.plan().group_param(&group, param).is_err() {
+                continue;
+            }
+            let values: Vec<f32> = (0..num_envs * targets)
+                .map(|_| 20.0 + 20.0 * lcg(&mut rng))
+                .collect();
+            backend
+                .set_param(&group, param, EnvIds::All, Values::PerEnvTarget(&values))
+                .expect("values in [20, 40) suit every parameter");
+        }
+    }
+}
+
+/// One measured cell.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchResult {
+    /// `cpu` or `wgpu`.
+    pub backend: String,
+    /// The workload.
+    pub kind: String,
+    /// Envs.
+    pub num_envs: usize,
+    /// Targets per env.
+    pub num_targets: usize,
+    /// Median µs per step (GPU: upload, submit and wait).
+    pub us_per_step: f64,
+    /// (env, target) elements per second.
+    pub elements_per_second: f64,
+    /// GB/s the step moves by [`bytes_per_element`].
+    pub gbs: f64,
+    /// That as a share of the backend's measured bandwidth, in %.
+    pub percent_of_bandwidth: f64,
+}
+
+/// A whole `sinew bench` run.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// Each backend's measured bandwidth: CPU triad (rayon) or GPU buffer copy, GB/s.
+    pub bandwidth_gbs: Vec<(String, f64)>,
+    /// Each backend in words.
+    pub devices: Vec<(String, String)>,
+    /// The cells.
+    pub results: Vec<BenchResult>,
+}
+
+/// `a = b + 3·c` over 3 × 64 MiB on all rayon threads; GB/s (12 bytes per element).
+pub fn cpu_triad_gbs() -> f64 {
+    let n = 16 << 20;
+    let (mut a, b, c) = (vec![0.0f32; n], vec![1.0f32; n], vec![2.0f32; n]);
+    median_of(7, || {
+        let start = Instant::now();
+        a.par_chunks_mut(1 << 16)
+            .zip(b.par_chunks(1 << 16))
+            .zip(c.par_chunks(1 << 16))
+            .for_each(|((a, b), c)| {
+                for i in 0..a.len() {
+                    a[i] = b[i] + 3.0 * c[i];
+                }
+            });
+        black_box(&a);
+        12.0 * n as f64 / start.elapsed().as_secs_f64() / 1e9
+    })
+}
+
+/// A 256 MiB device-to-device copy; GB/s counting bytes read and written.
+pub fn gpu_copy_gbs(ctx: &GpuContext) -> f64 {
+    let bytes = 256u64 << 20;
+    let buffer = |usage| {
+        ctx.device().create_buffer(&wgpu::BufferDescriptor {
+            label: Some("bandwidth"),
+            size: bytes,
+            usage,
+            mapped_at_creation: false,
+        })
+    };
+    let (src, dst) = (
+        buffer(wgpu::BufferUsages::COPY_SRC),
+        buffer(wgpu::BufferUsages::COPY_DST),
+    );
+    median_of(7, || {
+        let start = Instant::now();
+        let mut encoder = ctx.device().create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&src, 0, &dst, 0, bytes);
+        ctx.queue().submit([encoder.finish()]);
+        wait(ctx);
+        2.0 * bytes as f64 / start.elapsed().as_secs_f64() / 1e9
+    })
+}
+
+fn wait(ctx: &GpuContext) {
+    let _ = ctx.device().poll(wgpu::PollType::wait_indefinitely());
+}
+
+fn median_of(n: usize, mut f: impl FnMut() -> f64) -> f64 {
+    let mut v: Vec<f64> = (0..n).map(|_| f()).collect();
+    v.sort_by(f64::total_cmp);
+    v[n / 2]
+}
+
+/// Median µs per step: batches of steps long enough to time (≥ 20 ms), 7 of them.
+fn time_steps(engine: &mut Engine, cmd: &ActuatorCmd) -> Result<f64, CliError> {
+    let step = |engine: &mut Engine| -> Result<(), CliError> {
+        engine.step(cmd)?;
+        if let Engine::Gpu(b) = engine {
+            wait(b.context());
+        }
+        Ok(())
+    };
+    for _ in 0..5 {
+        step(engine)?;
+    }
+    let start = Instant::now();
+    step(engine)?;
+    let one = start.elapsed().max(Duration::from_nanos(100));
+    let batch = (Duration::from_millis(20).as_secs_f64() / one.as_secs_f64()).ceil() as usize;
+    let batch = batch.clamp(1, 10_000);
+    let mut times = Vec::with_capacity(7);
+    for _ in 0..7 {
+        let start = Instant::now();
+        for _ in 0..batch {
+            step(engine)?;
+        }
+        times.push(start.elapsed().as_secs_f64() / batch as f64 * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[3])
+}
+
+/// Runs the suite. `backends` are `cpu` and/or `wgpu`.
+pub fn bench(
+    backends: &[&str],
+    kinds: &[String],
+    envs: &[usize],
+    num_targets: usize,
+    progress: bool,
+) -> Result<BenchReport, CliError> {
+    for kind in kinds {
+        if workload_groups(kind, num_targets).is_none() {
+            return Err(CliError::Usage(format!(
+                "unknown kind `{kind}`; the kinds are {}",
+                KINDS.join(", ")
+            )));
+        }
+    }
+    let mut report = BenchReport {
+        bandwidth_gbs: Vec::new(),
+        devices: Vec::new(),
+        results: Vec::new(),
+    };
+    let cells = backends.len() * kinds.len() * envs.len();
+    let bar = if progress {
+        let bar = ProgressBar::new(cells as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{msg:32} [{bar:30}] {pos}/{len}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    for &backend in backends {
+        bar.set_message(format!("{backend}: bandwidth"));
+        let bandwidth = match backend {
+            "cpu" => {
+                report.devices.push((
+                    "cpu".into(),
+                    format!("rayon, {} threads", rayon::current_num_threads()),
+                ));
+                cpu_triad_gbs()
+            }
+            _ => {
+                let ctx = GpuContext::shared()?;
+                report
+                    .devices
+                    .push(("wgpu".into(), ctx.description().to_owned()));
+                gpu_copy_gbs(&ctx)
+            }
+        };
+        report.bandwidth_gbs.push((backend.to_owned(), bandwidth));
+        for kind in kinds {
+            for &num_envs in envs {
+                bar.set_message(format!("{backend} {kind} {num_envs}×{num_targets}"));
+                let (robot, groups, cmd) =
+                    workload(kind, num_envs, num_targets).expect("kinds checked above");
+                let options = PlanOptions::default();
+                let mut engine = match backend {
+                    "cpu" => Engine::cpu(&robot, groups, num_envs, options)?,
+                    _ => Engine::gpu(&robot, groups, num_envs, options)?,
+                };
+                randomize(&mut engine);
+                let us = time_steps(&mut engine, &cmd)?;
+                let elements = (num_envs * num_targets) as f64;
+                let gbs = elements * bytes_per_element(kind, num_targets) / (us * 1e3);
+                report.results.push(BenchResult {
+                    backend: backend.to_owned(),
+                    kind: kind.clone(),
+                    num_envs,
+                    num_targets,
+                    us_per_step: us,
+                    elements_per_second: elements / us * 1e6,
+                    gbs,
+                    percent_of_bandwidth: 100.0 * gbs / bandwidth,
+                });
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(report)
+}
+
+impl BenchReport {
+    /// The report as Markdown tables, one per backend.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        for (backend, bandwidth) in &self.bandwidth_gbs {
+            let device = self
+                .devices
+                .iter()
+                .find(|(b, _)| b == backend)
+                .map_or("", |(_, d)| d.as_str());
+            let what = if backend == "cpu" {
+                "triad"
+            } else {
+                "device copy"
+            };
+            out.push_str(&format!(
+                "\n{backend} ({device}): {what} {bandwidth:.1} GB/s\n\
+                 | kind | num_envs × targets | µs/step | Melem/s | GB/s moved | % of {what} |\n\
+                 |---|---|---:|---:|---:|---:|\n"
+            ));
+            for r in self.results.iter().filter(|r| &r.backend == backend) {
+                out.push_str(&format!(
+                    "| {} | {} × {} | {:.1} | {:.0} | {:.1} | {:.0}% |\n",
+                    r.kind,
+                    r.num_envs,
+                    r.num_targets,
+                    r.us_per_step,
+                    r.elements_per_second / 1e6,
+                    r.gbs,
+                    r.percent_of_bandwidth
+                ));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,326 @@
+//! Command sources of a scenario: what every step hands the engine.
+//!
+//! Each source gives a signal `x(t)` per (env, target), `t = step·dt`:
+//! `position_target = x(t)`, `velocity_target = ẋ(t)` (0 for `step`,
+//! `uniform` and a one-field `.npy`), `effort_target = 0`. With
+//! `state = "lagging"` (the default) the joint state trails the target:
+//! `pos = x(t − state_delay)`, `vel = ẋ(t − state_delay)` (held at the first
+//! step before that); with `state = "zero"` the joints sit at rest. Sine and
+//! chirp give every (env, target) its own phase, `2π·(env/num_envs +
+//! target/num_targets)`, so the envs differ.
+
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::Deserialize;
+use sinew::ActuatorCmd;
+
+use crate::npy;
+use crate::CliError;
+
+/// Which signal drives the targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// `offset + amplitude·sin(2π·frequency·t + phase)`.
+    #[default]
+    Sine,
+    /// A linear chirp from `f0` to `f1` Hz over the run.
+    Chirp,
+    /// `offset` before `at` seconds, `offset + amplitude` after.
+    Step,
+    /// Uniform in `[low, high)`, drawn per (env, target, step) from `seed`.
+    Uniform,
+    /// Read from `path`: `(steps, targets)` (every env alike), `(steps, envs,
+    /// targets)` (position targets), or `(steps, 5, envs, targets)` (all five
+    /// fields in `CMD_FIELDS` order, state included).
+    Npy,
+}
+
+/// What `pos` and `vel` are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// The signal `state_delay` seconds ago.
+    #[default]
+    Lagging,
+    /// At rest at 0.
+    Zero,
+}
+
+/// The `[command]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSpec {
+    /// The source (default `sine`).
+    #[serde(default)]
+    pub source: Source,
+    /// Amplitude (rad or m; default 0.3) for sine, chirp, step.
+    pub amplitude: Option<f64>,
+    /// Offset (default 0) for sine, chirp, step.
+    pub offset: Option<f64>,
+    /// Sine frequency (Hz, default 1).
+    pub frequency: Option<f64>,
+    /// Chirp start frequency (Hz, default 0.1).
+    pub f0: Option<f64>,
+    /// Chirp end frequency (Hz, default 5).
+    pub f1: Option<f64>,
+    /// Step time (s, default 0).
+    pub at: Option<f64>,
+    /// Uniform lower bound (default −1).
+    pub low: Option<f64>,
+    /// Uniform upper bound (default 1).
+    pub high: Option<f64>,
+    /// Uniform seed (default 0).
+    pub seed: Option<u32>,
+    /// The `.npy` file, relative to the scenario file.
+    pub path: Option<PathBuf>,
+    /// What `pos`/`vel` are (default `lagging`).
+    pub state: Option<State>,
+    /// How far the state trails (s, default 0.02).
+    pub state_delay: Option<f64>,
+}
+
+impl CommandSpec {
+    /// Checks that every field set belongs to the source and every value is usable.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        let takes: &[&str] = match self.source {
+            Source::Sine => &["amplitude", "offset", "frequency", "state", "state_delay"],
+            Source::Chirp => &["amplitude", "offset", "f0", "f1", "state", "state_delay"],
+            Source::Step => &["amplitude", "offset", "at", "state", "state_delay"],
+            Source::Uniform => &["low", "high", "seed", "state", "state_delay"],
+            Source::Npy => &["path", "state", "state_delay"],
+        };
+        let set = [
+            ("amplitude", self.amplitude.is_some()),
+            ("offset", self.offset.is_some()),
+            ("frequency", self.frequency.is_some()),
+            ("f0", self.f0.is_some()),
+            ("f1", self.f1.is_some()),
+            ("at", self.at.is_some()),
+            ("low", self.low.is_some()),
+            ("high", self.high.is_some()),
+            ("seed", self.seed.is_some()),
+            ("path", self.path.is_some()),
+            ("state", self.state.is_some()),
+            ("state_delay", self.state_delay.is_some()),
+        ];
+        if let Some((field, _)) = set.iter().find(|(f, s)| *s && !takes.contains(f)) {
+            return Err(format!(
+                "command: field `{field}` does not apply to source {:?}; it takes {}",
+                self.source,
+                takes.join(", ")
+            ));
+        }
+        for (field, v) in [
+            ("amplitude", self.amplitude),
+            ("offset", self.offset),
+            ("frequency", self.frequency),
+            ("f0", self.f0),
+            ("f1", self.f1),
+            ("at", self.at),
+            ("low", self.low),
+            ("high", self.high),
+            ("state_delay", self.state_delay),
+        ] {
+            if let Some(v) = v.filter(|v| !v.is_finite()) {
+                return Err(format!("command: field `{field}` must be finite, got {v}"));
+            }
+        }
+        if self.state_delay.is_some_and(|d| d < 0.0) {
+            return Err("command: field `state_delay` must be ≥ 0".into());
+        }
+        if self.source == Source::Uniform && self.low.unwrap_or(-1.0) > self.high.unwrap_or(1.0) {
+            return Err("command: `low` must be ≤ `high`".into());
+        }
+        if self.source == Source::Npy && self.path.is_none() {
+            return Err("command: source npy needs field `path`".into());
+        }
+        Ok(())
+    }
+
+    pub(crate) fn resolve_paths(&mut self, base: &Path) {
+        if let Some(p) = &self.path {
+            self.path = Some(crate::scenario::relative_to(base, p));
+        }
+    }
+}
+
+/// The command of every step of one run.
+pub struct CommandGen {
+    spec: CommandSpec,
+    num_envs: usize,
+    num_targets: usize,
+    dt: f64,
+    duration: f64,
+    lag_steps: usize,
+    /// Loaded `.npy` values, their field count (1 or 5), and `shared` when
+    /// one row serves every env.
+    npy: Option<NpyCommand>,
+}
+
+struct NpyCommand {
+    values: Vec<f32>,
+    fields: usize,
+    shared: bool,
+}
+
+impl CommandGen {
+    /// Prepares the command of a `steps`-step run (loads the `.npy`, if any).
+    pub fn new(
+        spec: &CommandSpec,
+        num_envs: usize,
+        num_targets: usize,
+        dt: f64,
+        steps: usize,
+    ) -> Result<CommandGen, CliError> {
+        let npy = match (spec.source, &spec.path) {
+            (Source::Npy, Some(path)) => Some(load_npy(path, num_envs, num_targets, steps)?),
+            _ => None,
+        };
+        if npy.as_ref().is_some_and(|n| n.fields == 5) && spec.state.is_some() {
+            return Err(CliError::Scenario {
+                origin: path_text(spec.path.as_deref()),
+                line: None,
+                message: "command: a five-field .npy carries pos and vel; drop `state`".into(),
+            });
+        }
+        Ok(CommandGen {
+            lag_steps: (spec.state_delay.unwrap_or(0.02) / dt).round() as usize,
+            spec: spec.clone(),
+            num_envs,
+            num_targets,
+            dt,
+            duration: steps as f64 * dt,
+            npy,
+        })
+    }
+
+    /// `(x, ẋ)` of one (env, target) at `step`.
+    fn signal(&self, step: usize, env: usize, target: usize) -> (f64, f64) {
+        let s = &self.spec;
+        let t = step as f64 * self.dt;
+        let (amplitude, offset) = (s.amplitude.unwrap_or(0.3), s.offset.unwrap_or(0.0));
+        let phase = std::f64::consts::TAU
+            * (env as f64 / self.num_envs as f64 + target as f64 / self.num_targets as f64);
+        match s.source {
+            Source::Sine => {
+                let w = std::f64::consts::TAU * s.frequency.unwrap_or(1.0);
+                let a = w * t + phase;
+                (offset + amplitude * a.sin(), amplitude * w * a.cos())
+            }
+            Source::Chirp => {
+                let (f0, f1) = (s.f0.unwrap_or(0.1), s.f1.unwrap_or(5.0));
+                let k = (f1 - f0) / self.duration;
+                let a = std::f64::consts::TAU * (f0 * t + 0.5 * k * t * t) + phase;
+                let w = std::f64::consts::TAU * (f0 + k * t);
+                (offset + amplitude * a.sin(), amplitude * w * a.cos())
+            }
+            Source::Step => {
+                let on = t >= s.at.unwrap_or(0.0);
+                (offset + if on { amplitude } else { 0.0 }, 0.0)
+            }
+            Source::Uniform => {
+                let (lo, hi) = (s.low.unwrap_or(-1.0), s.high.unwrap_or(1.0));
+                let u = sinew::delay::rng_unit(
+                    s.seed.unwrap_or(0),
+                    target as u32,
+                    env as u32,
+                    step as u32,
+                );
+                (lo + (hi - lo) * f64::from(u), 0.0)
+            }
+            Source::Npy => {
+                let n = self.npy.as_ref().expect("loaded with the source");
+                let row = if n.shared { 0 } else { env };
+                let per_step =
+                    n.fields * if n.shared { 1 } else { self.num_envs } * self.num_targets;
+                let at = step * per_step + row * self.num_targets + target;
+                (f64::from(n.values[at]), 0.0)
+            }
+        }
+    }
+
+    /// Writes step `step`'s command into `cmd`.
+    pub fn fill(&self, step: usize, cmd: &mut ActuatorCmd) {
+        let t = self.num_targets;
+        if let Some(n) = self.npy.as_ref().filter(|n| n.fields == 5) {
+            let plane = self.num_envs * t;
+            let frame = &n.values[step * 5 * plane..(step + 1) * 5 * plane];
+            for (f, field) in [
+                &mut cmd.position_target,
+                &mut cmd.velocity_target,
+                &mut cmd.effort_target,
+                &mut cmd.pos,
+                &mut cmd.vel,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                field.copy_from_slice(&frame[f * plane..(f + 1) * plane]);
+            }
+            return;
+        }
+        let lagging = self.spec.state.unwrap_or_default() == State::Lagging;
+        let past = step.saturating_sub(self.lag_steps);
+        cmd.effort_target.fill(0.0);
+        let rows = cmd
+            .position_target
+            .par_chunks_mut(t)
+            .zip(cmd.velocity_target.par_chunks_mut(t))
+            .zip(cmd.pos.par_chunks_mut(t))
+            .zip(cmd.vel.par_chunks_mut(t));
+        rows.enumerate().for_each(|(env, (((pt, vt), pos), vel))| {
+            for target in 0..t {
+                let (x, dx) = self.signal(step, env, target);
+                pt[target] = x as f32;
+                vt[target] = dx as f32;
+                let (q, dq) = if lagging {
+                    self.signal(past, env, target)
+                } else {
+                    (0.0, 0.0)
+                };
+                pos[target] = q as f32;
+                vel[target] = dq as f32;
+            }
+        });
+    }
+}
+
+fn path_text(path: Option<&Path>) -> String {
+    path.map(|p| p.display().to_string()).unwrap_or_default()
+}
+
+fn load_npy(
+    path: &Path,
+    num_envs: usize,
+    num_targets: usize,
+    steps: usize,
+) -> Result<NpyCommand, CliError> {
+    let (shape, values) = npy::read_f32(path)?;
+    let bad = |message: String| CliError::Npy {
+        path: path.to_owned(),
+        message,
+    };
+    let (file_steps, fields, shared) = match shape[..] {
+        [s, t] if t == num_targets => (s, 1, true),
+        [s, e, t] if e == num_envs && t == num_targets => (s, 1, false),
+        [s, 5, e, t] if e == num_envs && t == num_targets => (s, 5, false),
+        _ => {
+            return Err(bad(format!(
+                "shape {shape:?} is none of (steps, {num_targets}), (steps, {num_envs}, \
+                 {num_targets}) or (steps, 5, {num_envs}, {num_targets})"
+            )))
+        }
+    };
+    if file_steps < steps {
+        return Err(bad(format!(
+            "holds {file_steps} steps; the scenario runs {steps}"
+        )));
+    }
+    Ok(NpyCommand {
+        values,
+        fields,
+        shared,
+    })
+}

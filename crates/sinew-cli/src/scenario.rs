@@ -1,0 +1,835 @@
+//! Scenario files: a robot, its actuator groups, a batch size, a command
+//! source and the outputs to write, in TOML. Unknown fields are errors, and
+//! every error names the field and the line.
+//!
+//! ```toml
+//! num_envs = 4096
+//! steps = 1000
+//! dt = 0.005                  # physics step (s): the time axis of the command
+//! seed = 0                    # the lag RNG's seed
+//!
+//! [robot]
+//! joints = ["hip", "knee"]
+//!
+//! [[groups]]
+//! name = "legs"
+//! targets = [".*"]
+//! kind = "dc_motor"
+//! effort_limit = 23.7
+//! saturation_effort = 23.7
+//! velocity_limit = 30.1
+//! armature = { rotor_inertia = [1.1e-4, 0, 0], gear_ratio = [1, 6, 1] }
+//! gains = { natural_frequency_hz = 10, damping_ratio = 2 }
+//! delay = { min_lag = 0, max_lag = 2 }
+//!
+//! [command]
+//! source = "sine"             # sine | chirp | step | uniform | npy
+//! amplitude = 0.3
+//! frequency = 1.0
+//! ```
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sinew::{
+    ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
+    BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayCfg, DelayShare, DynType, GainType,
+    GroupCfg, IdealPdCfg, NativeActuator, Plan, PlanOptions, Resample, Robot, Transmission,
+    WrappedCfg,
+};
+use toml::Spanned;
+
+use crate::command::CommandSpec;
+use crate::CliError;
+
+/// A parsed scenario, ready to compile.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Display name (the file's `name`, else its file stem).
+    pub name: String,
+    /// Where it came from (a path or `preset <name>`), for messages.
+    pub origin: String,
+    /// Envs per batch.
+    pub num_envs: usize,
+    /// Steps `run` takes.
+    pub steps: usize,
+    /// Physics step (s).
+    pub dt: f64,
+    /// The robot's target names.
+    pub robot: Robot,
+    /// The groups, compiled from the file.
+    pub groups: Vec<GroupCfg>,
+    /// Plan options (seed, mjlab's actuator sort).
+    pub options: PlanOptions,
+    /// How each step's command is made.
+    pub command: CommandSpec,
+    /// What `run` writes.
+    pub output: OutputSpec,
+    /// Line of each `(group, field)` for messages about values.
+    lines: HashMap<(String, String), usize>,
+    text: String,
+}
+
+/// What `sinew run` writes besides its summary.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// `ctrl.npy`, `(steps written, envs, num_ctrl)` f32. Default true.
+    #[serde(default = "yes")]
+    pub ctrl: bool,
+    /// `nonfinite.npy`, `(steps written, envs)` u8: 1 where the step zeroed
+    /// the env. Default true.
+    #[serde(default = "yes")]
+    pub nonfinite: bool,
+    /// `lags_<group>.npy`, `(steps written, envs)` u32, one per delay buffer.
+    /// Default false.
+    #[serde(default)]
+    pub lags: bool,
+    /// Which envs to write (default all).
+    #[serde(default)]
+    pub envs: Option<Vec<u32>>,
+    /// Write every n-th step (default 1).
+    #[serde(default = "one")]
+    pub every: usize,
+}
+
+fn yes() -> bool {
+    true
+}
+fn one() -> usize {
+    1
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec {
+            ctrl: true,
+            nonfinite: true,
+            lags: false,
+            envs: None,
+            every: 1,
+        }
+    }
+}
+
+type S<T> = Spanned<T>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileToml {
+    name: Option<String>,
+    num_envs: S<usize>,
+    steps: S<usize>,
+    dt: S<f64>,
+    #[serde(default)]
+    seed: u32,
+    #[serde(default)]
+    sort_actuators: bool,
+    robot: RobotToml,
+    groups: Vec<S<GroupToml>>,
+    #[serde(default)]
+    command: Option<S<CommandSpec>>,
+    #[serde(default)]
+    output: Option<OutputSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RobotToml {
+    #[serde(default)]
+    joints: Vec<String>,
+    #[serde(default)]
+    tendons: Vec<String>,
+    #[serde(default)]
+    sites: Vec<String>,
+    #[serde(default)]
+    native_actuators: Vec<NativeToml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NativeToml {
+    name: String,
+    #[serde(default)]
+    transmission: TransmissionToml,
+    target: String,
+    gain: GainToml,
+    bias: BiasToml,
+    #[serde(default)]
+    dyn_type: DynToml,
+    #[serde(default)]
+    gainprm: [f32; 3],
+    #[serde(default)]
+    biasprm: [f32; 3],
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum TransmissionToml {
+    #[default]
+    Joint,
+    Tendon,
+    Site,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum GainToml {
+    Fixed,
+    Affine,
+    Muscle,
+    User,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum BiasToml {
+    None,
+    Affine,
+    Muscle,
+    User,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum DynToml {
+    #[default]
+    None,
+    Integrator,
+    Filter,
+    FilterExact,
+    Muscle,
+    User,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+enum KindToml {
+    IdealPd,
+    DcMotor,
+    BuiltinPosition,
+    BuiltinVelocity,
+    BuiltinMotor,
+    BuiltinMuscle,
+    Wrapped,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+enum FieldToml {
+    Position,
+    Velocity,
+    Effort,
+}
+
+/// `armature = 0.01` or mjlab's reflected inertia of a two-stage planetary
+/// gearbox, `I0·(r1·r2)² + I1·r2² + I2` (r0 must be 1).
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum ArmatureToml {
+    Value(f32),
+    Planetary(PlanetaryToml),
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct PlanetaryToml {
+    rotor_inertia: [f64; 3],
+    gear_ratio: [f64; 3],
+}
+
+/// mjlab's gains from a natural frequency and damping ratio on the armature:
+/// `kp = a·ω²`, `kd = 2ζ·a·ω`, `ω = 2π·f`.
+#[derive(Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+struct GainsToml {
+    natural_frequency_hz: f64,
+    damping_ratio: f64,
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct DelayToml {
+    #[serde(default)]
+    min_lag: u32,
+    max_lag: u32,
+    #[serde(default)]
+    hold_prob: f32,
+    #[serde(default)]
+    update_period: u32,
+    #[serde(default = "yes")]
+    per_env_phase: bool,
+    #[serde(default)]
+    resample: ResampleToml,
+    /// `"auto"` (mjlab's rule, default), `"own"`, or a buffer name shared by
+    /// every group that names it.
+    #[serde(default)]
+    share: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy, Default)]
+#[serde(rename_all = "snake_case")]
+enum ResampleToml {
+    #[default]
+    EveryStep,
+    OnReset,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupToml {
+    name: S<String>,
+    targets: Vec<S<String>>,
+    kind: S<KindToml>,
+    #[serde(default)]
+    transmission: TransmissionToml,
+    stiffness: Option<S<f32>>,
+    damping: Option<S<f32>>,
+    effort_limit: Option<S<f32>>,
+    saturation_effort: Option<S<f32>>,
+    velocity_limit: Option<S<f32>>,
+    gains: Option<S<GainsToml>>,
+    gear: Option<S<f32>>,
+    command_field: Option<S<FieldToml>>,
+    armature: Option<S<ArmatureToml>>,
+    frictionloss: Option<S<f32>>,
+    viscous_damping: Option<S<f32>>,
+    delay: Option<S<DelayToml>>,
+    // Muscle (MuJoCo `<muscle>`), MuJoCo's defaults.
+    length_range: Option<S<(f32, f32)>>,
+    timeconst: Option<S<(f32, f32)>>,
+    tausmooth: Option<S<f32>>,
+    range: Option<S<(f32, f32)>>,
+    force: Option<S<f32>>,
+    scale: Option<S<f32>>,
+    lmin: Option<S<f32>>,
+    lmax: Option<S<f32>>,
+    vmax: Option<S<f32>>,
+    fpmax: Option<S<f32>>,
+    fvmax: Option<S<f32>>,
+}
+
+/// The key a value at byte `offset` belongs to: the identifier before the
+/// last `=` ahead of it (`key = value`, also inside inline tables and arrays).
+fn key_before(text: &str, offset: usize) -> Option<&str> {
+    let head = text.get(..offset)?;
+    let eq = head.rfind('=')?;
+    let name = head[..eq].trim_end();
+    let start = name
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map_or(0, |i| i + 1);
+    Some(&name[start..]).filter(|k| !k.is_empty())
+}
+
+/// 1-based line of byte `offset` in `text`.
+pub(crate) fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Scenario {
+    /// Reads and parses a scenario file (an `.npy` command source is found
+    /// relative to it).
+    pub fn load(path: &Path) -> Result<Scenario, CliError> {
+        let text = std::fs::read_to_string(path).map_err(|e| CliError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let mut scenario = Scenario::parse(&text, &path.display().to_string())?;
+        if scenario.name.is_empty() {
+            scenario.name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+        }
+        scenario
+            .command
+            .resolve_paths(path.parent().unwrap_or(Path::new(".")));
+        Ok(scenario)
+    }
+
+    /// Parses scenario text; `origin` names it in messages.
+    pub fn parse(text: &str, origin: &str) -> Result<Scenario, CliError> {
+        let at = |span: Option<std::ops::Range<usize>>, message: String| CliError::Scenario {
+            origin: origin.to_owned(),
+            line: span.map(|s| line_at(text, s.start)),
+            message,
+        };
+        let file: FileToml = toml::from_str(text).map_err(|e| {
+            // toml names unknown and missing fields itself; for a wrong value
+            // name the key it was given for.
+            let message = e.message().trim();
+            let key = e.span().and_then(|span| key_before(text, span.start));
+            match key {
+                Some(key) if !message.contains("field `") => {
+                    at(e.span(), format!("field `{key}`: {message}"))
+                }
+                _ => at(e.span(), message.to_owned()),
+            }
+        })?;
+        for (field, value) in [("num_envs", &file.num_envs), ("steps", &file.steps)] {
+            if *value.get_ref() == 0 {
+                return Err(at(
+                    Some(value.span()),
+                    format!("`{field}` must be at least 1"),
+                ));
+            }
+        }
+        if !(file.dt.get_ref().is_finite() && *file.dt.get_ref() > 0.0) {
+            return Err(at(
+                Some(file.dt.span()),
+                format!(
+                    "`dt` must be a positive number of seconds, got {}",
+                    file.dt.get_ref()
+                ),
+            ));
+        }
+        let robot = Robot {
+            joints: file.robot.joints,
+            tendons: file.robot.tendons,
+            sites: file.robot.sites,
+            native_actuators: file
+                .robot
+                .native_actuators
+                .into_iter()
+                .map(|n| NativeActuator {
+                    name: n.name,
+                    transmission: transmission(n.transmission),
+                    target: n.target,
+                    gain: match n.gain {
+                        GainToml::Fixed => GainType::Fixed,
+                        GainToml::Affine => GainType::Affine,
+                        GainToml::Muscle => GainType::Muscle,
+                        GainToml::User => GainType::User,
+                    },
+                    bias: match n.bias {
+                        BiasToml::None => BiasType::None,
+                        BiasToml::Affine => BiasType::Affine,
+                        BiasToml::Muscle => BiasType::Muscle,
+                        BiasToml::User => BiasType::User,
+                    },
+                    dyn_type: match n.dyn_type {
+                        DynToml::None => DynType::None,
+                        DynToml::Integrator => DynType::Integrator,
+                        DynToml::Filter => DynType::Filter,
+                        DynToml::FilterExact => DynType::FilterExact,
+                        DynToml::Muscle => DynType::Muscle,
+                        DynToml::User => DynType::User,
+                    },
+                    gainprm: n.gainprm,
+                    biasprm: n.biasprm,
+                })
+                .collect(),
+        };
+        let mut lines = HashMap::new();
+        let mut groups = Vec::with_capacity(file.groups.len());
+        for group in &file.groups {
+            groups.push(group_cfg(group, text, &mut lines).map_err(|(span, m)| at(Some(span), m))?);
+        }
+        let command = match file.command {
+            Some(c) => {
+                let span = c.span();
+                let spec = c.into_inner();
+                spec.validate().map_err(|m| at(Some(span), m))?;
+                spec
+            }
+            None => CommandSpec::default(),
+        };
+        let output = file.output.unwrap_or_default();
+        if output.every == 0 {
+            return Err(at(None, "`output.every` must be at least 1".into()));
+        }
+        let num_envs = *file.num_envs.get_ref();
+        if let Some(&bad) = output
+            .envs
+            .iter()
+            .flatten()
+            .find(|&&e| e as usize >= num_envs)
+        {
+            return Err(at(
+                None,
+                format!("`output.envs` lists env {bad}, but the scenario has {num_envs} envs"),
+            ));
+        }
+        let scenario = Scenario {
+            name: file.name.unwrap_or_default(),
+            origin: origin.to_owned(),
+            num_envs,
+            steps: *file.steps.get_ref(),
+            dt: *file.dt.get_ref(),
+            robot,
+            groups,
+            options: PlanOptions {
+                sort_actuators: file.sort_actuators,
+                seed: file.seed,
+            },
+            command,
+            output,
+            lines,
+            text: text.to_owned(),
+        };
+        // Compile once now, so that every error of the file shows at load.
+        scenario.plan(scenario.num_envs)?;
+        Ok(scenario)
+    }
+
+    /// The plan for `num_envs` envs; a library error is given the line of
+    /// the group field it names.
+    pub fn plan(&self, num_envs: usize) -> Result<Plan, CliError> {
+        Plan::new(
+            &self.robot,
+            self.groups.clone(),
+            num_envs,
+            self.options.clone(),
+        )
+        .map_err(|e| self.locate(e))
+    }
+
+    /// Attaches the line of the field a library error names.
+    pub fn locate(&self, e: sinew::Error) -> CliError {
+        use sinew::Error as E;
+        let key = match &e {
+            E::InvalidRegex { group, regex, .. }
+            | E::NoMatch { group, regex, .. }
+            | E::AmbiguousMatch {
+                group,
+                first: regex,
+                ..
+            } => Some((group.clone(), format!("targets:{regex}"))),
+            E::TargetClaimed { second, regex, .. } => {
+                Some((second.clone(), format!("targets:{regex}")))
+            }
+            E::InvalidParam { group, field, .. } => Some((group.clone(), field.clone())),
+            E::DelayShareMismatch { second, .. } => Some((second.clone(), "delay".into())),
+            E::TransmissionNotSupported { group, .. }
+            | E::NoNativeActuator { group, .. }
+            | E::UndetectedCommandField { group, .. }
+            | E::MixedCommandFields { group, .. } => Some((group.clone(), String::new())),
+            E::DuplicateGroup { name } => Some((name.clone(), String::new())),
+            _ => None,
+        };
+        let line = key.and_then(|(group, field)| {
+            let lookup = |f: &str| self.lines.get(&(group.clone(), f.to_owned())).copied();
+            lookup(&field)
+                .or_else(|| field.split('.').next().and_then(lookup))
+                .or_else(|| lookup(""))
+        });
+        CliError::Scenario {
+            origin: self.origin.clone(),
+            line,
+            message: e.to_string(),
+        }
+    }
+
+    /// The scenario text as read.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+fn transmission(t: TransmissionToml) -> Transmission {
+    match t {
+        TransmissionToml::Joint => Transmission::Joint,
+        TransmissionToml::Tendon => Transmission::Tendon,
+        TransmissionToml::Site => Transmission::Site,
+    }
+}
+
+type Located = (std::ops::Range<usize>, String);
+
+/// One `[[groups]]` entry as a library group, recording the line of each field.
+fn group_cfg(
+    spanned: &S<GroupToml>,
+    text: &str,
+    lines: &mut HashMap<(String, String), usize>,
+) -> Result<GroupCfg, Located> {
+    let g = spanned.get_ref();
+    let name = g.name.get_ref().clone();
+    let mut note = |field: &str, span: std::ops::Range<usize>| {
+        lines.insert((name.clone(), field.to_owned()), line_at(text, span.start));
+    };
+    note("", spanned.span());
+    for t in &g.targets {
+        note(&format!("targets:{}", t.get_ref()), t.span());
+    }
+    macro_rules! note_all {
+        ($($field:ident),*) => {
+            $(if let Some(v) = &g.$field { note(stringify!($field), v.span()); })*
+        };
+    }
+    note_all!(
+        stiffness,
+        damping,
+        effort_limit,
+        saturation_effort,
+        velocity_limit,
+        gear,
+        armature,
+        frictionloss,
+        viscous_damping,
+        delay,
+        length_range,
+        timeconst,
+        tausmooth,
+        range,
+        force,
+        scale,
+        lmin,
+        lmax,
+        vmax,
+        fpmax,
+        fvmax
+    );
+    let kind = *g.kind.get_ref();
+    let kind_name = format!("{kind:?}");
+    let err = |span: std::ops::Range<usize>, message: String| {
+        Err((span, format!("group `{name}`: {message}")))
+    };
+
+    // Fields each kind takes; any other set field is an error.
+    let allowed: &[&str] = match kind {
+        KindToml::IdealPd => &["stiffness", "damping", "effort_limit", "gains"],
+        KindToml::DcMotor => &[
+            "stiffness",
+            "damping",
+            "effort_limit",
+            "saturation_effort",
+            "velocity_limit",
+            "gains",
+        ],
+        KindToml::BuiltinPosition => &["stiffness", "damping", "effort_limit", "gains"],
+        KindToml::BuiltinVelocity => &["damping", "effort_limit"],
+        KindToml::BuiltinMotor => &["effort_limit", "gear"],
+        KindToml::BuiltinMuscle => &[
+            "gear",
+            "length_range",
+            "timeconst",
+            "tausmooth",
+            "range",
+            "force",
+            "scale",
+            "lmin",
+            "lmax",
+            "vmax",
+            "fpmax",
+            "fvmax",
+        ],
+        KindToml::Wrapped => &["command_field"],
+    };
+    macro_rules! set_fields {
+        ($($field:ident),*) => {
+            [$((stringify!($field), g.$field.as_ref().map(|v| v.span()))),*]
+        };
+    }
+    for (field, span) in set_fields!(
+        stiffness,
+        damping,
+        effort_limit,
+        saturation_effort,
+        velocity_limit,
+        gains,
+        gear,
+        command_field,
+        length_range,
+        timeconst,
+        tausmooth,
+        range,
+        force,
+        scale,
+        lmin,
+        lmax,
+        vmax,
+        fpmax,
+        fvmax
+    ) {
+        if let Some(span) = span {
+            if !allowed.contains(&field) {
+                return err(
+                    span,
+                    format!(
+                        "field `{field}` does not apply to kind {}; it takes {}",
+                        snake(&kind_name),
+                        allowed.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    let armature = match g.armature.as_ref().map(|a| (a.get_ref(), a.span())) {
+        None => None,
+        Some((ArmatureToml::Value(v), _)) => Some(*v),
+        Some((ArmatureToml::Planetary(p), span)) => {
+            if p.gear_ratio[0] != 1.0 {
+                return err(
+                    span,
+                    format!(
+                        "field `armature`: gear_ratio[0] must be 1 (the rotor stage), got {}",
+                        p.gear_ratio[0]
+                    ),
+                );
+            }
+            let [i0, i1, i2] = p.rotor_inertia;
+            let [_, r1, r2] = p.gear_ratio;
+            Some((i0 * (r1 * r2).powi(2) + i1 * r2 * r2 + i2) as f32)
+        }
+    };
+    let value = |v: &Option<S<f32>>| v.as_ref().map(|s| *s.get_ref());
+    let required = |field: &str, v: &Option<S<f32>>| -> Result<f32, Located> {
+        value(v).ok_or_else(|| {
+            (
+                spanned.span(),
+                format!(
+                    "group `{name}`: kind {} needs field `{field}`",
+                    snake(&kind_name)
+                ),
+            )
+        })
+    };
+    // kp and kd: given, or from `gains` on the armature.
+    let (stiffness, damping) = match g.gains.as_ref() {
+        Some(gains) => {
+            if g.stiffness.is_some() || g.damping.is_some() {
+                return err(
+                    gains.span(),
+                    "give either `gains` or `stiffness`/`damping`, not both".into(),
+                );
+            }
+            let Some(a) = armature else {
+                return err(
+                    gains.span(),
+                    "field `gains` derives kp and kd from the armature: set `armature`".into(),
+                );
+            };
+            let GainsToml {
+                natural_frequency_hz: f,
+                damping_ratio: zeta,
+            } = *gains.get_ref();
+            let w = 2.0 * std::f64::consts::PI * f;
+            let a = f64::from(a);
+            (Some((a * w * w) as f32), Some((2.0 * zeta * a * w) as f32))
+        }
+        None => (value(&g.stiffness), value(&g.damping)),
+    };
+    let need = |field: &str, v: Option<f32>| {
+        v.ok_or_else(|| {
+            (
+                spanned.span(),
+                format!(
+                    "group `{name}`: kind {} needs field `{field}` (or `gains`)",
+                    snake(&kind_name)
+                ),
+            )
+        })
+    };
+    let actuator: ActuatorCfg = match kind {
+        KindToml::IdealPd => IdealPdCfg {
+            stiffness: need("stiffness", stiffness)?,
+            damping: need("damping", damping)?,
+            effort_limit: value(&g.effort_limit).unwrap_or(f32::INFINITY),
+        }
+        .into(),
+        KindToml::DcMotor => DcMotorCfg {
+            stiffness: need("stiffness", stiffness)?,
+            damping: need("damping", damping)?,
+            effort_limit: required("effort_limit", &g.effort_limit)?,
+            saturation_effort: required("saturation_effort", &g.saturation_effort)?,
+            velocity_limit: required("velocity_limit", &g.velocity_limit)?,
+        }
+        .into(),
+        KindToml::BuiltinPosition => BuiltinPositionCfg {
+            stiffness: need("stiffness", stiffness)?,
+            damping: damping.unwrap_or(0.0),
+            effort_limit: value(&g.effort_limit),
+        }
+        .into(),
+        KindToml::BuiltinVelocity => BuiltinVelocityCfg {
+            damping: required("damping", &g.damping)?,
+            effort_limit: value(&g.effort_limit),
+        }
+        .into(),
+        KindToml::BuiltinMotor => BuiltinMotorCfg {
+            effort_limit: required("effort_limit", &g.effort_limit)?,
+            gear: value(&g.gear).unwrap_or(1.0),
+        }
+        .into(),
+        KindToml::BuiltinMuscle => {
+            let d = BuiltinMuscleCfg::default();
+            let pair =
+                |v: &Option<S<(f32, f32)>>, default| v.as_ref().map_or(default, |s| *s.get_ref());
+            BuiltinMuscleCfg {
+                length_range: pair(&g.length_range, d.length_range),
+                gear: value(&g.gear).unwrap_or(d.gear),
+                timeconst: pair(&g.timeconst, d.timeconst),
+                tausmooth: value(&g.tausmooth).unwrap_or(d.tausmooth),
+                range: pair(&g.range, d.range),
+                force: value(&g.force).unwrap_or(d.force),
+                scale: value(&g.scale).unwrap_or(d.scale),
+                lmin: value(&g.lmin).unwrap_or(d.lmin),
+                lmax: value(&g.lmax).unwrap_or(d.lmax),
+                vmax: value(&g.vmax).unwrap_or(d.vmax),
+                fpmax: value(&g.fpmax).unwrap_or(d.fpmax),
+                fvmax: value(&g.fvmax).unwrap_or(d.fvmax),
+            }
+            .into()
+        }
+        KindToml::Wrapped => WrappedCfg {
+            command_field: g.command_field.as_ref().map(|f| match f.get_ref() {
+                FieldToml::Position => CommandField::Position,
+                FieldToml::Velocity => CommandField::Velocity,
+                FieldToml::Effort => CommandField::Effort,
+            }),
+        }
+        .into(),
+    };
+    let mut cfg = GroupCfg::new(
+        name.clone(),
+        g.targets.iter().map(|t| t.get_ref().clone()),
+        actuator,
+    )
+    .with_transmission(transmission(g.transmission));
+    cfg.armature = armature;
+    cfg.frictionloss = value(&g.frictionloss);
+    cfg.viscous_damping = value(&g.viscous_damping);
+    if let Some(d) = &g.delay {
+        let d = d.get_ref();
+        cfg.delay = Some(DelayCfg {
+            min_lag: d.min_lag,
+            max_lag: d.max_lag,
+            hold_prob: d.hold_prob,
+            update_period: d.update_period,
+            per_env_phase: d.per_env_phase,
+            resample: match d.resample {
+                ResampleToml::EveryStep => Resample::EveryStep,
+                ResampleToml::OnReset => Resample::OnReset,
+            },
+            share: match d.share.as_deref() {
+                None | Some("auto") => DelayShare::Auto,
+                Some("own") => DelayShare::Own,
+                Some(buffer) => DelayShare::Named(buffer.to_owned()),
+            },
+        });
+    }
+    Ok(cfg)
+}
+
+/// `IdealPd` → `ideal_pd`.
+fn snake(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// A path relative to the scenario file's folder.
+pub(crate) fn relative_to(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        base.join(path)
+    }
+}

@@ -1,0 +1,338 @@
+//! The `sinew` command's library: scenario errors that name the field and
+//! the line, the presets, and runs whose `.npy` files hold exactly what the
+//! library's own step returns.
+
+use std::path::PathBuf;
+
+use sinew::{ActuatorCmd, Backend, CpuBackend};
+use sinew_cli::command::CommandGen;
+use sinew_cli::run::{self, BackendChoice};
+use sinew_cli::{bench, npy, presets, CliError, Scenario};
+
+use crate::support::gpu;
+
+const BASE: &str = r#"num_envs = 3
+steps = 7
+dt = 0.01
+seed = 5
+
+[robot]
+joints = ["hip", "knee", "ankle"]
+
+[[groups]]
+name = "legs"
+targets = ["hip", "knee"]
+kind = "ideal_pd"
+stiffness = 20.0
+damping = 0.5
+effort_limit = 4.0
+
+[[groups]]
+name = "feet"
+targets = ["ankle"]
+kind = "dc_motor"
+stiffness = 30.0
+damping = 1.0
+effort_limit = 10.0
+saturation_effort = 12.0
+velocity_limit = 8.0
+delay = { min_lag = 0, max_lag = 2 }
+"#;
+
+/// The line (1-based) of the first line of `text` containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .expect("needle")
+        + 1
+}
+
+/// Parses `text` expecting an error at the line holding `needle` whose
+/// message contains every piece.
+fn expect_error(text: &str, needle: &str, pieces: &[&str]) {
+    let err = Scenario::parse(text, "test.toml").expect_err("the scenario is wrong");
+    let CliError::Scenario {
+        line, ref message, ..
+    } = err
+    else {
+        panic!("not a scenario error: {err}");
+    };
+    assert_eq!(line, Some(line_of(text, needle)), "{err}");
+    for piece in pieces {
+        assert!(message.contains(piece), "`{piece}` missing from: {err}");
+    }
+    assert!(
+        err.to_string()
+            .starts_with(&format!("test.toml:{}:", line.unwrap())),
+        "{err}"
+    );
+}
+
+#[test]
+fn scenario_errors_name_the_field_and_the_line() {
+    Scenario::parse(BASE, "test.toml").expect("the base scenario is valid");
+    // An unknown field.
+    expect_error(
+        &BASE.replace("damping = 0.5", "damping = 0.5\nstifness = 3.0"),
+        "stifness",
+        &["unknown field `stifness`", "stiffness"],
+    );
+    // A wrong type.
+    expect_error(
+        &BASE.replace("stiffness = 20.0", "stiffness = \"twenty\""),
+        "twenty",
+        &["field `stiffness`", "invalid type"],
+    );
+    // A regex that does not compile.
+    expect_error(
+        &BASE.replace("targets = [\"ankle\"]", "targets = [\"ank(le\"]"),
+        "ank(le",
+        &["group `feet`", "`ank(le`", "not a valid regular expression"],
+    );
+    // A regex that matches nothing names the joints there are.
+    expect_error(
+        &BASE.replace("targets = [\"ankle\"]", "targets = [\"toe\"]"),
+        "\"toe\"",
+        &[
+            "group `feet`",
+            "`toe`",
+            "matches no joint",
+            "hip, knee, ankle",
+        ],
+    );
+    // An impossible lag range.
+    expect_error(
+        &BASE.replace("min_lag = 0, max_lag = 2", "min_lag = 3, max_lag = 2"),
+        "min_lag = 3",
+        &[
+            "group `feet`",
+            "delay.min_lag",
+            "min_lag must be <= max_lag",
+        ],
+    );
+    // A value out of its domain.
+    expect_error(
+        &BASE.replace("saturation_effort = 12.0", "saturation_effort = -12.0"),
+        "saturation_effort",
+        &["group `feet`", "saturation_effort", "-12"],
+    );
+    // A field of another kind.
+    expect_error(
+        &BASE.replace(
+            "effort_limit = 4.0",
+            "effort_limit = 4.0\nvelocity_limit = 3.0",
+        ),
+        "velocity_limit = 3.0",
+        &[
+            "group `legs`",
+            "field `velocity_limit` does not apply to kind ideal_pd",
+        ],
+    );
+    // A missing field of the kind.
+    let missing = BASE.replace("velocity_limit = 8.0\n", "");
+    let err = Scenario::parse(&missing, "test.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs field `velocity_limit`"), "{err}");
+    // A command field that belongs to another source.
+    expect_error(
+        &format!("{BASE}\n[command]\nsource = \"sine\"\nf0 = 1.0\n"),
+        "[command]",
+        &["field `f0` does not apply to source Sine"],
+    );
+}
+
+#[test]
+fn every_preset_parses_and_matches_its_source() {
+    for (name, _, _, _) in presets::PRESETS {
+        let scenario = presets::preset(name).unwrap().unwrap();
+        for (backend, make, _) in crate::support::backends() {
+            let plan = scenario.plan(8).unwrap();
+            let mut b = make(plan);
+            let command =
+                CommandGen::new(&scenario.command, 8, b.plan().num_targets(), scenario.dt, 5)
+                    .unwrap();
+            let mut cmd = ActuatorCmd::zeros(8, b.plan().num_targets());
+            for step in 0..5 {
+                command.fill(step, &mut cmd);
+                b.step(&cmd).unwrap();
+            }
+            assert!(
+                b.nonfinite_envs().unwrap().is_empty(),
+                "{name} on {backend}"
+            );
+        }
+    }
+    // mjlab's G1 constants (g1_constants.py): the armature is the reflected
+    // inertia of the two-stage planetary gearbox, kp = a·(2π·10)², kd = 2·2·a·(2π·10).
+    let g1 = presets::preset("g1").unwrap().unwrap();
+    assert_eq!(g1.robot.joints.len(), 29);
+    let w = 2.0 * std::f64::consts::PI * 10.0;
+    for (group, armature) in [
+        ("5020", 0.003609725),
+        ("7520_14", 0.010177520),
+        ("7520_22", 0.025101925),
+        ("4010", 0.00425),
+        ("waist", 2.0 * 0.003609725),
+    ] {
+        let cfg = g1.groups.iter().find(|g| g.name == group).unwrap();
+        let a = f64::from(cfg.armature.unwrap());
+        assert!((a - armature).abs() < 1e-9, "{group}: armature {a}");
+        let kp = f64::from(cfg.actuator.param_value(sinew::Param::Stiffness).unwrap());
+        let kd = f64::from(cfg.actuator.param_value(sinew::Param::Damping).unwrap());
+        assert!(
+            (kp / (armature * w * w) - 1.0).abs() < 1e-6,
+            "{group}: kp {kp}"
+        );
+        assert!(
+            (kd / (4.0 * armature * w) - 1.0).abs() < 1e-6,
+            "{group}: kd {kd}"
+        );
+    }
+    // Every G1 joint is claimed once (the plan rejects a joint claimed twice).
+    assert_eq!(g1.plan(1).unwrap().num_ctrl(), 29);
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sinew-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn run_writes_npy_files_holding_the_library_step_output() {
+    let text = BASE.replace(
+        "delay = { min_lag = 0, max_lag = 2 }",
+        "delay = { min_lag = 0, max_lag = 2 }\n\n[output]\nlags = true\nevery = 2\nenvs = [2, 0]\n",
+    );
+    let scenario = Scenario::parse(&text, "test.toml").unwrap();
+    let dir = temp_dir("run");
+    let summary = run::run(&scenario, BackendChoice::Cpu, None, None, Some(&dir), false).unwrap();
+    assert_eq!(
+        (summary.steps, summary.num_envs, summary.num_ctrl),
+        (7, 3, 3)
+    );
+
+    // The reference: the library stepped directly.
+    let plan = scenario.plan(3).unwrap();
+    let mut cpu = CpuBackend::new(plan.clone());
+    let command = CommandGen::new(&scenario.command, 3, 3, scenario.dt, 7).unwrap();
+    let mut cmd = ActuatorCmd::zeros(3, 3);
+    let (mut want_ctrl, mut want_lags) = (Vec::new(), Vec::new());
+    let mut lags = [0u32; 3];
+    for step in 0..7 {
+        command.fill(step, &mut cmd);
+        cpu.step(&cmd).unwrap();
+        cpu.read_lags("feet", &mut lags).unwrap();
+        if step % 2 == 0 {
+            for env in [2usize, 0] {
+                want_ctrl.extend_from_slice(&cpu.ctrl()[env * 3..env * 3 + 3]);
+                want_lags.push(lags[env] as f32);
+            }
+        }
+    }
+    let (shape, ctrl) = npy::read_f32(&dir.join("ctrl.npy")).unwrap();
+    assert_eq!(shape, [4, 2, 3]);
+    assert_eq!(ctrl, want_ctrl, "ctrl.npy");
+    // The first effort by hand: env 2, hip, step 0, a sine of amplitude 0.3
+    // at 1 Hz with phase 2π·(2/3 + 0/3); the state trails by 0.02 s = 2
+    // steps, so at step 0 it sits at the first sample: the error is 0.
+    assert_eq!(ctrl[0], 0.0);
+    // Lags come back as u32; read them through their bytes.
+    let bytes = std::fs::read(dir.join("lags_feet.npy")).unwrap();
+    let header = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let got: Vec<f32> = bytes[10 + header..]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()) as f32)
+        .collect();
+    assert_eq!(got, want_lags, "lags_feet.npy");
+    let (shape, flags) = npy_u8(&dir.join("nonfinite.npy"));
+    assert_eq!((shape, flags), (vec![4, 2], vec![0; 8]));
+    let columns = std::fs::read_to_string(dir.join("ctrl_columns.tsv")).unwrap();
+    assert!(columns.contains("2\tfeet\tankle"), "{columns}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn npy_u8(path: &std::path::Path) -> (Vec<usize>, Vec<u8>) {
+    let bytes = std::fs::read(path).unwrap();
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    assert!(header.contains("'descr': '|u1'"), "{header}");
+    let dims = header
+        .split("'shape': (")
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap();
+    let shape = dims
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().unwrap())
+        .collect();
+    (shape, bytes[10 + header_len..].to_vec())
+}
+
+#[test]
+fn an_npy_command_drives_the_targets_and_the_gpu_run_matches_the_cpu_run() {
+    let dir = temp_dir("npy");
+    std::fs::create_dir_all(&dir).unwrap();
+    // (steps, targets): the same targets for every env.
+    let targets: Vec<f32> = (0..7 * 3).map(|i| 0.01 * i as f32).collect();
+    npy::write(&dir.join("cmd.npy"), &[7, 3], &targets).unwrap();
+    let text =
+        format!("{BASE}\n[command]\nsource = \"npy\"\npath = \"cmd.npy\"\nstate = \"zero\"\n");
+    std::fs::write(dir.join("s.toml"), &text).unwrap();
+    let scenario = Scenario::load(&dir.join("s.toml")).unwrap();
+    let out = dir.join("cpu");
+    run::run(&scenario, BackendChoice::Cpu, None, None, Some(&out), false).unwrap();
+    let (_, ctrl) = npy::read_f32(&out.join("ctrl.npy")).unwrap();
+    // Step 4, env 1, hip: kp · target (at rest), under the 4 N·m limit.
+    let at = (4 * 3 + 1) * 3;
+    assert_eq!(ctrl[at], 20.0 * targets[4 * 3]);
+    if gpu().is_some() {
+        let out = dir.join("gpu");
+        run::run(
+            &scenario,
+            BackendChoice::Wgpu,
+            None,
+            None,
+            Some(&out),
+            false,
+        )
+        .unwrap();
+        let (_, gpu_ctrl) = npy::read_f32(&out.join("ctrl.npy")).unwrap();
+        let tol = crate::support::Tolerance::GPU;
+        for (g, c) in gpu_ctrl.iter().zip(&ctrl) {
+            assert!(tol.accepts(*g, *c), "gpu {g}, cpu {c}");
+        }
+        let (_, worst, n) = run::agreement(&scenario, 3, 7).unwrap().unwrap();
+        assert!(worst <= 1e-4 && n == 7 * 9, "{worst} over {n}");
+    }
+    // A file of the wrong shape is a typed error naming the file.
+    npy::write(&dir.join("cmd.npy"), &[7, 4], &[0.0f32; 28]).unwrap();
+    let scenario = Scenario::load(&dir.join("s.toml")).unwrap();
+    let err = run::run(&scenario, BackendChoice::Cpu, None, None, None, false).unwrap_err();
+    assert!(
+        matches!(err, CliError::Npy { .. }) && err.to_string().contains("cmd.npy"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bench_reports_every_cell_with_its_bandwidth() {
+    let kinds = vec!["pd".to_string(), "delayed_dc".to_string()];
+    let report = bench::bench(&["cpu"], &kinds, &[16, 32], 5, false).unwrap();
+    assert_eq!(report.results.len(), 4);
+    assert_eq!(report.bandwidth_gbs.len(), 1);
+    for r in &report.results {
+        assert!(r.us_per_step > 0.0 && r.percent_of_bandwidth > 0.0, "{r:?}");
+    }
+    let table = report.table();
+    assert!(table.contains("| delayed_dc | 32 × 5 |"), "{table}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["results"][0]["kind"], "pd");
+    let err = bench::bench(&["cpu"], &["pid".to_string()], &[16], 5, false).unwrap_err();
+    assert!(err.to_string().contains("unknown kind `pid`"), "{err}");
+}
