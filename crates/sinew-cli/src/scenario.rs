@@ -68,7 +68,6 @@ pub struct Scenario {
     pub output: OutputSpec,
     /// Line of each `(group, field)` for messages about values.
     lines: HashMap<(String, String), usize>,
-    text: String,
 }
 
 /// What `sinew run` writes besides its summary.
@@ -439,22 +438,10 @@ impl Scenario {
         if output.every == 0 {
             return Err(at(None, "`output.every` must be at least 1".into()));
         }
-        let num_envs = *file.num_envs.get_ref();
-        if let Some(&bad) = output
-            .envs
-            .iter()
-            .flatten()
-            .find(|&&e| e as usize >= num_envs)
-        {
-            return Err(at(
-                None,
-                format!("`output.envs` lists env {bad}, but the scenario has {num_envs} envs"),
-            ));
-        }
         let scenario = Scenario {
             name: file.name.unwrap_or_default(),
             origin: origin.to_owned(),
-            num_envs,
+            num_envs: *file.num_envs.get_ref(),
             steps: *file.steps.get_ref(),
             dt: *file.dt.get_ref(),
             robot,
@@ -466,7 +453,6 @@ impl Scenario {
             command,
             output,
             lines,
-            text: text.to_owned(),
         };
         // Compile once now, so that every error of the file shows at load.
         scenario.plan(scenario.num_envs)?;
@@ -519,11 +505,6 @@ impl Scenario {
             line,
             message: e.to_string(),
         }
-    }
-
-    /// The scenario text as read.
-    pub fn text(&self) -> &str {
-        &self.text
     }
 }
 
