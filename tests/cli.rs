@@ -143,6 +143,86 @@ fn scenario_errors_name_the_field_and_the_line() {
 }
 
 #[test]
+fn wrapped_groups_read_the_native_actuators_of_the_robot_table() {
+    let text = r#"num_envs = 2
+steps = 3
+dt = 0.01
+
+[robot]
+joints = ["a", "b"]
+tendons = ["cable"]
+
+[[robot.native_actuators]]
+name = "a_servo"
+target = "a"
+gain = "fixed"
+bias = "affine"
+gainprm = [5.0, 0.0, 0.0]
+biasprm = [0.0, -5.0, 0.0]
+
+[[robot.native_actuators]]
+name = "cable_motor"
+transmission = "tendon"
+target = "cable"
+gain = "fixed"
+bias = "none"
+
+[[groups]]
+name = "xml"
+targets = ["a"]
+kind = "wrapped"
+
+[[groups]]
+name = "cables"
+targets = ["cable"]
+transmission = "tendon"
+kind = "wrapped"
+command_field = "effort"
+
+[[groups]]
+name = "muscle"
+targets = ["b"]
+kind = "builtin_muscle"
+force = 100.0
+timeconst = [0.02, 0.05]
+"#;
+    let scenario = Scenario::parse(text, "wrapped.toml").unwrap();
+    let plan = scenario.plan(2).unwrap();
+    let meanings: Vec<String> = plan
+        .ctrl_columns()
+        .iter()
+        .map(|c| format!("{}:{:?}", c.target, c.meaning))
+        .collect();
+    // a: gain 5, bias −5·q: a position servo; the cable's motor takes efforts.
+    assert_eq!(
+        meanings,
+        ["a:PositionTarget", "cable:EffortTarget", "b:EffortTarget"],
+        "{meanings:?}"
+    );
+    let muscle = scenario.groups.iter().find(|g| g.name == "muscle").unwrap();
+    assert_eq!(
+        muscle.actuator,
+        sinew::ActuatorCfg::from(sinew::BuiltinMuscleCfg {
+            force: 100.0,
+            timeconst: (0.02, 0.05),
+            ..Default::default()
+        })
+    );
+    // A group field the kind does not take.
+    expect_error(
+        &text.replace(
+            "command_field = \"effort\"",
+            "command_field = \"effort\"\ngear = 2.0",
+        ),
+        "gear = 2.0",
+        &[
+            "group `cables`",
+            "field `gear` does not apply to kind wrapped",
+        ],
+    );
+}
+
+#[test]
 fn every_preset_parses_and_matches_its_source() {
     for (name, _, _, _) in presets::PRESETS {
         let scenario = presets::preset(name).unwrap().unwrap();

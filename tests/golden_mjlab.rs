@@ -285,7 +285,20 @@ fn check_plan(case: &Value, plan: &Plan) -> Result<(), String> {
     Ok(())
 }
 
-fn run_case(case: &Value, make: MakeBackend, tol: Tolerance) -> Result<(), String> {
+/// Efforts compared, and those not bit-equal to mjlab's (with the worst gap).
+#[derive(Default)]
+struct Exactness {
+    compared: usize,
+    inexact: usize,
+    worst: f32,
+}
+
+fn run_case(
+    case: &Value,
+    make: MakeBackend,
+    tol: Tolerance,
+    exact: &mut Exactness,
+) -> Result<(), String> {
     let (robot, groups, options, num_envs) = build(case).map_err(|e| format!("SKIP {e}"))?;
     let plan = Plan::new(&robot, groups, num_envs, options).map_err(|e| format!("plan: {e}"))?;
     check_plan(case, &plan)?;
@@ -396,6 +409,11 @@ fn run_case(case: &Value, make: MakeBackend, tol: Tolerance) -> Result<(), Strin
                 // The text rounds to the exact float32 (the schema's rule):
                 // the CPU must match it bit for bit, the GPU within its tolerance.
                 let (ours, want) = (ctrl[env * num_ctrl + j], num(want) as f32);
+                exact.compared += 1;
+                if ours != want {
+                    exact.inexact += 1;
+                    exact.worst = exact.worst.max((ours - want).abs());
+                }
                 if !tol.accepts(ours, want) {
                     return Err(format!(
                         "step {k}, {}: sinew {ours:e}, mjlab {want:e}",
@@ -444,6 +462,7 @@ fn mjlab_golden_episodes() {
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     let mut failures = Vec::new();
     for (backend, make, tol) in backends() {
+        let mut exact = Exactness::default();
         for file in FILES {
             let text = std::fs::read_to_string(golden_dir().join(format!("{file}.json")))
                 .expect("golden file");
@@ -452,7 +471,7 @@ fn mjlab_golden_episodes() {
             let (mut p, mut f, mut s) = (0, 0, 0);
             for case in doc["cases"].as_array().unwrap() {
                 let id = case["id"].as_str().unwrap();
-                match run_case(case, make, tol) {
+                match run_case(case, make, tol, &mut exact) {
                     Ok(()) => p += 1,
                     Err(reason) if reason.starts_with("SKIP") => {
                         s += 1;
@@ -469,6 +488,12 @@ fn mjlab_golden_episodes() {
             println!("mjlab golden [{backend}] {file}.json: {p} passed, {f} failed, {s} skipped");
             (passed, failed, skipped) = (passed + p, failed + f, skipped + s);
         }
+        println!(
+            "mjlab golden [{backend}]: {} of {} efforts bit-equal to mjlab, worst |Δ| {:e}",
+            exact.compared - exact.inexact,
+            exact.compared,
+            exact.worst
+        );
     }
     for failure in failures.iter().take(20) {
         println!("FAILED {failure}");
