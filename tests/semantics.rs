@@ -353,3 +353,100 @@ fn engine_auto_takes_a_hardware_gpu_and_passes_over_a_software_one() {
     }
     assert!(!sinew::gpu_status().is_empty());
 }
+
+#[test]
+fn aligned_plans_zero_exactly_the_envs_at_fault() {
+    // Ctrl columns = command columns and no delay: the CPU backend runs whole
+    // chunks of envs at once and must still zero only the envs at fault.
+    let dc = DcMotorCfg {
+        stiffness: 30.0,
+        damping: 1.0,
+        effort_limit: 10.0,
+        saturation_effort: 12.0,
+        velocity_limit: 8.0,
+    };
+    let servo = BuiltinPositionCfg {
+        stiffness: 5.0,
+        damping: 0.0,
+        effort_limit: None,
+    };
+    let pd = |c: &ActuatorCmd, i: usize| {
+        sinew::ideal_pd_effort(
+            7.0,
+            0.5,
+            f32::INFINITY,
+            c.position_target[i],
+            c.pos[i],
+            c.velocity_target[i],
+            c.vel[i],
+            c.effort_target[i],
+        )
+    };
+    let motor = |c: &ActuatorCmd, i: usize| {
+        sinew::dc_motor_effort(
+            30.0,
+            1.0,
+            10.0,
+            12.0,
+            8.0,
+            c.position_target[i],
+            c.pos[i],
+            c.velocity_target[i],
+            c.vel[i],
+            c.effort_target[i],
+        )
+    };
+    type Law = fn(&ActuatorCmd, usize) -> f32;
+    // (groups, law per column, a target for env 61 that makes it fault:
+    // an overflowing finite one where an unlimited PD reads it).
+    let variants: Vec<(Vec<GroupCfg>, [Law; 4], f32)> = vec![
+        (
+            vec![GroupCfg::new("all", [".*"], IdealPdCfg::new(7.0, 0.5))],
+            [pd, pd, pd, pd],
+            3e38,
+        ),
+        (
+            vec![
+                GroupCfg::new("pd", ["j0", "j1"], IdealPdCfg::new(7.0, 0.5)),
+                GroupCfg::new("dc", ["j2", "j3"], dc),
+            ],
+            [pd, pd, motor, motor],
+            3e38,
+        ),
+        // The servo never reads `vel`: only the input check can catch its NaN.
+        (
+            vec![GroupCfg::new("servo", [".*"], servo)],
+            [|c: &ActuatorCmd, i: usize| c.position_target[i]; 4],
+            f32::INFINITY,
+        ),
+    ];
+    for (groups, laws, fault) in variants {
+        let num_envs = 100;
+        let plan = Plan::new(&joints(4), groups, num_envs, PlanOptions::default()).unwrap();
+        let mut cmd = ramp(num_envs, 4, 3);
+        cmd.vel[37 * 4 + 2] = f32::NAN; // a non-finite input
+        cmd.position_target[61 * 4] = fault;
+        for (name, make, tol) in backends() {
+            let mut b = make(plan.clone());
+            b.step(&cmd).unwrap();
+            let mut ctrl = vec![f32::NAN; num_envs * 4];
+            b.read_ctrl(&mut ctrl).unwrap();
+            assert_eq!(b.nonfinite_envs().unwrap(), [37, 61], "[{name}]");
+            for env in 0..num_envs {
+                for (j, law) in laws.iter().enumerate() {
+                    let i = env * 4 + j;
+                    let want = if env == 37 || env == 61 {
+                        0.0
+                    } else {
+                        law(&cmd, i)
+                    };
+                    assert!(
+                        tol.accepts(ctrl[i], want),
+                        "[{name}] env {env} j{j}: {} vs {want}",
+                        ctrl[i]
+                    );
+                }
+            }
+        }
+    }
+}
