@@ -1,6 +1,6 @@
 //! The `sinew` command as a library: scenario files ([`scenario`]), their
 //! command sources ([`command`]), runs that write `.npy` ([`run`]), the
-//! benchmark suite ([`bench`]) and the shipped robot presets ([`presets`]).
+//! benchmark suite ([`mod@bench`]) and the shipped robot presets ([`presets`]).
 //!
 //! ```
 //! use sinew_cli::{presets, run};

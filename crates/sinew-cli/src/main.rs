@@ -32,7 +32,7 @@ enum Command {
         /// Where to run.
         #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
         backend: BackendChoice,
-        /// Folder for ctrl.npy, nonfinite.npy, lags_<group>.npy and ctrl_columns.tsv.
+        /// Folder for ctrl.npy, nonfinite.npy, lags_GROUP.npy and ctrl_columns.tsv.
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override the scenario's num_envs.
