@@ -442,17 +442,25 @@ impl Backend for WgpuBackend {
 
     fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {
         if !self.nonfinite_fresh {
-            let mut flags = vec![0u32; self.plan.num_envs()];
+            // Read the per-env flags into the report's own storage, then
+            // keep the envs whose flag is set.
+            let num_envs = self.plan.num_envs();
+            let mut flags = std::mem::take(&mut self.nonfinite);
+            flags.resize(num_envs, 0);
             let src = self.buffers.flags.clone();
-            self.read_into(&src, 0, &mut flags)?;
-            self.nonfinite.clear();
-            self.nonfinite.extend(
-                flags
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &f)| f != 0)
-                    .map(|(e, _)| e as u32),
-            );
+            if let Err(e) = self.read_into(&src, 0, &mut flags) {
+                self.nonfinite.clear();
+                return Err(e);
+            }
+            let mut kept = 0;
+            for env in 0..num_envs {
+                if flags[env] != 0 {
+                    flags[kept] = env as u32;
+                    kept += 1;
+                }
+            }
+            flags.truncate(kept);
+            self.nonfinite = flags;
             self.nonfinite_fresh = true;
         }
         Ok(&self.nonfinite)
