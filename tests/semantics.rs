@@ -450,3 +450,106 @@ fn aligned_plans_zero_exactly_the_envs_at_fault() {
         }
     }
 }
+
+#[test]
+fn chunk_wide_checks_agree_with_the_env_by_env_path() {
+    // The same groups on a robot whose groups claim every command column
+    // (the CPU backend checks whole chunks) and on one with an extra,
+    // unclaimed column (it checks env by env): every output, report and
+    // delay state must agree, with non-finite inputs and outputs about.
+    let groups = || {
+        vec![
+            GroupCfg::new("pd", ["j0", "j1"], IdealPdCfg::new(7.0, 0.5))
+                .with_delay(DelayCfg::new(0, 3)),
+            GroupCfg::new(
+                "dc",
+                ["j2", "j3"],
+                DcMotorCfg {
+                    stiffness: 30.0,
+                    damping: 1.0,
+                    effort_limit: 10.0,
+                    saturation_effort: 12.0,
+                    velocity_limit: 8.0,
+                },
+            ),
+            GroupCfg::new(
+                "servo",
+                ["j4"],
+                BuiltinPositionCfg {
+                    stiffness: 5.0,
+                    damping: 0.0,
+                    effort_limit: None,
+                },
+            )
+            .with_delay(DelayCfg::constant(2)),
+        ]
+    };
+    let num_envs = 150;
+    let all_claimed = Plan::new(&joints(5), groups(), num_envs, PlanOptions::default()).unwrap();
+    let with_spare = Plan::new(&joints(6), groups(), num_envs, PlanOptions::default()).unwrap();
+    assert_eq!(all_claimed.claimed_columns(), [(0, 5)]);
+    let mut a = CpuBackend::new(all_claimed);
+    let mut b = CpuBackend::new(with_spare);
+    let mut seed = 12345u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (seed >> 40) as f32 / (1u64 << 24) as f32
+    };
+    for step in 0..30 {
+        let (mut ca, mut cb) = (
+            ActuatorCmd::zeros(num_envs, 5),
+            ActuatorCmd::zeros(num_envs, 6),
+        );
+        for env in 0..num_envs {
+            for j in 0..5 {
+                let v = [
+                    next() - 0.5,
+                    next() - 0.5,
+                    next() - 0.5,
+                    next() - 0.5,
+                    10.0 * next() - 5.0,
+                ];
+                for (f, value) in v.into_iter().enumerate() {
+                    ca.fields_mut()[f][env * 5 + j] = value;
+                    cb.fields_mut()[f][env * 6 + j] = value;
+                }
+            }
+            // The spare column's NaN must not count.
+            cb.vel[env * 6 + 5] = if next() < 0.1 { f32::NAN } else { 0.0 };
+            let fault = next();
+            if fault < 0.03 {
+                ca.pos[env * 5 + 4] = f32::INFINITY;
+                cb.pos[env * 6 + 4] = f32::INFINITY;
+            } else if fault < 0.06 {
+                ca.position_target[env * 5 + 4] = f32::INFINITY;
+                cb.position_target[env * 6 + 4] = f32::INFINITY;
+            } else if fault < 0.09 {
+                // Finite, but 7 × 3e38 overflows: an infinite output.
+                ca.position_target[env * 5] = 3e38;
+                cb.position_target[env * 6] = 3e38;
+            }
+        }
+        if step % 7 == 3 {
+            let envs: Vec<u32> = (0..num_envs as u32).filter(|e| e % 5 == step % 5).collect();
+            a.reset(EnvIds::List(&envs)).unwrap();
+            b.reset(EnvIds::List(&envs)).unwrap();
+        }
+        a.step(&ca).unwrap();
+        b.step(&cb).unwrap();
+        assert_eq!(a.ctrl(), b.ctrl(), "step {step}: ctrl");
+        assert_eq!(
+            a.nonfinite_envs().unwrap(),
+            b.nonfinite_envs().unwrap(),
+            "step {step}: non-finite envs"
+        );
+        for group in ["pd", "servo"] {
+            let (mut sa, mut sb) = (
+                vec![Default::default(); num_envs],
+                vec![Default::default(); num_envs],
+            );
+            a.read_delay_states(group, &mut sa).unwrap();
+            b.read_delay_states(group, &mut sb).unwrap();
+            assert_eq!(sa, sb, "step {step}: {group} delay states");
+        }
+    }
+}

@@ -95,13 +95,7 @@ pub fn workload(
     let robot = Robot::from_joints((0..num_targets).map(|t| format!("j{t}")));
     let mut rng = 1u64;
     let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
-    for field in [
-        &mut cmd.position_target,
-        &mut cmd.velocity_target,
-        &mut cmd.effort_target,
-        &mut cmd.pos,
-        &mut cmd.vel,
-    ] {
+    for field in cmd.fields_mut() {
         field
             .iter_mut()
             .for_each(|x| *x = 4.0 * lcg(&mut rng) - 2.0);

@@ -247,16 +247,7 @@ impl CommandGen {
         if let Some(n) = self.npy.as_ref().filter(|n| n.fields == 5) {
             let plane = self.num_envs * t;
             let frame = &n.values[step * 5 * plane..(step + 1) * 5 * plane];
-            for (f, field) in [
-                &mut cmd.position_target,
-                &mut cmd.velocity_target,
-                &mut cmd.effort_target,
-                &mut cmd.pos,
-                &mut cmd.vel,
-            ]
-            .into_iter()
-            .enumerate()
-            {
+            for (f, field) in cmd.fields_mut().into_iter().enumerate() {
                 field.copy_from_slice(&frame[f * plane..(f + 1) * plane]);
             }
             return;

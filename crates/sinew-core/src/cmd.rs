@@ -75,6 +75,17 @@ impl ActuatorCmd {
         ]
     }
 
+    /// The five arrays in [`CMD_FIELDS`] order, writable.
+    pub fn fields_mut(&mut self) -> [&mut [f32]; 5] {
+        [
+            &mut self.position_target,
+            &mut self.velocity_target,
+            &mut self.effort_target,
+            &mut self.pos,
+            &mut self.vel,
+        ]
+    }
+
     /// Row `env` of the position targets.
     pub fn row_mut_position_target(&mut self, env: usize) -> &mut [f32] {
         let t = self.num_targets;

@@ -38,9 +38,23 @@ pub struct CpuBackend {
     flags: Vec<u8>,
     nonfinite: Vec<u32>,
     step: u32,
-    /// The plan's ctrl columns are its command columns, undelayed: a chunk
-    /// of env rows can run as one stretch (see [`StepInputs::chunk_aligned`]).
-    aligned: bool,
+    /// How a chunk of env rows may skip the env-by-env checks (see
+    /// [`StepInputs::chunk`]).
+    fast: FastPath,
+}
+
+/// The chunk-wide path a plan allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FastPath {
+    /// Some command column is unclaimed: its values must not count, so the
+    /// checks go env by env.
+    None,
+    /// Every command column is claimed: one pass checks a chunk's inputs and
+    /// one its outputs; the runs still go env by env.
+    ChunkChecks,
+    /// Also one undelayed law over ctrl columns that are the command columns:
+    /// the whole chunk is one run.
+    OneRun,
 }
 
 impl CpuBackend {
@@ -56,14 +70,16 @@ impl CpuBackend {
         let mut states = vec![DelayState::default(); num_envs * num_buffers.max(1)];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)
             .expect("all envs are in range");
-        let aligned = plan.buffers().is_empty()
-            && num_ctrl == plan.num_targets()
-            && plan
-                .runs()
-                .iter()
-                .all(|r| r.cmd_start == r.ctrl_start && r.targets == TargetSource::Cmd);
+        let t = plan.num_targets();
+        let fast = match plan.runs() {
+            _ if plan.claimed_columns() != [(0, t)] => FastPath::None,
+            [run] if run.len == t && run.cmd_start == 0 && run.targets == TargetSource::Cmd => {
+                FastPath::OneRun
+            }
+            _ => FastPath::ChunkChecks,
+        };
         CpuBackend {
-            aligned,
+            fast,
             ctrl: vec![0.0; num_envs * num_ctrl],
             tables,
             ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
@@ -108,7 +124,7 @@ impl CpuBackend {
         let num_ctrl = plan.num_ctrl().max(1);
         let ring_stride = plan.ring_stride().max(1);
         let num_buffers = plan.buffers().len().max(1);
-        let aligned = self.aligned;
+        let fast = self.fast;
         // A few chunks per thread: enough to balance, few enough to amortize.
         let chunk = plan
             .num_envs()
@@ -121,9 +137,10 @@ impl CpuBackend {
             .zip(self.flags.par_chunks_mut(chunk))
             .enumerate()
             .map(|(c, (((ctrl, ring), states), flags))| {
-                if aligned && inputs.chunk_aligned(c * chunk, flags.len(), ctrl) {
-                    flags.fill(0);
-                    return 0;
+                if fast != FastPath::None {
+                    if let Some(zeroed) = inputs.chunk(fast, c * chunk, ctrl, ring, states, flags) {
+                        return zeroed;
+                    }
                 }
                 let mut zeroed = 0;
                 for (i, flag) in flags.iter_mut().enumerate() {
@@ -194,30 +211,7 @@ impl StepInputs<'_> {
         }
         let mut finite = bad == 0;
         if finite {
-            for (b, buffer) in self.plan.buffers().iter().enumerate() {
-                let state = &mut states[b];
-                let ring = &mut ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
-                let columns = &buffer.cmd_columns;
-                let frame = 3 * columns.len();
-                let (slot, fill) = buffer.params.push(state);
-                let start = slot as usize * frame;
-                for (field, row) in rows[..3].iter().enumerate() {
-                    let dst = &mut ring
-                        [start + field * columns.len()..start + (field + 1) * columns.len()];
-                    for (d, &c) in dst.iter_mut().zip(columns) {
-                        *d = row[c];
-                    }
-                }
-                if fill {
-                    let (first, rest) = ring.split_at_mut(frame);
-                    for slot in rest.chunks_exact_mut(frame) {
-                        slot.copy_from_slice(first);
-                    }
-                }
-                buffer
-                    .params
-                    .update_lag(state, self.seed, env as u32, self.step);
-            }
+            self.delay_stage(env, &rows, ring, states);
             let num_ctrl = ctrl.len();
             for run in self.plan.runs() {
                 self.run(run, env * num_ctrl, &rows, ring, states, ctrl);
@@ -230,38 +224,101 @@ impl StepInputs<'_> {
         !finite
     }
 
-    /// The fast path of an aligned plan (ctrl column = command column, no
-    /// delay): envs `first..first + envs` as one stretch. One pass checks
-    /// every input of the chunk, the laws run over whole stretches, one pass
-    /// checks the outputs. Returns false when some value is non-finite: the
-    /// caller then runs the chunk env by env, which rewrites every row and
-    /// zeroes and reports exactly the envs at fault. (Blocking the chunk to
-    /// keep the passes in L2 measured no faster here.)
-    fn chunk_aligned(&self, first: usize, envs: usize, ctrl: &mut [f32]) -> bool {
+    /// One env's delay stage: push the targets into each ring, draw lags.
+    #[inline]
+    fn delay_stage(
+        &self,
+        env: usize,
+        rows: &[&[f32]; 5],
+        ring: &mut [f32],
+        states: &mut [DelayState],
+    ) {
+        for (b, buffer) in self.plan.buffers().iter().enumerate() {
+            let state = &mut states[b];
+            let ring = &mut ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
+            let columns = &buffer.cmd_columns;
+            let frame = 3 * columns.len();
+            let (slot, fill) = buffer.params.push(state);
+            let start = slot as usize * frame;
+            for (field, row) in rows[..3].iter().enumerate() {
+                let dst =
+                    &mut ring[start + field * columns.len()..start + (field + 1) * columns.len()];
+                for (d, &c) in dst.iter_mut().zip(columns) {
+                    *d = row[c];
+                }
+            }
+            if fill {
+                let (first, rest) = ring.split_at_mut(frame);
+                for slot in rest.chunks_exact_mut(frame) {
+                    slot.copy_from_slice(first);
+                }
+            }
+            buffer
+                .params
+                .update_lag(state, self.seed, env as u32, self.step);
+        }
+    }
+
+    /// The chunk-wide path of a plan whose groups claim every command column:
+    /// envs `first..` (one per entry of `flags`). One pass checks every
+    /// input of the chunk; then each env's delay stage and runs (or, for
+    /// [`FastPath::OneRun`], one run over the whole chunk); then one pass
+    /// checks the outputs and, only if it finds something, a second pass
+    /// zeroes and flags the envs at fault (their pushes stand, as on the
+    /// env-by-env path). Returns `None`, having changed nothing, when an input
+    /// is non-finite: the caller then goes env by env. Otherwise the number
+    /// of envs zeroed.
+    fn chunk(
+        &self,
+        fast: FastPath,
+        first: usize,
+        ctrl: &mut [f32],
+        ring: &mut [f32],
+        states: &mut [DelayState],
+        flags: &mut [u8],
+    ) -> Option<usize> {
+        let envs = flags.len();
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[first * t..(first + envs) * t]);
         if rows.iter().any(|r| nonfinite_bits(r) != 0) {
-            return false;
+            return None;
         }
-        match self.plan.runs() {
-            // One law over every column: the whole chunk is one run.
-            [run] if run.len == t => {
+        let num_ctrl = self.plan.num_ctrl();
+        match (fast, self.plan.runs()) {
+            (FastPath::OneRun, [run]) => {
                 let whole = Run {
                     len: envs * t,
                     ..*run
                 };
                 self.run(&whole, first * t, &rows, &[], &[], ctrl);
             }
-            runs => {
-                for (i, out) in ctrl.chunks_exact_mut(t).enumerate() {
+            (_, runs) => {
+                let ring_stride = self.plan.ring_stride();
+                let num_buffers = self.plan.buffers().len();
+                for (i, out) in ctrl.chunks_exact_mut(num_ctrl).enumerate() {
                     let row = rows.map(|r| &r[i * t..(i + 1) * t]);
+                    let ring = &mut ring[i * ring_stride..(i + 1) * ring_stride];
+                    let states = &mut states[i * num_buffers..(i + 1) * num_buffers];
+                    self.delay_stage(first + i, &row, ring, states);
                     for run in runs {
-                        self.run(run, (first + i) * t, &row, &[], &[], out);
+                        self.run(run, (first + i) * num_ctrl, &row, ring, states, out);
                     }
                 }
             }
         }
-        nonfinite_bits(ctrl) == 0
+        flags.fill(0);
+        if nonfinite_bits(ctrl) == 0 {
+            return Some(0);
+        }
+        let mut zeroed = 0;
+        for (out, flag) in ctrl.chunks_exact_mut(num_ctrl).zip(flags) {
+            if nonfinite_bits(out) != 0 {
+                out.fill(0.0);
+                *flag = 1;
+                zeroed += 1;
+            }
+        }
+        Some(zeroed)
     }
 
     /// One law over one contiguous run of one env.
