@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
 use sinew::{ActuatorCmd, Backend, CpuBackend, GpuContext, Plan, PlanOptions, WgpuBackend};
-use sinew_cli::bench::{bytes_per_element, randomize, workload, KINDS};
+use sinew_cli::bench::{bytes_per_element, randomize, triad_pass, workload, KINDS, TRIAD_LEN};
 
 const SIZES: [usize; 4] = [1024, 4096, 16384, 65536];
 const TARGETS: [usize; 2] = [12, 29];
@@ -43,22 +43,15 @@ fn setup<B: Backend>(
 
 /// `a = b + s·c` over arrays far larger than the caches, on all rayon threads.
 fn triad(c: &mut Criterion) {
-    let n = 32 << 20; // 3 × 128 MiB
-    let (mut a, b, d) = (vec![0.0f32; n], vec![1.0f32; n], vec![2.0f32; n]);
+    let n = TRIAD_LEN;
+    let (mut a, b, d) = (vec![0.5f32; n], vec![1.0f32; n], vec![2.0f32; n]);
     let mut group = c.benchmark_group("triad");
     group
         .throughput(Throughput::Bytes(12 * n as u64))
         .sample_size(20);
     group.bench_function("cpu", |bench| {
         bench.iter(|| {
-            a.par_chunks_mut(1 << 16)
-                .zip(b.par_chunks(1 << 16))
-                .zip(d.par_chunks(1 << 16))
-                .for_each(|((a, b), d)| {
-                    for i in 0..a.len() {
-                        a[i] = b[i] + 3.0 * d[i];
-                    }
-                });
+            triad_pass(&mut a, &b, &d);
             black_box(&a);
         })
     });
@@ -215,7 +208,7 @@ fn summary() {
     let Some(triad_ns) = median_ns("triad/cpu") else {
         return;
     };
-    let triad_gbs = 12.0 * (32u64 << 20) as f64 / triad_ns;
+    let triad_gbs = 12.0 * TRIAD_LEN as f64 / triad_ns;
     println!(
         "\ntriad: {triad_gbs:.1} GB/s ({} threads)",
         rayon::current_num_threads()

@@ -20,13 +20,7 @@ fn main() -> Result<(), sinew_cli::CliError> {
         )?;
         let plan = engine.plan().clone();
         let steps = 200;
-        let command = CommandGen::new(
-            &scenario.command,
-            num_envs,
-            plan.num_targets(),
-            scenario.dt,
-            steps,
-        )?;
+        let command = CommandGen::for_scenario(&scenario, num_envs, steps)?;
         let mut cmd = ActuatorCmd::zeros(num_envs, plan.num_targets());
         let mut ctrl = vec![0.0; num_envs * plan.num_ctrl()];
         let mut peak = vec![0.0f32; plan.num_ctrl()];

@@ -229,9 +229,7 @@ fn every_preset_parses_and_matches_its_source() {
         for (backend, make, _) in crate::support::backends() {
             let plan = scenario.plan(8).unwrap();
             let mut b = make(plan);
-            let command =
-                CommandGen::new(&scenario.command, 8, b.plan().num_targets(), scenario.dt, 5)
-                    .unwrap();
+            let command = CommandGen::for_scenario(&scenario, 8, 5).unwrap();
             let mut cmd = ActuatorCmd::zeros(8, b.plan().num_targets());
             for step in 0..5 {
                 command.fill(step, &mut cmd);
@@ -296,7 +294,7 @@ fn run_writes_npy_files_holding_the_library_step_output() {
     // The reference: the library stepped directly.
     let plan = scenario.plan(3).unwrap();
     let mut cpu = CpuBackend::new(plan.clone());
-    let command = CommandGen::new(&scenario.command, 3, 3, scenario.dt, 7).unwrap();
+    let command = CommandGen::for_scenario(&scenario, 3, 7).unwrap();
     let mut cmd = ActuatorCmd::zeros(3, 3);
     let (mut want_ctrl, mut want_lags) = (Vec::new(), Vec::new());
     let mut lags = [0u32; 3];

@@ -161,22 +161,29 @@ pub struct BenchReport {
     pub results: Vec<BenchResult>,
 }
 
-/// `a = b + 3·c` over 3 × 128 MiB (far past the caches) on all rayon
-/// threads; the best of 7 passes in GB/s (12 bytes per element), as STREAM
-/// reports it.
+/// Elements of each triad array: 3 × 128 MiB, far past the caches.
+pub const TRIAD_LEN: usize = 32 << 20;
+
+/// One STREAM triad pass, `a = b + 3·c`, on all rayon threads.
+pub fn triad_pass(a: &mut [f32], b: &[f32], c: &[f32]) {
+    a.par_chunks_mut(1 << 16)
+        .zip(b.par_chunks(1 << 16))
+        .zip(c.par_chunks(1 << 16))
+        .for_each(|((a, b), c)| {
+            for i in 0..a.len() {
+                a[i] = b[i] + 3.0 * c[i];
+            }
+        });
+}
+
+/// The best of 7 [`triad_pass`]es over [`TRIAD_LEN`] elements, in GB/s
+/// (12 bytes per element), as STREAM reports it.
 pub fn cpu_triad_gbs() -> f64 {
-    let n = 32 << 20;
+    let n = TRIAD_LEN;
     let (mut a, b, c) = (vec![0.5f32; n], vec![1.0f32; n], vec![2.0f32; n]);
     best_of(7, || {
         let start = Instant::now();
-        a.par_chunks_mut(1 << 16)
-            .zip(b.par_chunks(1 << 16))
-            .zip(c.par_chunks(1 << 16))
-            .for_each(|((a, b), c)| {
-                for i in 0..a.len() {
-                    a[i] = b[i] + 3.0 * c[i];
-                }
-            });
+        triad_pass(&mut a, &b, &c);
         black_box(&a);
         12.0 * n as f64 / start.elapsed().as_secs_f64() / 1e9
     })

@@ -196,6 +196,21 @@ impl CommandGen {
         })
     }
 
+    /// The command of a `steps`-step run of `scenario` with `num_envs` envs.
+    pub fn for_scenario(
+        scenario: &crate::Scenario,
+        num_envs: usize,
+        steps: usize,
+    ) -> Result<CommandGen, CliError> {
+        CommandGen::new(
+            &scenario.command,
+            num_envs,
+            scenario.robot.num_targets(),
+            scenario.dt,
+            steps,
+        )
+    }
+
     /// `(x, ẋ)` of one (env, target) at `step`.
     fn signal(&self, step: usize, env: usize, target: usize) -> (f64, f64) {
         let s = &self.spec;

@@ -87,13 +87,7 @@ pub fn run(
     let mut engine = engine(scenario, num_envs, choice)?;
     let plan = engine.plan().clone();
     let num_ctrl = plan.num_ctrl();
-    let command = CommandGen::new(
-        &scenario.command,
-        num_envs,
-        plan.num_targets(),
-        scenario.dt,
-        steps,
-    )?;
+    let command = CommandGen::for_scenario(scenario, num_envs, steps)?;
     let spec = &scenario.output;
     let envs: Vec<u32> = match &spec.envs {
         Some(list) => {
@@ -287,13 +281,7 @@ pub fn agreement(
     let mut cpu = engine(scenario, num_envs, BackendChoice::Cpu)?;
     let mut gpu = engine(scenario, num_envs, BackendChoice::Wgpu)?;
     let plan = cpu.plan().clone();
-    let command = CommandGen::new(
-        &scenario.command,
-        num_envs,
-        plan.num_targets(),
-        scenario.dt,
-        steps,
-    )?;
+    let command = CommandGen::for_scenario(scenario, num_envs, steps)?;
     let mut cmd = ActuatorCmd::zeros(num_envs, plan.num_targets());
     let n = num_envs * plan.num_ctrl();
     let (mut a, mut b) = (vec![0.0f32; n], vec![0.0f32; n]);

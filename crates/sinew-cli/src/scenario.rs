@@ -533,22 +533,22 @@ fn group_cfg(
     for t in &g.targets {
         note(&format!("targets:{}", t.get_ref()), t.span());
     }
-    macro_rules! note_all {
+    // Every optional field with its span when set: their lines go into the
+    // map, and those of the kind-specific ones are checked against the kind.
+    macro_rules! spans {
         ($($field:ident),*) => {
-            $(if let Some(v) = &g.$field { note(stringify!($field), v.span()); })*
+            [$((stringify!($field), g.$field.as_ref().map(|v| v.span()))),*]
         };
     }
-    note_all!(
+    let fields = spans!(
         stiffness,
         damping,
         effort_limit,
         saturation_effort,
         velocity_limit,
+        gains,
         gear,
-        armature,
-        frictionloss,
-        viscous_damping,
-        delay,
+        command_field,
         length_range,
         timeconst,
         tausmooth,
@@ -559,8 +559,19 @@ fn group_cfg(
         lmax,
         vmax,
         fpmax,
-        fvmax
+        fvmax,
+        armature,
+        frictionloss,
+        viscous_damping,
+        delay
     );
+    /// Fields every kind takes.
+    const COMMON: [&str; 4] = ["armature", "frictionloss", "viscous_damping", "delay"];
+    for (field, span) in &fields {
+        if let Some(span) = span {
+            note(field, span.clone());
+        }
+    }
     let kind = *g.kind.get_ref();
     let kind_name = format!("{kind:?}");
     let err = |span: std::ops::Range<usize>, message: String| {
@@ -597,34 +608,9 @@ fn group_cfg(
         ],
         KindToml::Wrapped => &["command_field"],
     };
-    macro_rules! set_fields {
-        ($($field:ident),*) => {
-            [$((stringify!($field), g.$field.as_ref().map(|v| v.span()))),*]
-        };
-    }
-    for (field, span) in set_fields!(
-        stiffness,
-        damping,
-        effort_limit,
-        saturation_effort,
-        velocity_limit,
-        gains,
-        gear,
-        command_field,
-        length_range,
-        timeconst,
-        tausmooth,
-        range,
-        force,
-        scale,
-        lmin,
-        lmax,
-        vmax,
-        fpmax,
-        fvmax
-    ) {
+    for (field, span) in fields {
         if let Some(span) = span {
-            if !allowed.contains(&field) {
+            if !COMMON.contains(&field) && !allowed.contains(&field) {
                 return err(
                     span,
                     format!(
