@@ -1,13 +1,15 @@
 // The step: three dispatches recorded into one compute pass.
 //   env_stage    one thread per env: non-finite input check, delay push, lag draw.
 //   law_stage    one thread per (env, ctrl column): the column's law.
-//   output_stage one thread per env: non-finite output check; advances the step counter.
+//   output_stage one thread per env: the MuJoCo stage, the non-finite output
+//                check, the activation commit; advances the step counter.
 // Together they are the loop body of `StepInputs::env` in crates/sinew-cpu/src/lib.rs.
 
 // Law codes of `ColumnDesc.law` (sinew_wgpu::LAW_*).
 const LAW_IDEAL_PD: u32 = 0u;
 const LAW_DC_MOTOR: u32 = 1u;
 const LAW_PASS_THROUGH: u32 = 2u;
+const LAW_MJ_GENERAL: u32 = 3u;
 
 // Command fields (`CommandField` discriminants; the order of `CMD_FIELDS`).
 const FIELD_POSITION: u32 = 0u;
@@ -35,9 +37,17 @@ struct Dims {
     effort_limit_offset: u32,
     saturation_effort_offset: u32,
     velocity_limit_offset: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    // The MuJoCo stage (`MjStage`): actuators, and the offsets in `words` of
+    // their paths (column, coef bits), tendon limits (lo bits, hi bits,
+    // members offset, members len) and joint limits (joint, lo bits, hi bits).
+    num_mj: u32,
+    mj_path_offset: u32,
+    mj_tendon_offset: u32,
+    num_tendon_limits: u32,
+    mj_joint_offset: u32,
+    num_joint_limits: u32,
+    effort_width: u32,
+    _pad: u32,
 }
 
 // One ctrl column (`ColumnDesc`).
@@ -78,6 +88,12 @@ struct BufferDesc {
 @group(0) @binding(9) var<storage, read> words: array<u32>;
 // [0]: the global step (the lag RNG's counter).
 @group(0) @binding(10) var<storage, read_write> counter: array<u32>;
+// The MuJoCo stage's actuators, in ctrl-column order.
+@group(0) @binding(11) var<storage, read> mj: array<MjActuator>;
+// [env][2 · num_mj]: activations, then act_dots.
+@group(0) @binding(12) var<storage, read_write> mj_state: array<f32>;
+// [env][effort_width]: joint efforts.
+@group(0) @binding(13) var<storage, read_write> effort: array<f32>;
 
 fn cmd_at(field: u32, env: u32, column: u32) -> f32 {
     return cmd[(field * dims.num_envs + env) * dims.num_targets + column];
@@ -214,6 +230,91 @@ fn law_stage(
     ctrl[i] = out;
 }
 
+// One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
+// forwarded controls on entry and `actuator_force` on exit; writes the
+// act_dots and the joint efforts. Returns 1 when a next activation is not
+// finite.
+fn mj_env_stage(env: u32) -> u32 {
+    let m = dims.num_mj;
+    let row = env * dims.num_ctrl;
+    let srow = env * 2u * m;
+    let erow = env * dims.effort_width;
+    var wild = false;
+    for (var k = 0u; k < m; k++) {
+        let a = mj[k];
+        let u = mj_ctrl(a, ctrl[row + a.ctrl_column]);
+        ctrl[row + a.ctrl_column] = u;
+        wild = wild || abs(u) > MJ_MAX_CTRL;
+    }
+    var bad = 0u;
+    for (var k = 0u; k < m; k++) {
+        let a = mj[k];
+        let c = row + a.ctrl_column;
+        let u = select(ctrl[c], 0.0, wild);
+        var length = 0.0;
+        var velocity = 0.0;
+        for (var p = 0u; p < a.path_len; p++) {
+            let at = dims.mj_path_offset + 2u * (a.path_offset + p);
+            let coef = bitcast<f32>(words[at + 1u]);
+            length += coef * cmd_at(FIELD_POS, env, words[at]);
+            velocity += coef * cmd_at(FIELD_VEL, env, words[at]);
+        }
+        let out = mj_force(a, u, mj_state[srow + k], a.gear * length, a.gear * velocity);
+        ctrl[c] = out.force;
+        mj_state[srow + m + k] = out.act_dot;
+        bad |= nonfinite_bits(out.act_next);
+    }
+    for (var t = 0u; t < dims.num_tendon_limits; t++) {
+        let at = dims.mj_tendon_offset + 4u * t;
+        let lo = bitcast<f32>(words[at]);
+        let hi = bitcast<f32>(words[at + 1u]);
+        let first = words[at + 2u];
+        let len = words[at + 3u];
+        var total = 0.0;
+        for (var i = first; i < first + len; i++) {
+            total += ctrl[row + mj[words[i]].ctrl_column];
+        }
+        let scale = mj_tendon_scale(total, lo, hi);
+        for (var i = first; i < first + len; i++) {
+            let c = row + mj[words[i]].ctrl_column;
+            ctrl[c] = ctrl[c] * scale;
+        }
+    }
+    for (var j = 0u; j < dims.effort_width; j++) {
+        effort[erow + j] = 0.0;
+    }
+    for (var k = 0u; k < m; k++) {
+        let a = mj[k];
+        let c = row + a.ctrl_column;
+        let force = mj_force_limit(a, ctrl[c]);
+        ctrl[c] = force;
+        for (var p = 0u; p < a.path_len; p++) {
+            let at = dims.mj_path_offset + 2u * (a.path_offset + p);
+            let column = words[at];
+            if column < dims.effort_width {
+                effort[erow + column] += a.gear * bitcast<f32>(words[at + 1u]) * force;
+            }
+        }
+    }
+    for (var l = 0u; l < dims.num_joint_limits; l++) {
+        let at = dims.mj_joint_offset + 3u * l;
+        let j = erow + words[at];
+        effort[j] = clip(effort[j], bitcast<f32>(words[at + 1u]), bitcast<f32>(words[at + 2u]));
+    }
+    return bad;
+}
+
+// Zeroes an env's joint efforts and act_dots (its activations stay).
+fn mj_zero(env: u32) {
+    let m = dims.num_mj;
+    for (var k = 0u; k < m; k++) {
+        mj_state[env * 2u * m + m + k] = 0.0;
+    }
+    for (var j = 0u; j < dims.effort_width; j++) {
+        effort[env * dims.effort_width + j] = 0.0;
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn output_stage(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -224,11 +325,25 @@ fn output_stage(
         // env_stage, the only reader, ran in an earlier dispatch.
         counter[0] = counter[0] + 1u;
     }
-    if env >= dims.num_envs || flags[env] != 0u {
+    if env >= dims.num_envs {
         return;
     }
-    let row = env * dims.num_ctrl;
+    if flags[env] != 0u {
+        mj_zero(env);
+        return;
+    }
+    let m = dims.num_mj;
     var bad = 0u;
+    if m > 0u {
+        bad |= mj_env_stage(env);
+        for (var k = 0u; k < m; k++) {
+            bad |= nonfinite_bits(mj_state[env * 2u * m + m + k]);
+        }
+        for (var j = 0u; j < dims.effort_width; j++) {
+            bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
+        }
+    }
+    let row = env * dims.num_ctrl;
     for (var c = 0u; c < dims.num_ctrl; c++) {
         bad |= nonfinite_bits(ctrl[row + c]);
     }
@@ -236,6 +351,13 @@ fn output_stage(
         for (var c = 0u; c < dims.num_ctrl; c++) {
             ctrl[row + c] = 0.0;
         }
+        mj_zero(env);
         flags[env] = 1u;
+    } else {
+        // Twin of `MjStage::commit`.
+        for (var k = 0u; k < m; k++) {
+            let at = env * 2u * m + k;
+            mj_state[at] = mj_next_act(mj[k], mj_state[at], mj_state[at + m]);
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use sinew_cli::run::{self, BackendChoice};
-use sinew_cli::{bench, presets, CliError, Scenario};
+use sinew_cli::{bench, presets, verify, CliError, Scenario};
 
 #[derive(Parser)]
 #[command(
@@ -65,6 +65,18 @@ enum Command {
     },
     /// List the shipped robot presets.
     Presets,
+    /// Replay golden files made by MuJoCo or mjlab (schema read from each file) and compare.
+    Verify {
+        /// Golden JSON files (tests/golden/mujoco/*.json, tests/golden/mjlab/*.json).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+        backend: BackendChoice,
+        /// How many of the largest deviations to list per file.
+        #[arg(long, default_value_t = 3)]
+        worst: usize,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -123,7 +135,7 @@ fn compare(scenario: &Scenario, num_envs: usize) -> Result<(), CliError> {
     Ok(())
 }
 
-fn main_result() -> Result<(), CliError> {
+fn main_result() -> Result<ExitCode, CliError> {
     let cli = Cli::parse();
     match cli.command {
         None => {
@@ -190,6 +202,11 @@ fn main_result() -> Result<(), CliError> {
                 println!("\nwrote {}", path.display());
             }
         }
+        Some(Command::Verify {
+            files,
+            backend,
+            worst,
+        }) => return verify_files(&files, backend, worst),
         Some(Command::Presets) => {
             for (name, aliases, file, text) in presets::PRESETS {
                 let title = text
@@ -204,12 +221,63 @@ fn main_result() -> Result<(), CliError> {
             }
         }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sinew verify`: per-file counts, the worst deviations, skips with their
+/// reasons, failures, and the closing `N passed, M failed` line.
+fn verify_files(files: &[PathBuf], choice: BackendChoice, worst: usize) -> Result<ExitCode, CliError> {
+    let (description, make, strictness) = verify::backend_maker(choice)?;
+    println!("verifying on {description}");
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    for path in files {
+        let report = verify::verify_file(path, make.as_ref(), strictness, worst)?;
+        let (p, f, s) = report.counts();
+        println!(
+            "{}: {p} passed, {f} failed, {s} skipped ({}; {} values compared, {} not bit-equal as f32)",
+            path.display(),
+            report.schema.name(),
+            report.compared,
+            report.inexact
+        );
+        for d in &report.worst {
+            println!(
+                "  worst: {} {}: sinew {:e}, reference {:e}, |Δ| {:.2e} ({:.3} of the tolerance)",
+                d.case,
+                d.what,
+                d.ours,
+                d.reference,
+                (d.ours - d.reference).abs(),
+                d.ratio
+            );
+        }
+        let mut reasons: Vec<&str> = Vec::new();
+        for (id, outcome) in &report.cases {
+            match outcome {
+                verify::Outcome::Failed(why) => println!("  FAILED {id}: {why}"),
+                verify::Outcome::Skipped(why) if !reasons.contains(&why.as_str()) => {
+                    reasons.push(why);
+                    println!("  skipped {id} (and others like it): {why}");
+                }
+                _ => {}
+            }
+        }
+        (passed, failed, skipped) = (passed + p, failed + f, skipped + s);
+    }
+    if skipped > 0 {
+        println!("{skipped} skipped (not counted as passed)");
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn main() -> ExitCode {
     match main_result() {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

@@ -417,8 +417,10 @@ impl Scenario {
                     },
                     gainprm: n.gainprm,
                     biasprm: n.biasprm,
+                    general: None,
                 })
                 .collect(),
+            ..Robot::default()
         };
         let mut lines = HashMap::new();
         let mut groups = Vec::with_capacity(file.groups.len());
@@ -449,6 +451,7 @@ impl Scenario {
             options: PlanOptions {
                 sort_actuators: file.sort_actuators,
                 seed: file.seed,
+                timestep: *file.dt.get_ref() as f32,
             },
             command,
             output,
@@ -737,6 +740,7 @@ fn group_cfg(
                 vmax: value(&g.vmax).unwrap_or(d.vmax),
                 fpmax: value(&g.fpmax).unwrap_or(d.fpmax),
                 fvmax: value(&g.fvmax).unwrap_or(d.fvmax),
+                acc0: d.acc0,
             }
             .into()
         }

@@ -242,6 +242,34 @@ pub enum Error {
         /// What the graphics API said, and what to install.
         reason: String,
     },
+    /// A MuJoCo shortcut ([`MjPositionCfg`](crate::MjPositionCfg), …) got
+    /// a value MuJoCo's compiler rejects.
+    #[error("<{shortcut}>: {field} = {value} is invalid: {reason}")]
+    InvalidShortcut {
+        /// The MJCF element, e.g. `position`.
+        shortcut: &'static str,
+        /// The attribute.
+        field: &'static str,
+        /// The offending value.
+        value: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
+    /// The robot's MuJoCo mechanics (fixed tendons, actuator-force ranges)
+    /// name something that does not exist or hold a bad value.
+    #[error("robot: {item}: {reason}")]
+    InvalidMechanics {
+        /// What is at fault, e.g. `fixed tendon `t0` joint `j9``.
+        item: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The group computes no MuJoCo force, so it has no activation.
+    #[error("group `{group}` computes no MuJoCo force, so it has no activation; use an MjGeneral kind or set compute_force")]
+    NoActivation {
+        /// The group.
+        group: String,
+    },
     /// The GPU device cannot hold this plan or run these kernels.
     #[error("GPU {what}: {message}")]
     Gpu {
@@ -250,4 +278,24 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+}
+
+impl Error {
+    /// Names `group` in a shortcut's error (the other variants already do).
+    pub fn in_group(self, group: &str) -> Error {
+        match self {
+            Error::InvalidShortcut {
+                shortcut,
+                field,
+                value,
+                reason,
+            } => Error::InvalidParam {
+                group: group.to_owned(),
+                field: format!("{shortcut}.{field}"),
+                value,
+                reason,
+            },
+            other => other,
+        }
+    }
 }

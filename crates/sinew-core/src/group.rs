@@ -36,6 +36,11 @@ pub struct GroupCfg {
     pub viscous_damping: Option<f32>,
     /// Optional command delay in front of the kind.
     pub delay: Option<DelayCfg>,
+    /// For builtin and wrapped kinds: compute MuJoCo's `actuator_force`
+    /// from the forwarded command (the kind's MuJoCo equivalent, or the
+    /// native actuator's [`general`](crate::NativeActuator::general)
+    /// description) instead of passing the command through. Default false.
+    pub compute_force: bool,
 }
 
 impl GroupCfg {
@@ -54,6 +59,16 @@ impl GroupCfg {
             frictionloss: None,
             viscous_damping: None,
             delay: None,
+            compute_force: false,
+        }
+    }
+
+    /// The same builtin or wrapped group computing MuJoCo's force itself
+    /// ([`GroupCfg::compute_force`]).
+    pub fn with_computed_force(self) -> Self {
+        GroupCfg {
+            compute_force: true,
+            ..self
         }
     }
 
@@ -85,6 +100,14 @@ impl GroupCfg {
     pub fn validate(&self) -> Result<(), Error> {
         let group = self.name.as_str();
         self.actuator.validate(group, self.transmission)?;
+        if self.compute_force && self.actuator.law().is_some_and(|l| !matches!(l, crate::kinds::Law::PassThrough(_))) {
+            return Err(Error::InvalidParam {
+                group: group.to_owned(),
+                field: "compute_force".into(),
+                value: "true".into(),
+                reason: "only builtin and wrapped kinds forward a command; this kind has its own law",
+            });
+        }
         let metadata = [
             ("armature", self.armature),
             ("frictionloss", self.frictionloss),

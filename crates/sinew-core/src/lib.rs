@@ -29,8 +29,11 @@ pub use delay::{DelayCfg, DelayShare, DelayState, Resample};
 pub use error::Error;
 pub use group::GroupCfg;
 pub use kinds::*;
-pub use plan::{CtrlColumn, EnvIds, GroupInfo, Lags, Plan, PlanOptions, Values};
-pub use robot::{BiasType, DynType, GainType, NativeActuator, Robot, Transmission};
+pub use plan::{
+    CtrlColumn, EnvIds, GroupInfo, Lags, MjPathEntry, MjStage, MjTendonLimit, Plan, PlanOptions,
+    Values,
+};
+pub use robot::{BiasType, DynType, FixedTendon, GainType, NativeActuator, Robot, Transmission};
 
 /// What every backend does: step a batch, reset envs, write parameters and
 /// lags in place, and read results back.
@@ -54,7 +57,8 @@ pub trait Backend {
     fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error>;
 
     /// Clears the delay state of these envs (history, push count, lag, step
-    /// count, phase); parameters and other envs do not move.
+    /// count, phase) and zeroes their MuJoCo activations (as `mj_resetData`);
+    /// parameters and other envs do not move.
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error>;
 
     /// Writes a parameter (by name or mjlab alias) for some envs, in place.
@@ -78,6 +82,31 @@ pub trait Backend {
     /// phase) of every env for the group's delay buffer into `out`
     /// (`num_envs` long).
     fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error>;
+
+    /// Sets the MuJoCo activation (`act`) of a MuJoCo-law group's
+    /// actuators for some envs (values must be finite). Stateless actuators
+    /// keep the value but never read it.
+    fn set_activation(
+        &mut self,
+        group: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error>;
+
+    /// Copies a MuJoCo-law group's activations, `(num_envs, group targets)`,
+    /// into `out`: after a step, MuJoCo's `act` after `mj_step`.
+    fn read_activation(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error>;
+
+    /// Copies the last step's `act_dot` of a MuJoCo-law group,
+    /// `(num_envs, group targets)`, into `out` (0 for stateless actuators
+    /// and zeroed envs).
+    fn read_act_dot(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error>;
+
+    /// Copies the last step's joint efforts, `(num_envs, num_joints)`, into
+    /// `out`: MuJoCo's `qfrc_actuator` from the MuJoCo-law groups (the sum
+    /// of `moment·actuator_force` clamped by each joint's
+    /// `actuatorfrcrange`); zeros when the plan has none.
+    fn read_joint_effort(&mut self, out: &mut [f32]) -> Result<(), Error>;
 
     /// Copies the current lag of every env for the group's delay buffer
     /// into `out` (`num_envs` long).

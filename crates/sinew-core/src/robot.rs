@@ -109,6 +109,23 @@ pub struct NativeActuator {
     pub gainprm: [f32; 3],
     /// The first three bias parameters (`biasprm[0..3]`).
     pub biasprm: [f32; 3],
+    /// Every compiled field, for a wrapped group that computes the force
+    /// itself ([`GroupCfg::compute_force`](crate::GroupCfg::compute_force));
+    /// `None` when only the command is forwarded.
+    pub general: Option<crate::kinds::MjGeneralCfg>,
+}
+
+/// A MuJoCo fixed tendon: `length = Σ coef·q` over its joints, and the
+/// moment of an actuator on it is `gear·coef` at each joint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixedTendon {
+    /// The tendon's name (one of [`Robot::tendons`]).
+    pub name: String,
+    /// `(joint name, coefficient)` pairs.
+    pub joints: Vec<(String, f32)>,
+    /// The tendon's `actuatorfrcrange`: when the summed force of the
+    /// actuators on it leaves the range, every one of them is scaled back.
+    pub actuator_force_range: Option<[f32; 2]>,
 }
 
 /// The names Sinew resolves target regexes against, per transmission, in
@@ -126,6 +143,14 @@ pub struct Robot {
     pub sites: Vec<String>,
     /// Actuators the model already declares (used by wrapped groups only).
     pub native_actuators: Vec<NativeActuator>,
+    /// Fixed-tendon paths, for MuJoCo-law groups on tendons: with a path the
+    /// tendon's length and velocity come from its joints and its force
+    /// reaches them as joint effort; without one, from the tendon's own
+    /// command column, and no joint effort.
+    pub fixed_tendons: Vec<FixedTendon>,
+    /// Joints' `actuatorfrcrange`, `(joint name, [lo, hi])`: the summed
+    /// joint effort of the MuJoCo-law groups is clamped to it.
+    pub joint_actuator_force_ranges: Vec<(String, [f32; 2])>,
 }
 
 impl Robot {
@@ -165,8 +190,54 @@ impl Robot {
         }
     }
 
-    /// Rejects a name listed twice in one namespace.
+    /// The index of a joint by name.
+    pub fn joint_index(&self, name: &str) -> Option<usize> {
+        self.joints.iter().position(|j| j == name)
+    }
+
+    /// Rejects a name listed twice in one namespace, and mechanics that
+    /// name unknown joints or tendons or hold bad numbers.
     pub fn validate(&self) -> Result<(), Error> {
+        let bad = |item: String, reason: &str| Error::InvalidMechanics {
+            item,
+            reason: reason.to_owned(),
+        };
+        let check_range = |item: String, [lo, hi]: [f32; 2]| {
+            if lo.is_nan() || hi.is_nan() || lo > hi {
+                Err(bad(
+                    format!("{item} [{lo}, {hi}]"),
+                    "a force range needs lo <= hi (±inf allowed)",
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        for (t, tendon) in self.fixed_tendons.iter().enumerate() {
+            let item = format!("fixed tendon `{}`", tendon.name);
+            if !self.tendons.contains(&tendon.name) {
+                return Err(bad(item, "is not one of the robot's tendons"));
+            }
+            if self.fixed_tendons[..t].iter().any(|o| o.name == tendon.name) {
+                return Err(bad(item, "is defined twice"));
+            }
+            for (joint, coef) in &tendon.joints {
+                if self.joint_index(joint).is_none() {
+                    return Err(bad(format!("{item} joint `{joint}`"), "is not one of the robot's joints"));
+                }
+                if !coef.is_finite() {
+                    return Err(bad(format!("{item} joint `{joint}` coef {coef}"), "must be finite"));
+                }
+            }
+            if let Some(range) = tendon.actuator_force_range {
+                check_range(format!("{item} actuator_force_range"), range)?;
+            }
+        }
+        for (joint, range) in &self.joint_actuator_force_ranges {
+            if self.joint_index(joint).is_none() {
+                return Err(bad(format!("actuator_force_range of joint `{joint}`"), "is not one of the robot's joints"));
+            }
+            check_range(format!("actuator_force_range of joint `{joint}`"), *range)?;
+        }
         for transmission in Transmission::ALL {
             let names = self.names(transmission);
             for (i, name) in names.iter().enumerate() {

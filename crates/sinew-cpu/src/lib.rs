@@ -34,6 +34,10 @@ pub struct CpuBackend {
     ring: Vec<f32>,
     /// `(num_envs, num_buffers)`.
     states: Vec<DelayState>,
+    /// `(num_envs, mj state_stride)`: MuJoCo activations, then `act_dot`s.
+    mj_state: Vec<f32>,
+    /// `(num_envs, mj effort_width)`: joint efforts of the MuJoCo stage.
+    effort: Vec<f32>,
     /// Per env: 1 when the last step zeroed it.
     flags: Vec<u8>,
     nonfinite: Vec<u32>,
@@ -72,7 +76,7 @@ impl CpuBackend {
             .expect("all envs are in range");
         let t = plan.num_targets();
         let fast = match plan.runs() {
-            _ if plan.claimed_columns() != [(0, t)] => FastPath::None,
+            _ if plan.claimed_columns() != [(0, t)] || !plan.mj().is_empty() => FastPath::None,
             [run] if run.len == t && run.cmd_start == 0 && run.targets == TargetSource::Cmd => {
                 FastPath::OneRun
             }
@@ -84,6 +88,8 @@ impl CpuBackend {
             tables,
             ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
             states,
+            mj_state: vec![0.0; num_envs * plan.mj().state_stride().max(1)],
+            effort: vec![0.0; num_envs * plan.mj().effort_width().max(1)],
             flags: vec![0; num_envs],
             nonfinite: Vec::with_capacity(num_envs),
             step: 0,
@@ -124,6 +130,8 @@ impl CpuBackend {
         let num_ctrl = plan.num_ctrl().max(1);
         let ring_stride = plan.ring_stride().max(1);
         let num_buffers = plan.buffers().len().max(1);
+        let mj_stride = plan.mj().state_stride().max(1);
+        let effort_width = plan.mj().effort_width().max(1);
         let fast = self.fast;
         // A few chunks per thread: enough to balance, few enough to amortize.
         let chunk = plan
@@ -134,9 +142,11 @@ impl CpuBackend {
             .par_chunks_mut(num_ctrl * chunk)
             .zip(self.ring.par_chunks_mut(ring_stride * chunk))
             .zip(self.states.par_chunks_mut(num_buffers * chunk))
+            .zip(self.mj_state.par_chunks_mut(mj_stride * chunk))
+            .zip(self.effort.par_chunks_mut(effort_width * chunk))
             .zip(self.flags.par_chunks_mut(chunk))
             .enumerate()
-            .map(|(c, (((ctrl, ring), states), flags))| {
+            .map(|(c, (((((ctrl, ring), states), mj), effort), flags))| {
                 if fast != FastPath::None {
                     if let Some(zeroed) = inputs.chunk(fast, c * chunk, ctrl, ring, states, flags) {
                         return zeroed;
@@ -149,6 +159,8 @@ impl CpuBackend {
                         &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
                         &mut ring[i * ring_stride..(i + 1) * ring_stride],
                         &mut states[i * num_buffers..(i + 1) * num_buffers],
+                        &mut mj[i * mj_stride..(i + 1) * mj_stride],
+                        &mut effort[i * effort_width..(i + 1) * effort_width],
                     );
                     *flag = u8::from(hit);
                     zeroed += usize::from(hit);
@@ -191,15 +203,20 @@ fn nonfinite_bits(values: &[f32]) -> u32 {
 }
 
 impl StepInputs<'_> {
-    /// One env: the non-finite check, the delay stage, every run, the output
-    /// check. Returns true when the env was zeroed.
+    /// One env: the non-finite check, the delay stage, every run, the
+    /// MuJoCo stage, the output check. Returns true when the env was zeroed
+    /// (its ctrl, joint efforts and `act_dot`s are then 0, and its
+    /// activations did not move).
     #[inline]
+    #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn env(
         &self,
         env: usize,
         ctrl: &mut [f32],
         ring: &mut [f32],
         states: &mut [DelayState],
+        mj_state: &mut [f32],
+        effort: &mut [f32],
     ) -> bool {
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
@@ -216,10 +233,22 @@ impl StepInputs<'_> {
             for run in self.plan.runs() {
                 self.run(run, env * num_ctrl, &rows, ring, states, ctrl);
             }
-            finite = nonfinite_bits(ctrl) == 0;
+            let mj = self.plan.mj();
+            if !mj.is_empty() {
+                finite = mj.env_forces(rows[3], rows[4], ctrl, mj_state, effort);
+                finite &= nonfinite_bits(&mj_state[mj.actuators.len()..]) == 0;
+                finite &= nonfinite_bits(effort) == 0;
+            }
+            finite &= nonfinite_bits(ctrl) == 0;
+            if finite && !mj.is_empty() {
+                mj.commit(mj_state);
+            }
         }
         if !finite {
             ctrl.fill(0.0);
+            effort.fill(0.0);
+            let m = self.plan.mj().actuators.len();
+            mj_state[m..].fill(0.0);
         }
         !finite
     }
@@ -376,7 +405,7 @@ impl StepInputs<'_> {
                     );
                 }
             }
-            Law::PassThrough(field) => out.copy_from_slice(match field {
+            Law::PassThrough(field) | Law::MjGeneral(field) => out.copy_from_slice(match field {
                 CommandField::Position => pt,
                 CommandField::Velocity => vt,
                 CommandField::Effort => et,
@@ -409,7 +438,44 @@ impl Backend for CpuBackend {
 
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         self.plan
-            .reset_delay_states(env_ids, &mut self.states, self.step)
+            .reset_delay_states(env_ids, &mut self.states, self.step)?;
+        let stride = self.plan.mj().state_stride();
+        if stride > 0 {
+            let n = self.plan.check_env_ids(env_ids)?;
+            for i in 0..n {
+                let env = Plan::env_at(env_ids, i);
+                self.mj_state[env * stride..(env + 1) * stride].fill(0.0);
+            }
+        }
+        Ok(())
+    }
+
+    fn set_activation(
+        &mut self,
+        group: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        self.plan
+            .write_activation(group, env_ids, values, &mut self.mj_state, |_| {})
+    }
+
+    fn read_activation(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
+        self.plan.read_mj_state(group, false, &self.mj_state, out)
+    }
+
+    fn read_act_dot(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
+        self.plan.read_mj_state(group, true, &self.mj_state, out)
+    }
+
+    fn read_joint_effort(&mut self, out: &mut [f32]) -> Result<(), Error> {
+        self.plan.check_joint_effort_len(out.len())?;
+        if self.plan.mj().effort_width() == 0 {
+            out.fill(0.0);
+        } else {
+            out.copy_from_slice(&self.effort);
+        }
+        Ok(())
     }
 
     fn set_param(

@@ -9,7 +9,7 @@ use crate::shaders;
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
-const BINDINGS: [(u32, Binding); 11] = [
+const BINDINGS: [(u32, Binding); 14] = [
     (0, Binding::Uniform),
     (1, Binding::Read),       // cmd
     (2, Binding::ReadWrite),  // ctrl
@@ -21,10 +21,13 @@ const BINDINGS: [(u32, Binding); 11] = [
     (8, Binding::Read),       // buffers
     (9, Binding::Read),       // words
     (10, Binding::ReadWrite), // counter
+    (11, Binding::Read),      // mj
+    (12, Binding::ReadWrite), // mj_state
+    (13, Binding::ReadWrite), // effort
 ];
 
 /// Storage buffers the step module binds in one stage.
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 10;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 13;
 
 #[derive(Clone, Copy)]
 enum Binding {

@@ -15,6 +15,9 @@ pub const LAW_IDEAL_PD: u32 = 0;
 pub const LAW_DC_MOTOR: u32 = 1;
 /// `ColumnDesc.law` of a pass-through column (its `field` says which).
 pub const LAW_PASS_THROUGH: u32 = 2;
+/// `ColumnDesc.law` of a MuJoCo-law column: the law stage forwards its
+/// `field`, the output stage's MuJoCo stage computes the force.
+pub const LAW_MJ_GENERAL: u32 = 3;
 /// `ColumnDesc.buffer` of an undelayed column.
 pub const NO_BUFFER: u32 = u32::MAX;
 
@@ -49,12 +52,22 @@ pub struct Dims {
     pub saturation_effort_offset: u32,
     /// Offset of the velocity-limit table.
     pub velocity_limit_offset: u32,
+    /// MuJoCo-law actuators ([`sinew_core::MjStage::actuators`]).
+    pub num_mj: u32,
+    /// Offset in the words table of the MuJoCo paths: `(column, coef bits)`.
+    pub mj_path_offset: u32,
+    /// Offset of the tendon limits: `(lo bits, hi bits, members offset, members len)`.
+    pub mj_tendon_offset: u32,
+    /// Tendon limits.
+    pub num_tendon_limits: u32,
+    /// Offset of the joint limits: `(joint, lo bits, hi bits)`.
+    pub mj_joint_offset: u32,
+    /// Joint limits.
+    pub num_joint_limits: u32,
+    /// Width of a joint-effort row ([`sinew_core::MjStage::effort_width`]).
+    pub effort_width: u32,
     /// Padding to a multiple of 16 bytes (uniform layout).
-    pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
-    /// Padding.
-    pub _pad2: u32,
+    pub _pad: u32,
 }
 
 impl Dims {
@@ -108,6 +121,7 @@ pub fn law_code(law: Law) -> (u32, u32) {
         Law::IdealPd => (LAW_IDEAL_PD, 0),
         Law::DcMotor => (LAW_DC_MOTOR, 0),
         Law::PassThrough(field) => (LAW_PASS_THROUGH, field as u32),
+        Law::MjGeneral(field) => (LAW_MJ_GENERAL, field as u32),
     }
 }
 
@@ -161,6 +175,30 @@ impl Layout {
         for &(start, len) in plan.claimed_columns() {
             words.extend([start as u32, len as u32]);
         }
+        let mj = plan.mj();
+        let mj_path_offset = words.len() as u32;
+        for e in &mj.path {
+            words.extend([e.column, e.coef.to_bits()]);
+        }
+        let mj_tendon_offset = words.len() as u32;
+        let mut members_at = mj_tendon_offset as usize + 4 * mj.tendon_limits.len();
+        for limit in &mj.tendon_limits {
+            let len = limit.members.len();
+            words.extend([
+                limit.lo.to_bits(),
+                limit.hi.to_bits(),
+                members_at as u32,
+                len as u32,
+            ]);
+            members_at += len;
+        }
+        for limit in &mj.tendon_limits {
+            words.extend(&limit.members);
+        }
+        let mj_joint_offset = words.len() as u32;
+        for &(joint, [lo, hi]) in &mj.joint_limits {
+            words.extend([joint, lo.to_bits(), hi.to_bits()]);
+        }
         let mut offsets = [0u32; 5];
         let mut params_len = 0;
         for p in Param::ALL {
@@ -186,7 +224,14 @@ impl Layout {
                 effort_limit_offset,
                 saturation_effort_offset,
                 velocity_limit_offset,
-                ..Dims::default()
+                num_mj: mj.actuators.len() as u32,
+                mj_path_offset,
+                mj_tendon_offset,
+                num_tendon_limits: mj.tendon_limits.len() as u32,
+                mj_joint_offset,
+                num_joint_limits: mj.joint_limits.len() as u32,
+                effort_width: mj.effort_width() as u32,
+                _pad: 0,
             },
             columns,
             buffers,

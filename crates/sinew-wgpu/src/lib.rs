@@ -44,6 +44,9 @@ use layout::{Dims, Layout};
 
 /// Bytes of one [`DelayState`] on the device.
 const STATE_BYTES: u64 = std::mem::size_of::<DelayState>() as u64;
+/// The smallest buffer made: one element of the largest struct a binding
+/// holds ([`sinew_core::MjActuator`]), rounded up.
+const MIN_BUFFER_BYTES: usize = 160;
 
 /// The GPU backend: parameter tables, delay rings and states in device memory.
 pub struct WgpuBackend {
@@ -75,6 +78,9 @@ struct DeviceBuffers {
     descs: wgpu::Buffer,
     words: wgpu::Buffer,
     counter: wgpu::Buffer,
+    mj: wgpu::Buffer,
+    mj_state: wgpu::Buffer,
+    effort: wgpu::Buffer,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -134,16 +140,19 @@ impl WgpuBackend {
         check("parameter", layout.params_len * 4)?;
         check("delay ring", num_envs * plan.ring_stride() * 4)?;
         check("delay state", states.len() * STATE_BYTES as usize)?;
+        let mj = plan.mj();
+        check("MuJoCo state", num_envs * mj.state_stride() * 4)?;
+        check("joint effort", num_envs * mj.effort_width() * 4)?;
 
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
         let init = |label: &str, contents: &[u8], usage: U| {
             // A binding holds at least one element of its largest struct
-            // (`BufferDesc`, 48 bytes), even when the plan has none.
+            // (`MjActuator`, 156 bytes), even when the plan has none.
             let mut padded;
-            let contents = if contents.len() < 64 {
+            let contents = if contents.len() < MIN_BUFFER_BYTES {
                 padded = contents.to_vec();
-                padded.resize(64, 0);
+                padded.resize(MIN_BUFFER_BYTES, 0);
                 &padded[..]
             } else {
                 contents
@@ -157,7 +166,7 @@ impl WgpuBackend {
         let zeroed = |label: &str, bytes: usize| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
-                size: (bytes.max(64) as u64).next_multiple_of(4),
+                size: (bytes.max(MIN_BUFFER_BYTES) as u64).next_multiple_of(4),
                 usage: storage,
                 mapped_at_creation: false,
             })
@@ -187,6 +196,13 @@ impl WgpuBackend {
             ),
             words: init("sinew words", bytemuck::cast_slice(&layout.words), storage),
             counter: zeroed("sinew counter", 4),
+            mj: init(
+                "sinew mujoco actuators",
+                bytemuck::cast_slice(&mj.actuators),
+                storage,
+            ),
+            mj_state: zeroed("sinew mujoco state", num_envs * mj.state_stride() * 4),
+            effort: zeroed("sinew joint effort", num_envs * mj.effort_width() * 4),
         };
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu {
@@ -352,6 +368,14 @@ impl WgpuBackend {
         Ok(())
     }
 
+    /// The whole MuJoCo state, `(num_envs, state_stride)`, read back.
+    fn mj_state_host(&mut self) -> Result<Vec<f32>, Error> {
+        let mut state = vec![0.0f32; self.plan.num_envs() * self.plan.mj().state_stride()];
+        let src = self.buffers.mj_state.clone();
+        self.read_into(&src, 0, &mut state)?;
+        Ok(state)
+    }
+
     fn write<T: Pod>(&self, dst: &wgpu::Buffer, offset: u64, values: &[T]) {
         if !values.is_empty() {
             self.ctx
@@ -368,8 +392,20 @@ fn bind_group(
     ctrl: &wgpu::Buffer,
 ) -> wgpu::BindGroup {
     let resources = [
-        &b.dims, cmd, ctrl, &b.params, &b.ring, &b.states, &b.flags, &b.columns, &b.descs,
-        &b.words, &b.counter,
+        &b.dims,
+        cmd,
+        ctrl,
+        &b.params,
+        &b.ring,
+        &b.states,
+        &b.flags,
+        &b.columns,
+        &b.descs,
+        &b.words,
+        &b.counter,
+        &b.mj,
+        &b.mj_state,
+        &b.effort,
     ];
     let entries: Vec<wgpu::BindGroupEntry> = resources
         .iter()
@@ -482,6 +518,14 @@ impl Backend for WgpuBackend {
 
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         let n = self.plan.check_env_ids(env_ids)?;
+        let stride = self.plan.mj().state_stride();
+        if stride > 0 {
+            let zeros = vec![0.0f32; stride];
+            for i in 0..n {
+                let env = Plan::env_at(env_ids, i);
+                self.write(&self.buffers.mj_state, (env * stride) as u64 * 4, &zeros);
+            }
+        }
         let nb = self.plan.buffers().len();
         if nb == 0 {
             return Ok(());
@@ -561,6 +605,53 @@ impl Backend for WgpuBackend {
                 bytemuck::bytes_of(&lag),
             );
         })
+    }
+
+    fn set_activation(
+        &mut self,
+        group: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        // Write through a host copy of the touched rows: read them, change
+        // the group's columns, upload the rows.
+        self.plan.mj_indices_of(group)?;
+        let stride = self.plan.mj().state_stride();
+        let mut state = self.mj_state_host()?;
+        let mut touched = Vec::new();
+        self.plan
+            .write_activation(group, env_ids, values, &mut state, |env| touched.push(env))?;
+        if env_ids == EnvIds::All {
+            self.write(&self.buffers.mj_state, 0, &state);
+        } else {
+            for env in touched {
+                let row = &state[env * stride..(env + 1) * stride];
+                self.write(&self.buffers.mj_state, (env * stride) as u64 * 4, row);
+            }
+        }
+        Ok(())
+    }
+
+    fn read_activation(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
+        self.plan.mj_indices_of(group)?;
+        let state = self.mj_state_host()?;
+        self.plan.read_mj_state(group, false, &state, out)
+    }
+
+    fn read_act_dot(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
+        self.plan.mj_indices_of(group)?;
+        let state = self.mj_state_host()?;
+        self.plan.read_mj_state(group, true, &state, out)
+    }
+
+    fn read_joint_effort(&mut self, out: &mut [f32]) -> Result<(), Error> {
+        self.plan.check_joint_effort_len(out.len())?;
+        if self.plan.mj().effort_width() == 0 {
+            out.fill(0.0);
+            return Ok(());
+        }
+        let src = self.buffers.effort.clone();
+        self.read_into(&src, 0, out)
     }
 
     fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error> {

@@ -75,6 +75,9 @@ pub struct BuiltinMuscleCfg {
     pub fpmax: f32,
     /// Active force at saturating lengthening velocity, relative. Default 1.2.
     pub fvmax: f32,
+    /// The compiled `acc0`, needed only to compute the force with
+    /// `force < 0` ([`GroupCfg::compute_force`](crate::GroupCfg::compute_force)). Default 0.
+    pub acc0: f32,
 }
 
 impl Default for BuiltinMuscleCfg {
@@ -92,6 +95,7 @@ impl Default for BuiltinMuscleCfg {
             vmax: 1.5,
             fpmax: 1.3,
             fvmax: 1.2,
+            acc0: 0.0,
         }
     }
 }

@@ -8,6 +8,7 @@
 mod builtin;
 mod dc_motor;
 mod ideal_pd;
+mod mj_general;
 mod wrapped;
 
 use std::fmt;
@@ -17,6 +18,7 @@ pub use builtin::{
 };
 pub use dc_motor::{dc_motor_clip, dc_motor_effort, DcMotorCfg};
 pub use ideal_pd::{clip, ideal_pd_effort, pd_torque, IdealPdCfg};
+pub use mj_general::*;
 pub use wrapped::{detect_command_field, WrappedCfg};
 
 use crate::error::Error;
@@ -40,6 +42,8 @@ pub enum KindId {
     BuiltinMuscle = 5,
     /// [`WrappedCfg`].
     Wrapped = 6,
+    /// [`MjGeneralCfg`].
+    MjGeneral = 7,
 }
 
 /// Which command target a pass-through actuator forwards into `ctrl`. The
@@ -75,6 +79,10 @@ pub enum Law {
     DcMotor,
     /// [`pass_through`]: `ctrl` is the (delayed) target of this field.
     PassThrough(CommandField),
+    /// MuJoCo's force law ([`mj_force`]) with this field as its control:
+    /// the law stage forwards the field, the plan's MuJoCo stage turns it
+    /// into `actuator_force`.
+    MjGeneral(CommandField),
 }
 
 /// What a ctrl column holds, the contract with the simulator (as mjlab's
@@ -89,6 +97,10 @@ pub enum CtrlMeaning {
     VelocityTarget,
     /// The effort target, for a simulator-native motor or muscle.
     EffortTarget,
+    /// MuJoCo's `actuator_force`, computed by Sinew: apply it through the
+    /// actuator's transmission, or apply the joint efforts
+    /// ([`Backend::read_joint_effort`](crate::Backend::read_joint_effort)).
+    ActuatorForce,
 }
 
 impl Law {
@@ -99,6 +111,7 @@ impl Law {
             Law::PassThrough(CommandField::Position) => CtrlMeaning::PositionTarget,
             Law::PassThrough(CommandField::Velocity) => CtrlMeaning::VelocityTarget,
             Law::PassThrough(CommandField::Effort) => CtrlMeaning::EffortTarget,
+            Law::MjGeneral(_) => CtrlMeaning::ActuatorForce,
         }
     }
 }
@@ -193,6 +206,8 @@ pub enum ActuatorCfg {
     BuiltinMuscle(BuiltinMuscleCfg),
     /// An actuator the model already declares: `ctrl` = its command field.
     Wrapped(WrappedCfg),
+    /// MuJoCo's general actuator, computed by Sinew: `ctrl` = `actuator_force`.
+    MjGeneral(MjGeneralCfg),
 }
 
 impl ActuatorCfg {
@@ -206,6 +221,7 @@ impl ActuatorCfg {
             ActuatorCfg::BuiltinMotor(_) => KindId::BuiltinMotor,
             ActuatorCfg::BuiltinMuscle(_) => KindId::BuiltinMuscle,
             ActuatorCfg::Wrapped(_) => KindId::Wrapped,
+            ActuatorCfg::MjGeneral(_) => KindId::MjGeneral,
         }
     }
 
@@ -219,6 +235,7 @@ impl ActuatorCfg {
             ActuatorCfg::BuiltinMotor(_) => "BuiltinMotor",
             ActuatorCfg::BuiltinMuscle(_) => "BuiltinMuscle",
             ActuatorCfg::Wrapped(_) => "Wrapped",
+            ActuatorCfg::MjGeneral(_) => "MjGeneral",
         }
     }
 
@@ -258,6 +275,7 @@ impl ActuatorCfg {
                 Law::PassThrough(CommandField::Effort)
             }
             ActuatorCfg::Wrapped(w) => Law::PassThrough(w.command_field?),
+            ActuatorCfg::MjGeneral(c) => Law::MjGeneral(c.command_field),
         })
     }
 
@@ -274,12 +292,16 @@ impl ActuatorCfg {
             ActuatorCfg::BuiltinVelocity(c) => (None, c.effort_limit.and_then(sym)),
             ActuatorCfg::BuiltinMuscle(_) => (Some([0.0, 1.0]), None),
             ActuatorCfg::Wrapped(_) => (None, None),
+            ActuatorCfg::MjGeneral(c) => (c.ctrl_range, c.force_range),
         }
     }
 
     /// Checks every setting of the kind and that it can drive `transmission`.
     pub fn validate(&self, group: &str, transmission: Transmission) -> Result<(), Error> {
-        let site_ok = matches!(self, ActuatorCfg::BuiltinMotor(_) | ActuatorCfg::Wrapped(_));
+        let site_ok = matches!(
+            self,
+            ActuatorCfg::BuiltinMotor(_) | ActuatorCfg::Wrapped(_) | ActuatorCfg::MjGeneral(_)
+        );
         if transmission == Transmission::Site && !site_ok {
             return Err(Error::TransmissionNotSupported {
                 group: group.to_owned(),
@@ -316,8 +338,70 @@ impl ActuatorCfg {
                 Ok(())
             }
             ActuatorCfg::BuiltinMuscle(c) => c.validate(group),
+            ActuatorCfg::MjGeneral(c) => c.validate(group),
             _ => Ok(()),
         }
+    }
+
+    /// The MuJoCo actuator a builtin kind compiles to (mjlab's `edit_spec`),
+    /// for groups that compute their force
+    /// ([`GroupCfg::compute_force`](crate::GroupCfg::compute_force)). `None`
+    /// for the kinds Sinew computes itself and for wrapped groups, whose
+    /// actuators the robot describes
+    /// ([`NativeActuator::general`](crate::NativeActuator::general)).
+    pub fn mujoco_equivalent(&self, group: &str) -> Result<Option<MjGeneralCfg>, Error> {
+        let sym = |l: f32| [-l, l];
+        let cfg = match self {
+            ActuatorCfg::BuiltinPosition(c) => MjGeneralCfg {
+                force_range: c.effort_limit.map(sym),
+                ..MjPositionCfg {
+                    kp: c.stiffness,
+                    kv: Some(c.damping),
+                    ..MjPositionCfg::default()
+                }
+                .position()
+                .map_err(|e| e.in_group(group))?
+            },
+            ActuatorCfg::BuiltinVelocity(c) => MjGeneralCfg {
+                force_range: c.effort_limit.map(sym),
+                ..MjGeneralCfg::velocity(c.damping)
+            },
+            ActuatorCfg::BuiltinMotor(c) => MjGeneralCfg::motor()
+                .with_gear(c.gear)
+                .with_ctrl_range(sym(c.effort_limit))
+                .with_force_range(sym(c.effort_limit)),
+            ActuatorCfg::BuiltinMuscle(c) => {
+                if c.length_range.0 >= c.length_range.1 {
+                    return Err(invalid(
+                        group,
+                        "length_range",
+                        c.length_range.0,
+                        "computing a muscle's force needs its compiled lengthrange (lo < hi)",
+                    ));
+                }
+                MjMuscleCfg {
+                    timeconst: [c.timeconst.0, c.timeconst.1],
+                    tausmooth: c.tausmooth,
+                    range: [c.range.0, c.range.1],
+                    force: c.force,
+                    scale: c.scale,
+                    lmin: c.lmin,
+                    lmax: c.lmax,
+                    vmax: c.vmax,
+                    fpmax: c.fpmax,
+                    fvmax: c.fvmax,
+                    length_range: [c.length_range.0, c.length_range.1],
+                    acc0: c.acc0,
+                    ctrl_range: Some([0.0, 1.0]),
+                    force_range: None,
+                    gear: c.gear,
+                }
+                .compile()
+                .map_err(|e| e.in_group(group))?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(cfg))
     }
 }
 
@@ -360,4 +444,5 @@ impl_from_cfg!(
     BuiltinMotor(BuiltinMotorCfg),
     BuiltinMuscle(BuiltinMuscleCfg),
     Wrapped(WrappedCfg),
+    MjGeneral(MjGeneralCfg),
 );

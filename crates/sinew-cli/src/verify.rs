@@ -1,0 +1,359 @@
+//! `sinew verify`: replays golden files made by the real systems on a
+//! backend and compares. The schema comes from the file's `schema` field:
+//!
+//! - `mujoco-actuator-golden/v1` (MuJoCo's own `mj_forward`/`mj_step`,
+//!   `tests/golden/mujoco/README.md`): each case compiles to a plan of
+//!   [`MjGeneral`](sinew::MjGeneralCfg) groups from the compiled model fields
+//!   and runs one step; `actuator_force`, `act_dot`, `act_next` and
+//!   `qfrc_actuator` must be within [`MUJOCO_TOLERANCE`]·max(1, |reference|).
+//! - `mjlab-actuator-golden/v1` (mjlab's actuator code,
+//!   `tests/golden/mjlab/README.md`): episodes of steps, setters and resets;
+//!   ctrl must equal mjlab's float32 bit for bit on the CPU backend (within
+//!   the GPU tolerance on the GPU backend), lags exactly.
+//!
+//! A case that needs something Sinew does not model is **skipped** with the
+//! reason, never counted as passed.
+
+mod mjlab;
+mod mujoco;
+
+use std::path::Path;
+
+use serde_json::Value;
+use sinew::{Backend, Plan};
+
+use crate::CliError;
+
+pub use mujoco::MUJOCO_TOLERANCE;
+
+/// Makes the backend a case runs on.
+pub type MakeBackend<'a> = &'a dyn Fn(Plan) -> Result<Box<dyn Backend>, sinew::Error>;
+
+/// The golden schemas `verify` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schema {
+    /// `mujoco-actuator-golden/v1`.
+    Mujoco,
+    /// `mjlab-actuator-golden/v1`.
+    Mjlab,
+}
+
+impl Schema {
+    /// The `schema` string of the files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schema::Mujoco => "mujoco-actuator-golden/v1",
+            Schema::Mjlab => "mjlab-actuator-golden/v1",
+        }
+    }
+}
+
+/// How strict the comparison is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Strictness {
+    /// mjlab files: ctrl must be bit-equal (the CPU reference) rather than
+    /// within the GPU tolerance (1e-4 absolute + 1e-5 relative).
+    pub mjlab_bit_exact: bool,
+}
+
+/// What happened to one case.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Every compared value within tolerance.
+    Passed,
+    /// The first value out of tolerance, or an error, in words.
+    Failed(String),
+    /// The case needs something out of scope: why.
+    Skipped(String),
+}
+
+/// One compared value, for the "worst cases" list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deviation {
+    /// The case.
+    pub case: String,
+    /// Which value (e.g. `actuator_force[1]`).
+    pub what: String,
+    /// Sinew's value.
+    pub ours: f64,
+    /// The reference value.
+    pub reference: f64,
+    /// `|ours − reference|` over the allowed gap (≤ 1 passes).
+    pub ratio: f64,
+}
+
+/// The result of one file.
+#[derive(Debug, Clone)]
+pub struct FileReport {
+    /// The schema it was read as.
+    pub schema: Schema,
+    /// `(case id, outcome)` in file order.
+    pub cases: Vec<(String, Outcome)>,
+    /// The largest deviations relative to their tolerance, worst first.
+    pub worst: Vec<Deviation>,
+    /// Values compared.
+    pub compared: usize,
+    /// Values not bit-equal to the reference (as f32).
+    pub inexact: usize,
+}
+
+impl FileReport {
+    /// `(passed, failed, skipped)`.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let mut counts = (0, 0, 0);
+        for (_, outcome) in &self.cases {
+            match outcome {
+                Outcome::Passed => counts.0 += 1,
+                Outcome::Failed(_) => counts.1 += 1,
+                Outcome::Skipped(_) => counts.2 += 1,
+            }
+        }
+        counts
+    }
+}
+
+/// Keeps the `n` largest deviations.
+#[derive(Debug)]
+pub(crate) struct Tally {
+    worst: Vec<Deviation>,
+    keep: usize,
+    compared: usize,
+    inexact: usize,
+}
+
+impl Tally {
+    fn new(keep: usize) -> Tally {
+        Tally {
+            worst: Vec::new(),
+            keep,
+            compared: 0,
+            inexact: 0,
+        }
+    }
+
+    /// Records one comparison; true when within `allowed`.
+    pub(crate) fn compare(
+        &mut self,
+        case: &str,
+        what: impl FnOnce() -> String,
+        ours: f64,
+        reference: f64,
+        allowed: f64,
+    ) -> bool {
+        self.compared += 1;
+        let gap = (ours - reference).abs();
+        if ours as f32 != reference as f32 {
+            self.inexact += 1;
+        }
+        let ok = ours == reference || gap <= allowed;
+        let ratio = if ours == reference {
+            0.0
+        } else if gap.is_nan() || allowed == 0.0 {
+            f64::INFINITY
+        } else {
+            gap / allowed
+        };
+        let worse = self.worst.len() < self.keep || self.worst.last().is_some_and(|w| ratio > w.ratio);
+        if ratio > 0.0 && worse {
+            self.worst.push(Deviation {
+                case: case.to_owned(),
+                what: what(),
+                ours,
+                reference,
+                ratio,
+            });
+            self.worst.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
+            self.worst.truncate(self.keep);
+        }
+        ok
+    }
+}
+
+/// The backend a [`BackendChoice`](crate::run::BackendChoice) names, as a
+/// constructor per plan, with its description and how strict mjlab
+/// comparisons are on it (bit-exact on the CPU reference).
+#[allow(clippy::type_complexity, reason = "a boxed constructor")]
+pub fn backend_maker(
+    choice: crate::run::BackendChoice,
+) -> Result<(String, Box<dyn Fn(Plan) -> Result<Box<dyn Backend>, sinew::Error>>, Strictness), CliError>
+{
+    use crate::run::BackendChoice;
+    use sinew::{CpuBackend, GpuContext, WgpuBackend};
+    let gpu = match choice {
+        BackendChoice::Cpu => None,
+        BackendChoice::Wgpu => Some(GpuContext::shared()?),
+        BackendChoice::Auto => GpuContext::shared().ok().filter(|c| !c.is_software()),
+    };
+    Ok(match gpu {
+        None => (
+            format!("cpu (rayon, {} threads)", rayon::current_num_threads()),
+            Box::new(|plan| Ok(Box::new(CpuBackend::new(plan)) as Box<dyn Backend>)),
+            Strictness {
+                mjlab_bit_exact: true,
+            },
+        ),
+        Some(ctx) => (
+            format!("wgpu on {}", ctx.description()),
+            Box::new(move |plan| Ok(Box::new(WgpuBackend::new(&ctx, plan)?) as Box<dyn Backend>)),
+            Strictness {
+                mjlab_bit_exact: false,
+            },
+        ),
+    })
+}
+
+/// Reads a golden document's schema.
+pub fn schema_of(doc: &Value) -> Result<Schema, String> {
+    match doc.get("schema").and_then(Value::as_str) {
+        Some(s) if s == Schema::Mujoco.name() => Ok(Schema::Mujoco),
+        Some(s) if s == Schema::Mjlab.name() => Ok(Schema::Mjlab),
+        Some(s) => Err(format!(
+            "unknown schema `{s}`; verify reads `{}` and `{}`",
+            Schema::Mujoco.name(),
+            Schema::Mjlab.name()
+        )),
+        None => Err("no `schema` field: not a Sinew golden file".into()),
+    }
+}
+
+/// Replays every case of a parsed golden document.
+pub fn verify_doc(
+    doc: &Value,
+    make: MakeBackend<'_>,
+    strictness: Strictness,
+    keep_worst: usize,
+) -> Result<FileReport, String> {
+    let schema = schema_of(doc)?;
+    let cases = doc
+        .get("cases")
+        .and_then(Value::as_array)
+        .ok_or("no `cases` array")?;
+    let mut tally = Tally::new(keep_worst);
+    let mut results = Vec::with_capacity(cases.len());
+    for (i, case) in cases.iter().enumerate() {
+        let id = case
+            .get("id")
+            .and_then(Value::as_str)
+            .map_or_else(|| format!("case {i}"), str::to_owned);
+        let outcome = match schema {
+            Schema::Mujoco => mujoco::run_case(case, &id, make, &mut tally),
+            Schema::Mjlab => mjlab::run_case(case, &id, make, strictness, &mut tally),
+        };
+        results.push((id, outcome));
+    }
+    Ok(FileReport {
+        schema,
+        cases: results,
+        worst: tally.worst,
+        compared: tally.compared,
+        inexact: tally.inexact,
+    })
+}
+
+/// Reads and replays one golden file.
+pub fn verify_file(
+    path: &Path,
+    make: MakeBackend<'_>,
+    strictness: Strictness,
+    keep_worst: usize,
+) -> Result<FileReport, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::Io {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let bad = |message: String| CliError::Io {
+        path: path.to_owned(),
+        message,
+    };
+    let doc: Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    verify_doc(&doc, make, strictness, keep_worst).map_err(bad)
+}
+
+/// Small checked accessors over golden JSON: a missing or mistyped field is
+/// an error naming it, never a panic.
+pub(crate) mod json {
+    use serde_json::Value;
+
+    /// `v[key]`, present.
+    pub fn field<'a>(v: &'a Value, key: &str) -> Result<&'a Value, String> {
+        v.get(key).ok_or_else(|| format!("missing field `{key}`"))
+    }
+
+    /// A number, or the strings `"inf"` / `"-inf"`.
+    pub fn num(v: &Value) -> Result<f64, String> {
+        match v {
+            Value::Number(n) => n.as_f64().ok_or_else(|| format!("bad number {n}")),
+            Value::String(s) if s == "inf" => Ok(f64::INFINITY),
+            Value::String(s) if s == "-inf" => Ok(f64::NEG_INFINITY),
+            other => Err(format!("expected a number, found {other}")),
+        }
+    }
+
+    /// `v[key]` as a number.
+    pub fn num_at(v: &Value, key: &str) -> Result<f64, String> {
+        num(field(v, key)?).map_err(|e| format!("`{key}`: {e}"))
+    }
+
+    /// An array.
+    pub fn arr(v: &Value) -> Result<&Vec<Value>, String> {
+        v.as_array()
+            .ok_or_else(|| format!("expected an array, found {v}"))
+    }
+
+    /// `v[key]` as an array.
+    pub fn arr_at<'a>(v: &'a Value, key: &str) -> Result<&'a Vec<Value>, String> {
+        arr(field(v, key)?).map_err(|e| format!("`{key}`: {e}"))
+    }
+
+    /// `v[key]` as a string.
+    pub fn str_at<'a>(v: &'a Value, key: &str) -> Result<&'a str, String> {
+        field(v, key)?
+            .as_str()
+            .ok_or_else(|| format!("`{key}` must be a string"))
+    }
+
+    /// A string.
+    pub fn string(v: &Value) -> Result<&str, String> {
+        v.as_str()
+            .ok_or_else(|| format!("expected a string, found {v}"))
+    }
+
+    /// `v[key]` as a bool.
+    pub fn bool_at(v: &Value, key: &str) -> Result<bool, String> {
+        field(v, key)?
+            .as_bool()
+            .ok_or_else(|| format!("`{key}` must be true or false"))
+    }
+
+    /// A non-negative integer.
+    pub fn uint(v: &Value) -> Result<u64, String> {
+        v.as_u64()
+            .ok_or_else(|| format!("expected a non-negative integer, found {v}"))
+    }
+
+    /// `v[key]` as a non-negative integer.
+    pub fn uint_at(v: &Value, key: &str) -> Result<u64, String> {
+        uint(field(v, key)?).map_err(|e| format!("`{key}`: {e}"))
+    }
+
+    /// An array of numbers.
+    pub fn nums(v: &Value) -> Result<Vec<f64>, String> {
+        arr(v)?.iter().map(num).collect()
+    }
+
+    /// `v[key]` as an array of numbers.
+    pub fn nums_at(v: &Value, key: &str) -> Result<Vec<f64>, String> {
+        nums(field(v, key)?).map_err(|e| format!("`{key}`: {e}"))
+    }
+
+    /// An array of numbers, as f32.
+    pub fn f32s(v: &Value) -> Result<Vec<f32>, String> {
+        Ok(nums(v)?.into_iter().map(|x| x as f32).collect())
+    }
+
+    /// A 2-D array of numbers, as f32 rows.
+    pub fn matrix(v: &Value) -> Result<Vec<Vec<f32>>, String> {
+        arr(v)?.iter().map(f32s).collect()
+    }
+}

@@ -1,0 +1,402 @@
+//! MuJoCo golden cases (`mujoco-actuator-golden/v1`): one `mj_forward` plus
+//! one Euler `mj_step` of MuJoCo 4.0.0 per case, replayed as one Sinew step.
+
+use serde_json::Value;
+use sinew::{
+    ActuatorCmd, BiasType, CommandField, DynType, EnvIds, FixedTendon, GainType, GroupCfg,
+    MjGeneralCfg, Plan, PlanOptions, Robot, Transmission, Values,
+};
+
+use super::json::{arr_at, bool_at, field, num, num_at, nums_at, str_at, string};
+use super::{MakeBackend, Outcome, Tally};
+
+/// The bar: `|ours − MuJoCo| ≤ 1e-5 · max(1, |MuJoCo|)` for
+/// `actuator_force`, `act_dot`, `act_next` and `qfrc_actuator`, with Sinew
+/// in f32 against MuJoCo's f64.
+pub const MUJOCO_TOLERANCE: f64 = 1e-5;
+
+enum Stop {
+    Skip(String),
+    Fail(String),
+}
+
+impl From<String> for Stop {
+    fn from(message: String) -> Self {
+        Stop::Fail(message)
+    }
+}
+
+pub(super) fn run_case(
+    case: &Value,
+    id: &str,
+    make: MakeBackend<'_>,
+    tally: &mut Tally,
+) -> Outcome {
+    match run(case, id, make, tally) {
+        Ok(()) => Outcome::Passed,
+        Err(Stop::Skip(reason)) => Outcome::Skipped(reason),
+        Err(Stop::Fail(reason)) => Outcome::Failed(reason),
+    }
+}
+
+/// One actuator of a case, with its inputs and MuJoCo's outputs.
+struct Actuator<'a> {
+    params: &'a Value,
+    ctrl: f64,
+    act: Option<f64>,
+    force: f64,
+    act_dot: Option<f64>,
+    act_next: Option<f64>,
+}
+
+fn opt_num(v: &Value) -> Result<Option<f64>, String> {
+    if v.is_null() {
+        Ok(None)
+    } else {
+        num(v).map(Some)
+    }
+}
+
+fn dyn_type(name: &str) -> Option<DynType> {
+    Some(match name {
+        "none" => DynType::None,
+        "integrator" => DynType::Integrator,
+        "filter" => DynType::Filter,
+        "filterexact" => DynType::FilterExact,
+        "muscle" => DynType::Muscle,
+        _ => return None,
+    })
+}
+
+fn gain_type(name: &str) -> Option<GainType> {
+    Some(match name {
+        "fixed" => GainType::Fixed,
+        "affine" => GainType::Affine,
+        "muscle" => GainType::Muscle,
+        _ => return None,
+    })
+}
+
+fn bias_type(name: &str) -> Option<BiasType> {
+    Some(match name {
+        "none" => BiasType::None,
+        "affine" => BiasType::Affine,
+        "muscle" => BiasType::Muscle,
+        _ => return None,
+    })
+}
+
+fn prm10(p: &Value, key: &str) -> Result<[f32; 10], String> {
+    let values = nums_at(p, key)?;
+    let mut out = [0.0f32; 10];
+    for (o, v) in out.iter_mut().zip(&values) {
+        *o = *v as f32;
+    }
+    Ok(out)
+}
+
+fn range(p: &Value, limited: &str, key: &str) -> Result<Option<[f32; 2]>, String> {
+    if !bool_at(p, limited)? {
+        return Ok(None);
+    }
+    let r = nums_at(p, key)?;
+    match r[..] {
+        [lo, hi] => Ok(Some([lo as f32, hi as f32])),
+        _ => Err(format!("`{key}` must hold two numbers")),
+    }
+}
+
+/// The [`MjGeneralCfg`] of MuJoCo's compiled fields.
+fn general_of(p: &Value) -> Result<MjGeneralCfg, Stop> {
+    let kind = |key: &str| str_at(p, key).map_err(Stop::Fail);
+    let skip = |key: &str, name: &str| {
+        Stop::Skip(format!(
+            "{key} `{name}` is out of scope (Sinew models none/integrator/filter/filterexact/muscle \
+             dynamics and fixed/affine/muscle gain and bias)"
+        ))
+    };
+    let dyn_name = kind("dyntype")?;
+    let gain_name = kind("gaintype")?;
+    let bias_name = kind("biastype")?;
+    let range2 = |key: &str| -> Result<[f32; 2], String> {
+        match nums_at(p, key)?[..] {
+            [lo, hi] => Ok([lo as f32, hi as f32]),
+            _ => Err(format!("`{key}` must hold two numbers")),
+        }
+    };
+    Ok(MjGeneralCfg {
+        command_field: CommandField::Effort,
+        dyn_type: dyn_type(dyn_name).ok_or_else(|| skip("dyntype", dyn_name))?,
+        dynprm: prm10(p, "dynprm")?,
+        gain_type: gain_type(gain_name).ok_or_else(|| skip("gaintype", gain_name))?,
+        gainprm: prm10(p, "gainprm")?,
+        bias_type: bias_type(bias_name).ok_or_else(|| skip("biastype", bias_name))?,
+        biasprm: prm10(p, "biasprm")?,
+        ctrl_range: range(p, "ctrllimited", "ctrlrange")?,
+        force_range: range(p, "forcelimited", "forcerange")?,
+        act_range: range(p, "actlimited", "actrange")?,
+        act_early: bool_at(p, "actearly")?,
+        gear: num_at(p, "gear")? as f32,
+        length_range: range2("lengthrange")?,
+        acc0: num_at(p, "acc0")? as f32,
+    })
+}
+
+/// A regex that matches exactly `name`.
+fn literal(name: &str) -> String {
+    name.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special.then_some('\\').into_iter().chain([c])
+        })
+        .collect()
+}
+
+fn run(
+    case: &Value,
+    id: &str,
+    make: MakeBackend<'_>,
+    tally: &mut Tally,
+) -> Result<(), Stop> {
+    let inputs = field(case, "inputs")?;
+    let outputs = field(case, "outputs")?;
+    let timestep = num_at(inputs, "timestep")?;
+    // Normalize single and multi cases to lists over actuators and dofs.
+    let (actuators, dofs, qpos, qvel, qfrc): (Vec<Actuator>, Vec<u64>, _, _, _) =
+        match str_at(case, "kind")? {
+            "single" => {
+                let params = field(case, "params")?;
+                let trn = field(params, "transmission")?;
+                let dofs = arr_at(trn, "dofs")?
+                    .iter()
+                    .map(super::json::uint)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let one = Actuator {
+                    params,
+                    ctrl: num_at(inputs, "ctrl")?,
+                    act: opt_num(field(inputs, "act")?)?,
+                    force: num_at(outputs, "actuator_force")?,
+                    act_dot: opt_num(field(outputs, "act_dot")?)?,
+                    act_next: opt_num(field(outputs, "act_next")?)?,
+                };
+                (
+                    vec![one],
+                    dofs,
+                    nums_at(inputs, "qpos")?,
+                    nums_at(inputs, "qvel")?,
+                    nums_at(outputs, "qfrc_actuator")?,
+                )
+            }
+            "multi" => {
+                let params = arr_at(case, "params")?;
+                let list = |v: &Value, key: &str| -> Result<Vec<Option<f64>>, String> {
+                    arr_at(v, key)?.iter().map(opt_num).collect()
+                };
+                let (ctrl, act) = (list(inputs, "ctrl")?, list(inputs, "act")?);
+                let (force, act_dot, act_next) = (
+                    list(outputs, "actuator_force")?,
+                    list(outputs, "act_dot")?,
+                    list(outputs, "act_next")?,
+                );
+                let n = params.len();
+                if [ctrl.len(), act.len(), force.len(), act_dot.len(), act_next.len()]
+                    .iter()
+                    .any(|&l| l != n)
+                {
+                    return Err(Stop::Fail("per-actuator lists differ in length".into()));
+                }
+                let actuators = (0..n)
+                    .map(|i| {
+                        Ok(Actuator {
+                            params: &params[i],
+                            ctrl: ctrl[i].ok_or("a null ctrl")?,
+                            act: act[i],
+                            force: force[i].ok_or("a null actuator_force")?,
+                            act_dot: act_dot[i],
+                            act_next: act_next[i],
+                        })
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                let dofs = arr_at(inputs, "dofs")?
+                    .iter()
+                    .map(super::json::uint)
+                    .collect::<Result<Vec<_>, _>>()?;
+                (
+                    actuators,
+                    dofs,
+                    nums_at(inputs, "qpos")?,
+                    nums_at(inputs, "qvel")?,
+                    nums_at(outputs, "qfrc_actuator")?,
+                )
+            }
+            other => return Err(Stop::Fail(format!("unknown case kind `{other}`"))),
+        };
+    if qpos.len() != dofs.len() || qvel.len() != dofs.len() || qfrc.len() != dofs.len() {
+        return Err(Stop::Fail("qpos, qvel and qfrc_actuator must follow the dofs".into()));
+    }
+
+    // The robot: the case's joints in dof order, its tendons and bodies.
+    let mut joint_of_dof: Vec<(u64, String)> = Vec::new();
+    let mut robot = Robot::default();
+    let mut placed: Vec<(Transmission, String, usize)> = Vec::new();
+    let mut groups = Vec::new();
+    for (i, a) in actuators.iter().enumerate() {
+        let trn = field(a.params, "transmission")?;
+        let joints = arr_at(trn, "joints")?;
+        let trn_dofs = arr_at(trn, "dofs")?;
+        let limited = arr_at(trn, "jnt_actfrclimited")?;
+        let ranges = arr_at(trn, "jnt_actfrcrange")?;
+        for (k, (joint, dof)) in joints.iter().zip(trn_dofs).enumerate() {
+            let (joint, dof) = (string(joint)?.to_owned(), super::json::uint(dof)?);
+            if !joint_of_dof.iter().any(|(d, _)| *d == dof) {
+                joint_of_dof.push((dof, joint.clone()));
+                let lim = limited.get(k).and_then(Value::as_bool).unwrap_or(false);
+                if lim {
+                    let r = super::json::nums(ranges.get(k).ok_or("jnt_actfrcrange is short".to_owned())?)?;
+                    if r.len() != 2 {
+                        return Err(Stop::Fail("a jnt_actfrcrange must hold two numbers".into()));
+                    }
+                    robot
+                        .joint_actuator_force_ranges
+                        .push((joint, [r[0] as f32, r[1] as f32]));
+                }
+            }
+        }
+        let target = str_at(trn, "target")?.to_owned();
+        let transmission = match str_at(trn, "type")? {
+            "joint" => Transmission::Joint,
+            "tendon" => {
+                if !robot.tendons.contains(&target) {
+                    robot.tendons.push(target.clone());
+                    let coefs = nums_at(trn, "coef")?;
+                    let names = joints
+                        .iter()
+                        .map(|j| string(j).map(str::to_owned))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let actuator_force_range = if bool_at(trn, "tendon_actfrclimited")? {
+                        match nums_at(trn, "tendon_actfrcrange")?[..] {
+                            [lo, hi] => Some([lo as f32, hi as f32]),
+                            _ => return Err(Stop::Fail("tendon_actfrcrange needs two numbers".into())),
+                        }
+                    } else {
+                        None
+                    };
+                    robot.fixed_tendons.push(FixedTendon {
+                        name: target.clone(),
+                        joints: names.into_iter().zip(coefs.iter().map(|&c| c as f32)).collect(),
+                        actuator_force_range,
+                    });
+                }
+                Transmission::Tendon
+            }
+            // A body transmission (adhesion): length and velocity 0, no joint effort.
+            "body" => {
+                if !robot.sites.contains(&target) {
+                    robot.sites.push(target.clone());
+                }
+                Transmission::Site
+            }
+            other => return Err(Stop::Skip(format!("{other} transmissions are out of scope"))),
+        };
+        // Actuators sharing a target read different command fields.
+        let sharing = placed
+            .iter()
+            .filter(|(t, name, _)| *t == transmission && *name == target)
+            .count();
+        let field = match sharing {
+            0 => CommandField::Effort,
+            1 => CommandField::Position,
+            2 => CommandField::Velocity,
+            _ => {
+                return Err(Stop::Skip(
+                    "more than three actuators on one target (Sinew's command has three fields)"
+                        .into(),
+                ))
+            }
+        };
+        placed.push((transmission, target.clone(), i));
+        let cfg = MjGeneralCfg {
+            command_field: field,
+            ..general_of(a.params)?
+        };
+        groups.push(
+            GroupCfg::new(format!("a{i}"), [literal(&target)], cfg).with_transmission(transmission),
+        );
+    }
+    joint_of_dof.sort_by_key(|(d, _)| *d);
+    robot.joints = joint_of_dof.iter().map(|(_, j)| j.clone()).collect();
+
+    let options = PlanOptions {
+        timestep: timestep as f32,
+        ..PlanOptions::default()
+    };
+    let plan = Plan::new(&robot, groups, 1, options).map_err(|e| format!("plan: {e}"))?;
+    let mut cmd = ActuatorCmd::zeros(1, robot.num_targets());
+    for (k, dof) in dofs.iter().enumerate() {
+        let name = &joint_of_dof
+            .iter()
+            .find(|(d, _)| d == dof)
+            .ok_or_else(|| format!("dof {dof} belongs to no actuator's transmission"))?
+            .1;
+        let j = robot.joint_index(name).expect("listed above");
+        cmd.pos[j] = qpos[k] as f32;
+        cmd.vel[j] = qvel[k] as f32;
+    }
+    let mut backend = make(plan).map_err(|e| format!("backend: {e}"))?;
+    let b = backend.as_mut();
+    for (&(_, _, i), a) in placed.iter().zip(&actuators) {
+        let info = &b.plan().groups()[i];
+        let (column, group) = (info.cmd_columns[0], info.cfg.name.clone());
+        let sinew::ActuatorCfg::MjGeneral(cfg) = info.cfg.actuator else {
+            unreachable!("every group is MjGeneral")
+        };
+        cmd.fields_mut()[cfg.command_field as usize][column] = a.ctrl as f32;
+        if let Some(act) = a.act {
+            b.set_activation(&group, EnvIds::All, Values::Scalar(act as f32))
+                .map_err(|e| format!("set_activation: {e}"))?;
+        }
+    }
+    b.step(&cmd).map_err(|e| format!("step: {e}"))?;
+    let mut ctrl = vec![0.0f32; b.plan().num_ctrl()];
+    b.read_ctrl(&mut ctrl).map_err(|e| format!("read_ctrl: {e}"))?;
+    let mut effort = vec![0.0f32; robot.joints.len()];
+    b.read_joint_effort(&mut effort)
+        .map_err(|e| format!("read_joint_effort: {e}"))?;
+
+    let mut first_failure: Option<String> = None;
+    let mut check = |what: String, ours: f32, reference: f64| {
+        let allowed = MUJOCO_TOLERANCE * reference.abs().max(1.0);
+        let ours = f64::from(ours);
+        if !tally.compare(id, || what.clone(), ours, reference, allowed) && first_failure.is_none() {
+            first_failure = Some(format!(
+                "{what}: sinew {ours:e}, MuJoCo {reference:e} (|Δ| {:.3e} > {allowed:.1e})",
+                (ours - reference).abs()
+            ));
+        }
+    };
+    for (i, a) in actuators.iter().enumerate() {
+        let info = &b.plan().groups()[i];
+        let group = info.cfg.name.clone();
+        check(format!("actuator_force[{i}]"), ctrl[info.ctrl_columns[0]], a.force);
+        let mut one = [0.0f32];
+        if let Some(reference) = a.act_dot {
+            b.read_act_dot(&group, &mut one)
+                .map_err(|e| format!("read_act_dot: {e}"))?;
+            check(format!("act_dot[{i}]"), one[0], reference);
+        }
+        if let Some(reference) = a.act_next {
+            b.read_activation(&group, &mut one)
+                .map_err(|e| format!("read_activation: {e}"))?;
+            check(format!("act_next[{i}]"), one[0], reference);
+        }
+    }
+    for (k, dof) in dofs.iter().enumerate() {
+        let name = &joint_of_dof.iter().find(|(d, _)| d == dof).expect("checked").1;
+        let j = robot.joint_index(name).expect("listed");
+        check(format!("qfrc_actuator[dof {dof}]"), effort[j], qfrc[k]);
+    }
+    match first_failure {
+        None => Ok(()),
+        Some(reason) => Err(Stop::Fail(reason)),
+    }
+}
