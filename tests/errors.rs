@@ -256,6 +256,7 @@ fn wrapped_groups() {
         dyn_type: DynType::None,
         gainprm,
         biasprm,
+        general: None,
     };
     let mut robot = robot();
     let wrapped = || GroupCfg::new("xml", [".*"], WrappedCfg::default());

@@ -4,7 +4,8 @@
 
 mod cli;
 mod errors;
-mod golden_mjlab;
+mod golden;
+mod mujoco;
 mod parity;
 mod properties;
 mod semantics;

@@ -10,7 +10,10 @@ use sinew::{
     DynType, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, NativeActuator, Plan, PlanOptions,
     Robot, Transmission, Values, WgpuBackend, WrappedCfg,
 };
-use sinew::{BuiltinPositionCfg, GpuContext};
+use sinew::{
+    BuiltinMuscleCfg, BuiltinPositionCfg, CommandField, FixedTendon, GpuContext, MjGeneralCfg,
+    MjMuscleCfg, MjPositionCfg,
+};
 
 use crate::support::{gpu, Tolerance};
 
@@ -43,14 +46,22 @@ impl Rng {
     }
 }
 
-/// A 12-joint robot with a spare joint no group claims and two tendons that
-/// carry native motors, and groups of every law, interleaved so that runs
-/// are short, with three delay buffers of different schedules.
+/// A 16-joint robot with a spare joint no group claims, two tendons that
+/// carry native motors and a fixed tendon with a force range, and groups of
+/// every law, interleaved so that runs are short, with three delay buffers
+/// of different schedules. MuJoCo-law groups cover every dynamics type,
+/// gain and bias, two actuators on one joint, a joint force range, a tendon
+/// force range and a builtin muscle that computes its force.
 fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
-    let mut robot = Robot::from_joints((0..13).map(|i| format!("j{i}")));
-    robot.tendons = vec!["t0".into(), "t1".into()];
-    robot.native_actuators = robot
-        .tendons
+    let mut robot = Robot::from_joints((0..16).map(|i| format!("j{i}")));
+    robot.tendons = vec!["t0".into(), "t1".into(), "t2".into()];
+    robot.fixed_tendons = vec![FixedTendon {
+        name: "t2".into(),
+        joints: vec![("j13".into(), 0.7), ("j14".into(), -1.3)],
+        actuator_force_range: Some([-2.0, 0.4]),
+    }];
+    robot.joint_actuator_force_ranges = vec![("j13".into(), [-6.0, 4.0])];
+    robot.native_actuators = robot.tendons[..2]
         .iter()
         .map(|t| NativeActuator {
             name: format!("{t}_motor"),
@@ -61,6 +72,7 @@ fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
             dyn_type: DynType::None,
             gainprm: [1.0, 0.0, 0.0],
             biasprm: [0.0; 3],
+            general: None,
         })
         .collect();
     let dc = DcMotorCfg {
@@ -98,18 +110,106 @@ fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
             ..DelayCfg::constant(2)
         }),
         GroupCfg::new("tail", ["j11"], IdealPdCfg::new(5.0, 0.2)),
-        GroupCfg::new("cables", ["t.*"], WrappedCfg::default())
+        GroupCfg::new("cables", ["t(0|1)"], WrappedCfg::default())
             .with_transmission(Transmission::Tendon),
+        GroupCfg::new(
+            "servo",
+            ["j13"],
+            MjPositionCfg {
+                kp: 30.0,
+                kv: Some(1.5),
+                timeconst: 0.05,
+                ctrl_range: Some([-0.8, 0.8]),
+                ..MjPositionCfg::default()
+            }
+            .position()
+            .unwrap(),
+        )
+        .with_delay(DelayCfg {
+            share: DelayShare::Own,
+            ..DelayCfg::constant(1)
+        }),
+        GroupCfg::new(
+            "damper",
+            ["j13"],
+            MjGeneralCfg::damper(2.0, [0.0, 1.0]).with_force_range([-3.0, 3.0]),
+        ),
+        GroupCfg::new(
+            "intvel",
+            ["j14"],
+            MjGeneralCfg {
+                act_early: true,
+                ..MjPositionCfg {
+                    kp: 12.0,
+                    act_range: Some([-0.5, 0.6]),
+                    gear: 2.0,
+                    ..MjPositionCfg::default()
+                }
+                .intvelocity()
+                .unwrap()
+            },
+        ),
+        GroupCfg::new(
+            "cylinder",
+            ["j15"],
+            MjGeneralCfg::cylinder(0.03, 1.5, [0.1, -0.4, -0.2]).with_force_range([-2.5, 2.5]),
+        ),
+        GroupCfg::new(
+            "muscle",
+            ["j15"],
+            BuiltinMuscleCfg {
+                length_range: (-1.2, 1.1),
+                acc0: 3.0,
+                tausmooth: 0.2,
+                ..BuiltinMuscleCfg::default()
+            },
+        )
+        .with_computed_force(),
+        GroupCfg::new(
+            "tendon_muscle",
+            ["t2"],
+            MjMuscleCfg {
+                length_range: [-2.0, 2.0],
+                force: 4.0,
+                ..MjMuscleCfg::default()
+            }
+            .compile()
+            .unwrap(),
+        )
+        .with_transmission(Transmission::Tendon),
+        GroupCfg::new(
+            "tendon_motor",
+            ["t2"],
+            MjGeneralCfg::motor()
+                .with_gear(1.5)
+                .with_command_field(CommandField::Position),
+        )
+        .with_transmission(Transmission::Tendon),
     ];
     let options = PlanOptions {
         sort_actuators,
         seed,
+        ..PlanOptions::default()
     };
     Plan::new(&robot, groups, num_envs, options).expect("the parity scenario compiles")
 }
 
 /// One group per delay buffer, to read its states through.
-const DELAYED: [&str; 3] = ["hips", "feet", "toes"];
+const DELAYED: [&str; 4] = ["hips", "feet", "toes", "servo"];
+
+/// The MuJoCo-law groups, to compare activations and act_dots through.
+const MUJOCO: [&str; 7] = [
+    "servo",
+    "damper",
+    "intvel",
+    "cylinder",
+    "muscle",
+    "tendon_muscle",
+    "tendon_motor",
+];
+
+/// The command column of tendon `t2` (after the 16 joints and t0, t1).
+const T2_COLUMN: usize = 18;
 
 fn random_cmd(rng: &mut Rng, num_envs: usize, num_targets: usize) -> ActuatorCmd {
     let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
@@ -126,6 +226,13 @@ fn random_cmd(rng: &mut Rng, num_envs: usize, num_targets: usize) -> ActuatorCmd
     for env in 0..num_envs {
         if rng.chance(0.03) {
             cmd.position_target[env * num_targets + 11] = 3e38;
+        }
+    }
+    // A few envs get a control beyond MuJoCo's 1e10 guard on the unlimited
+    // tendon muscle: every MuJoCo control of the env is then 0.
+    for env in 0..num_envs {
+        if rng.chance(0.03) {
+            cmd.effort_target[env * num_targets + T2_COLUMN] = -2e10;
         }
     }
     // A few envs get a NaN or an infinity somewhere (column 12 is unclaimed:
@@ -336,6 +443,14 @@ fn run_parity(subject: &mut dyn Subject, plan: Plan, data_seed: u64, steps: usiz
         if step == steps / 2 {
             ops.push(Box::new(|b| b.reset(EnvIds::All).unwrap()));
         }
+        if step % 4 == 2 {
+            let envs = rng.subset(num_envs, 0.5);
+            let act: Vec<f32> = envs.iter().map(|_| rng.range(-0.3, 1.2)).collect();
+            ops.push(Box::new(move |b| {
+                b.set_activation("muscle", EnvIds::List(&envs), Values::PerEnv(&act))
+                    .unwrap()
+            }));
+        }
         for op in &ops {
             op(&mut reference);
             op(subject.backend());
@@ -366,6 +481,43 @@ fn run_parity(subject: &mut dyn Subject, plan: Plan, data_seed: u64, steps: usiz
         let want_bad = reference.nonfinite_envs().unwrap().to_vec();
         let got_bad = subject.backend().nonfinite_envs().unwrap().to_vec();
         assert_eq!(got_bad, want_bad, "[{name}] step {step}: non-finite envs");
+        for group in MUJOCO {
+            let n = num_envs;
+            for act_dot in [false, true] {
+                let (mut w, mut g) = (vec![0.0; n], vec![f32::NAN; n]);
+                if act_dot {
+                    reference.read_act_dot(group, &mut w).unwrap();
+                    subject.backend().read_act_dot(group, &mut g).unwrap();
+                } else {
+                    reference.read_activation(group, &mut w).unwrap();
+                    subject.backend().read_activation(group, &mut g).unwrap();
+                }
+                if let Some(env) = (0..n).find(|&e| !tol.accepts(g[e], w[e])) {
+                    panic!(
+                        "[{name}] step {step}, env {env}: `{group}` {}: {name} {:e}, cpu {:e}",
+                        if act_dot { "act_dot" } else { "activation" },
+                        g[env],
+                        w[env]
+                    );
+                }
+            }
+        }
+        let joints = plan.mj().num_joints;
+        let (mut w, mut g) = (
+            vec![0.0; num_envs * joints],
+            vec![f32::NAN; num_envs * joints],
+        );
+        reference.read_joint_effort(&mut w).unwrap();
+        subject.backend().read_joint_effort(&mut g).unwrap();
+        if let Some(i) = (0..w.len()).find(|&i| !tol.accepts(g[i], w[i])) {
+            panic!(
+                "[{name}] step {step}, env {}, joint j{}: joint effort {name} {:e}, cpu {:e}",
+                i / joints,
+                i % joints,
+                g[i],
+                w[i]
+            );
+        }
         for group in DELAYED {
             let mut w = vec![DelayState::default(); num_envs];
             let mut g = w.clone();

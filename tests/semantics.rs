@@ -269,6 +269,7 @@ fn wrapped_actuators_forward_their_detected_field() {
         dyn_type: DynType::None,
         gainprm: [4.0, 0.0, 0.0],
         biasprm,
+        general: None,
     };
     let robot = Robot {
         joints: vec!["a".into(), "b".into(), "c".into()],
@@ -286,7 +287,7 @@ fn wrapped_actuators_forward_their_detected_field() {
         1,
         PlanOptions {
             sort_actuators: true,
-            seed: 0,
+            ..PlanOptions::default()
         },
     )
     .unwrap();

@@ -8,11 +8,14 @@ use std::mem::{offset_of, size_of};
 use naga::{Expression, Literal, Module, TypeInner};
 use sinew::delay::{DelayParams, STREAMS, STREAM_CANDIDATE, STREAM_HOLD};
 use sinew::{
-    ActuatorCfg, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg, BuiltinVelocityCfg,
-    CommandField, DcMotorCfg, DelayState, IdealPdCfg, KindId, Law, Param, WrappedCfg, CMD_FIELDS,
+    ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
+    BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayState, DynType, GainType, IdealPdCfg,
+    KindId, Law, MjActuator, MjGeneralCfg, Param, WrappedCfg, CMD_FIELDS, MJ_ACT_EARLY,
+    MJ_ACT_LIMITED, MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL,
 };
 use sinew_wgpu::layout::{
-    BufferDesc, ColumnDesc, Dims, LAW_DC_MOTOR, LAW_IDEAL_PD, LAW_PASS_THROUGH, NO_BUFFER,
+    BufferDesc, ColumnDesc, Dims, LAW_DC_MOTOR, LAW_IDEAL_PD, LAW_MJ_GENERAL, LAW_PASS_THROUGH,
+    NO_BUFFER,
 };
 use sinew_wgpu::{shaders, WORKGROUP_SIZE};
 
@@ -60,6 +63,8 @@ fn law_function(law: Law) -> (&'static str, usize) {
         Law::IdealPd => ("ideal_pd_effort", 8),
         Law::DcMotor => ("dc_motor_effort", 10),
         Law::PassThrough(_) => ("pass_through", 1),
+        // The law stage forwards the control; the MuJoCo stage runs mj_force.
+        Law::MjGeneral(_) => ("mj_force", 5),
     }
 }
 
@@ -98,9 +103,14 @@ fn every_kind_has_its_wgsl_function() {
             command_field: Some(CommandField::Effort),
         }
         .into(),
+        MjGeneralCfg::motor().into(),
     ];
     let ids: Vec<KindId> = kinds.iter().map(|k| k.kind_id()).collect();
-    assert_eq!(ids.len(), KindId::Wrapped as usize + 1, "a kind is missing");
+    assert_eq!(
+        ids.len(),
+        KindId::MjGeneral as usize + 1,
+        "a kind is missing"
+    );
     for kind in &kinds {
         let law = kind.law().unwrap_or(Law::PassThrough(CommandField::Effort));
         let (name, arity) = law_function(law);
@@ -126,6 +136,20 @@ fn every_kind_has_its_wgsl_function() {
         "rng_unit",
         "nonfinite_bits",
         "thread_index",
+        "mj_floor",
+        "mj_muscle_gain_length",
+        "mj_muscle_peak",
+        "mj_muscle_l0",
+        "mj_muscle_gain",
+        "mj_muscle_bias",
+        "mj_sigmoid",
+        "mj_muscle_dynamics",
+        "mj_act_dot",
+        "mj_next_act",
+        "mj_ctrl",
+        "mj_force_limit",
+        "mj_tendon_scale",
+        "mj_env_stage",
     ] {
         assert!(functions.contains_key(helper), "no WGSL fn `{helper}`");
     }
@@ -202,9 +226,40 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 effort_limit_offset,
                 saturation_effort_offset,
                 velocity_limit_offset,
-                _pad0,
-                _pad1,
-                _pad2
+                num_mj,
+                mj_path_offset,
+                mj_tendon_offset,
+                num_tendon_limits,
+                mj_joint_offset,
+                num_joint_limits,
+                effort_width,
+                _pad
+            }),
+        ),
+        (
+            "MjActuator",
+            rust_struct!(MjActuator {
+                ctrl_column,
+                path_offset,
+                path_len,
+                dyn_type,
+                gain_type,
+                bias_type,
+                flags,
+                gear,
+                act_step,
+                ctrl_lo,
+                ctrl_hi,
+                force_lo,
+                force_hi,
+                act_lo,
+                act_hi,
+                length_lo,
+                length_hi,
+                acc0,
+                dynprm,
+                gainprm,
+                biasprm
             }),
         ),
         (
@@ -272,11 +327,25 @@ fn wgsl_constants_equal_the_rust_values() {
     let module = step_module();
     let wgsl = wgsl_u32_constants(&module);
     let field = |name: &str| CMD_FIELDS.iter().position(|f| *f == name).unwrap() as u32;
-    let rust: [(&str, u32); 13] = [
+    let rust: [(&str, u32); 27] = [
         ("WORKGROUP_SIZE", WORKGROUP_SIZE),
         ("LAW_IDEAL_PD", LAW_IDEAL_PD),
         ("LAW_DC_MOTOR", LAW_DC_MOTOR),
         ("LAW_PASS_THROUGH", LAW_PASS_THROUGH),
+        ("LAW_MJ_GENERAL", LAW_MJ_GENERAL),
+        ("MJ_CTRL_LIMITED", MJ_CTRL_LIMITED),
+        ("MJ_FORCE_LIMITED", MJ_FORCE_LIMITED),
+        ("MJ_ACT_LIMITED", MJ_ACT_LIMITED),
+        ("MJ_ACT_EARLY", MJ_ACT_EARLY),
+        ("MJ_DYN_NONE", DynType::None as u32),
+        ("MJ_DYN_INTEGRATOR", DynType::Integrator as u32),
+        ("MJ_DYN_FILTER", DynType::Filter as u32),
+        ("MJ_DYN_FILTER_EXACT", DynType::FilterExact as u32),
+        ("MJ_DYN_MUSCLE", DynType::Muscle as u32),
+        ("MJ_GAIN_AFFINE", GainType::Affine as u32),
+        ("MJ_GAIN_MUSCLE", GainType::Muscle as u32),
+        ("MJ_BIAS_AFFINE", BiasType::Affine as u32),
+        ("MJ_BIAS_MUSCLE", BiasType::Muscle as u32),
         ("NO_BUFFER", NO_BUFFER),
         ("FIELD_POSITION", CommandField::Position as u32),
         ("FIELD_VELOCITY", CommandField::Velocity as u32),
@@ -290,6 +359,18 @@ fn wgsl_constants_equal_the_rust_values() {
     for (name, value) in rust {
         assert_eq!(wgsl.get(name), Some(&value), "WGSL const {name}");
     }
+    let floats: BTreeMap<String, f32> = module
+        .constants
+        .iter()
+        .filter_map(|(_, c)| match module.global_expressions[c.init] {
+            Expression::Literal(Literal::F32(v)) => Some((c.name.clone()?, v)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(floats.get("MJ_MINVAL"), Some(&MJ_MINVAL));
+    assert_eq!(floats.get("MJ_MAX_CTRL"), Some(&MJ_MAX_CTRL));
+    // Fixed gain and no bias are the WGSL switches' default arms.
+    assert_eq!((GainType::Fixed as u32, BiasType::None as u32), (0, 0));
     // The command fields are CMD_FIELDS in order.
     assert_eq!(field("position_target"), CommandField::Position as u32);
     assert_eq!(field("velocity_target"), CommandField::Velocity as u32);

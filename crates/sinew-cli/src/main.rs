@@ -226,7 +226,11 @@ fn main_result() -> Result<ExitCode, CliError> {
 
 /// `sinew verify`: per-file counts, the worst deviations, skips with their
 /// reasons, failures, and the closing `N passed, M failed` line.
-fn verify_files(files: &[PathBuf], choice: BackendChoice, worst: usize) -> Result<ExitCode, CliError> {
+fn verify_files(
+    files: &[PathBuf],
+    choice: BackendChoice,
+    worst: usize,
+) -> Result<ExitCode, CliError> {
     let (description, make, strictness) = verify::backend_maker(choice)?;
     println!("verifying on {description}");
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);

@@ -24,7 +24,7 @@ use sinew::{Backend, Plan};
 
 use crate::CliError;
 
-pub use mujoco::MUJOCO_TOLERANCE;
+pub use mujoco::{compiled_general, MUJOCO_TOLERANCE};
 
 /// Makes the backend a case runs on.
 pub type MakeBackend<'a> = &'a dyn Fn(Plan) -> Result<Box<dyn Backend>, sinew::Error>;
@@ -153,7 +153,8 @@ impl Tally {
         } else {
             gap / allowed
         };
-        let worse = self.worst.len() < self.keep || self.worst.last().is_some_and(|w| ratio > w.ratio);
+        let worse =
+            self.worst.len() < self.keep || self.worst.last().is_some_and(|w| ratio > w.ratio);
         if ratio > 0.0 && worse {
             self.worst.push(Deviation {
                 case: case.to_owned(),
@@ -175,8 +176,14 @@ impl Tally {
 #[allow(clippy::type_complexity, reason = "a boxed constructor")]
 pub fn backend_maker(
     choice: crate::run::BackendChoice,
-) -> Result<(String, Box<dyn Fn(Plan) -> Result<Box<dyn Backend>, sinew::Error>>, Strictness), CliError>
-{
+) -> Result<
+    (
+        String,
+        Box<dyn Fn(Plan) -> Result<Box<dyn Backend>, sinew::Error>>,
+        Strictness,
+    ),
+    CliError,
+> {
     use crate::run::BackendChoice;
     use sinew::{CpuBackend, GpuContext, WgpuBackend};
     let gpu = match choice {
@@ -265,8 +272,7 @@ pub fn verify_file(
         path: path.to_owned(),
         message,
     };
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     verify_doc(&doc, make, strictness, keep_worst).map_err(bad)
 }
 

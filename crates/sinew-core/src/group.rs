@@ -100,12 +100,18 @@ impl GroupCfg {
     pub fn validate(&self) -> Result<(), Error> {
         let group = self.name.as_str();
         self.actuator.validate(group, self.transmission)?;
-        if self.compute_force && self.actuator.law().is_some_and(|l| !matches!(l, crate::kinds::Law::PassThrough(_))) {
+        if self.compute_force
+            && self
+                .actuator
+                .law()
+                .is_some_and(|l| !matches!(l, crate::kinds::Law::PassThrough(_)))
+        {
             return Err(Error::InvalidParam {
                 group: group.to_owned(),
                 field: "compute_force".into(),
                 value: "true".into(),
-                reason: "only builtin and wrapped kinds forward a command; this kind has its own law",
+                reason:
+                    "only builtin and wrapped kinds forward a command; this kind has its own law",
             });
         }
         let metadata = [

@@ -217,15 +217,24 @@ impl Robot {
             if !self.tendons.contains(&tendon.name) {
                 return Err(bad(item, "is not one of the robot's tendons"));
             }
-            if self.fixed_tendons[..t].iter().any(|o| o.name == tendon.name) {
+            if self.fixed_tendons[..t]
+                .iter()
+                .any(|o| o.name == tendon.name)
+            {
                 return Err(bad(item, "is defined twice"));
             }
             for (joint, coef) in &tendon.joints {
                 if self.joint_index(joint).is_none() {
-                    return Err(bad(format!("{item} joint `{joint}`"), "is not one of the robot's joints"));
+                    return Err(bad(
+                        format!("{item} joint `{joint}`"),
+                        "is not one of the robot's joints",
+                    ));
                 }
                 if !coef.is_finite() {
-                    return Err(bad(format!("{item} joint `{joint}` coef {coef}"), "must be finite"));
+                    return Err(bad(
+                        format!("{item} joint `{joint}` coef {coef}"),
+                        "must be finite",
+                    ));
                 }
             }
             if let Some(range) = tendon.actuator_force_range {
@@ -234,7 +243,10 @@ impl Robot {
         }
         for (joint, range) in &self.joint_actuator_force_ranges {
             if self.joint_index(joint).is_none() {
-                return Err(bad(format!("actuator_force_range of joint `{joint}`"), "is not one of the robot's joints"));
+                return Err(bad(
+                    format!("actuator_force_range of joint `{joint}`"),
+                    "is not one of the robot's joints",
+                ));
             }
             check_range(format!("actuator_force_range of joint `{joint}`"), *range)?;
         }

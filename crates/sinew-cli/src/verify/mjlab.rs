@@ -271,7 +271,10 @@ fn check_plan(case: &Value, plan: &Plan) -> Result<(), String> {
 
 /// Every `step[key]` entry (an optional list).
 fn entries<'a>(step: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
-    step.get(key).and_then(Value::as_array).into_iter().flatten()
+    step.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 fn run(
@@ -346,8 +349,12 @@ fn run(
             } else {
                 Lags::Scalar(lags[0])
             };
-            b.set_lags(str_at(a, "group")?, env_ids(field(a, "env_ids")?)?.get(), lags)
-                .map_err(|e| at("set_lags", e))?;
+            b.set_lags(
+                str_at(a, "group")?,
+                env_ids(field(a, "env_ids")?)?.get(),
+                lags,
+            )
+            .map_err(|e| at("set_lags", e))?;
         }
         let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
         let c = field(step, "cmd")?;
@@ -416,7 +423,10 @@ fn run(
                 }
             }
         }
-        if let Some(lags) = field(step, "expected")?.get("lags").and_then(Value::as_object) {
+        if let Some(lags) = field(step, "expected")?
+            .get("lags")
+            .and_then(Value::as_object)
+        {
             let mut ours = vec![0u32; num_envs];
             for (group, want) in lags {
                 b.read_lags(group, &mut ours)

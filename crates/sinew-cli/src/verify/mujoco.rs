@@ -106,7 +106,15 @@ fn range(p: &Value, limited: &str, key: &str) -> Result<Option<[f32; 2]>, String
     }
 }
 
-/// The [`MjGeneralCfg`] of MuJoCo's compiled fields.
+/// The [`MjGeneralCfg`] of one actuator's compiled fields as the MuJoCo
+/// golden files store them (`params`: `dyntype`, `gainprm`, …); the error
+/// says which field is missing or out of scope.
+pub fn compiled_general(params: &Value) -> Result<MjGeneralCfg, String> {
+    general_of(params).map_err(|stop| match stop {
+        Stop::Skip(reason) | Stop::Fail(reason) => reason,
+    })
+}
+
 fn general_of(p: &Value) -> Result<MjGeneralCfg, Stop> {
     let kind = |key: &str| str_at(p, key).map_err(Stop::Fail);
     let skip = |key: &str, name: &str| {
@@ -152,12 +160,7 @@ fn literal(name: &str) -> String {
         .collect()
 }
 
-fn run(
-    case: &Value,
-    id: &str,
-    make: MakeBackend<'_>,
-    tally: &mut Tally,
-) -> Result<(), Stop> {
+fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Result<(), Stop> {
     let inputs = field(case, "inputs")?;
     let outputs = field(case, "outputs")?;
     let timestep = num_at(inputs, "timestep")?;
@@ -199,9 +202,15 @@ fn run(
                     list(outputs, "act_next")?,
                 );
                 let n = params.len();
-                if [ctrl.len(), act.len(), force.len(), act_dot.len(), act_next.len()]
-                    .iter()
-                    .any(|&l| l != n)
+                if [
+                    ctrl.len(),
+                    act.len(),
+                    force.len(),
+                    act_dot.len(),
+                    act_next.len(),
+                ]
+                .iter()
+                .any(|&l| l != n)
                 {
                     return Err(Stop::Fail("per-actuator lists differ in length".into()));
                 }
@@ -232,7 +241,9 @@ fn run(
             other => return Err(Stop::Fail(format!("unknown case kind `{other}`"))),
         };
     if qpos.len() != dofs.len() || qvel.len() != dofs.len() || qfrc.len() != dofs.len() {
-        return Err(Stop::Fail("qpos, qvel and qfrc_actuator must follow the dofs".into()));
+        return Err(Stop::Fail(
+            "qpos, qvel and qfrc_actuator must follow the dofs".into(),
+        ));
     }
 
     // The robot: the case's joints in dof order, its tendons and bodies.
@@ -252,7 +263,9 @@ fn run(
                 joint_of_dof.push((dof, joint.clone()));
                 let lim = limited.get(k).and_then(Value::as_bool).unwrap_or(false);
                 if lim {
-                    let r = super::json::nums(ranges.get(k).ok_or("jnt_actfrcrange is short".to_owned())?)?;
+                    let r = super::json::nums(
+                        ranges.get(k).ok_or("jnt_actfrcrange is short".to_owned())?,
+                    )?;
                     if r.len() != 2 {
                         return Err(Stop::Fail("a jnt_actfrcrange must hold two numbers".into()));
                     }
@@ -276,14 +289,21 @@ fn run(
                     let actuator_force_range = if bool_at(trn, "tendon_actfrclimited")? {
                         match nums_at(trn, "tendon_actfrcrange")?[..] {
                             [lo, hi] => Some([lo as f32, hi as f32]),
-                            _ => return Err(Stop::Fail("tendon_actfrcrange needs two numbers".into())),
+                            _ => {
+                                return Err(Stop::Fail(
+                                    "tendon_actfrcrange needs two numbers".into(),
+                                ))
+                            }
                         }
                     } else {
                         None
                     };
                     robot.fixed_tendons.push(FixedTendon {
                         name: target.clone(),
-                        joints: names.into_iter().zip(coefs.iter().map(|&c| c as f32)).collect(),
+                        joints: names
+                            .into_iter()
+                            .zip(coefs.iter().map(|&c| c as f32))
+                            .collect(),
                         actuator_force_range,
                     });
                 }
@@ -296,24 +316,27 @@ fn run(
                 }
                 Transmission::Site
             }
-            other => return Err(Stop::Skip(format!("{other} transmissions are out of scope"))),
+            other => {
+                return Err(Stop::Skip(format!(
+                    "{other} transmissions are out of scope"
+                )))
+            }
         };
         // Actuators sharing a target read different command fields.
         let sharing = placed
             .iter()
             .filter(|(t, name, _)| *t == transmission && *name == target)
             .count();
-        let field = match sharing {
-            0 => CommandField::Effort,
-            1 => CommandField::Position,
-            2 => CommandField::Velocity,
-            _ => {
-                return Err(Stop::Skip(
+        let field =
+            match sharing {
+                0 => CommandField::Effort,
+                1 => CommandField::Position,
+                2 => CommandField::Velocity,
+                _ => return Err(Stop::Skip(
                     "more than three actuators on one target (Sinew's command has three fields)"
                         .into(),
-                ))
-            }
-        };
+                )),
+            };
         placed.push((transmission, target.clone(), i));
         let cfg = MjGeneralCfg {
             command_field: field,
@@ -358,7 +381,8 @@ fn run(
     }
     b.step(&cmd).map_err(|e| format!("step: {e}"))?;
     let mut ctrl = vec![0.0f32; b.plan().num_ctrl()];
-    b.read_ctrl(&mut ctrl).map_err(|e| format!("read_ctrl: {e}"))?;
+    b.read_ctrl(&mut ctrl)
+        .map_err(|e| format!("read_ctrl: {e}"))?;
     let mut effort = vec![0.0f32; robot.joints.len()];
     b.read_joint_effort(&mut effort)
         .map_err(|e| format!("read_joint_effort: {e}"))?;
@@ -367,7 +391,8 @@ fn run(
     let mut check = |what: String, ours: f32, reference: f64| {
         let allowed = MUJOCO_TOLERANCE * reference.abs().max(1.0);
         let ours = f64::from(ours);
-        if !tally.compare(id, || what.clone(), ours, reference, allowed) && first_failure.is_none() {
+        if !tally.compare(id, || what.clone(), ours, reference, allowed) && first_failure.is_none()
+        {
             first_failure = Some(format!(
                 "{what}: sinew {ours:e}, MuJoCo {reference:e} (|Δ| {:.3e} > {allowed:.1e})",
                 (ours - reference).abs()
@@ -377,7 +402,11 @@ fn run(
     for (i, a) in actuators.iter().enumerate() {
         let info = &b.plan().groups()[i];
         let group = info.cfg.name.clone();
-        check(format!("actuator_force[{i}]"), ctrl[info.ctrl_columns[0]], a.force);
+        check(
+            format!("actuator_force[{i}]"),
+            ctrl[info.ctrl_columns[0]],
+            a.force,
+        );
         let mut one = [0.0f32];
         if let Some(reference) = a.act_dot {
             b.read_act_dot(&group, &mut one)
@@ -391,7 +420,11 @@ fn run(
         }
     }
     for (k, dof) in dofs.iter().enumerate() {
-        let name = &joint_of_dof.iter().find(|(d, _)| d == dof).expect("checked").1;
+        let name = &joint_of_dof
+            .iter()
+            .find(|(d, _)| d == dof)
+            .expect("checked")
+            .1;
         let j = robot.joint_index(name).expect("listed");
         check(format!("qfrc_actuator[dof {dof}]"), effort[j], qfrc[k]);
     }

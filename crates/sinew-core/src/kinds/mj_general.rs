@@ -407,7 +407,12 @@ impl Default for MjPositionCfg {
     }
 }
 
-fn shortcut_err(shortcut: &'static str, field: &'static str, value: f32, reason: &'static str) -> Error {
+fn shortcut_err(
+    shortcut: &'static str,
+    field: &'static str,
+    value: f32,
+    reason: &'static str,
+) -> Error {
     Error::InvalidShortcut {
         shortcut,
         field,
@@ -427,17 +432,32 @@ impl MjPositionCfg {
 
     fn check(&self, shortcut: &'static str) -> Result<f32, Error> {
         if !(self.kp.is_finite() && self.kp >= 0.0) {
-            return Err(shortcut_err(shortcut, "kp", self.kp, "must be finite and >= 0"));
+            return Err(shortcut_err(
+                shortcut,
+                "kp",
+                self.kp,
+                "must be finite and >= 0",
+            ));
         }
         if !(self.timeconst.is_finite() && self.timeconst >= 0.0) {
-            return Err(shortcut_err(shortcut, "timeconst", self.timeconst, "must be finite and >= 0"));
+            return Err(shortcut_err(
+                shortcut,
+                "timeconst",
+                self.timeconst,
+                "must be finite and >= 0",
+            ));
         }
         if !self.gear.is_finite() {
             return Err(shortcut_err(shortcut, "gear", self.gear, "must be finite"));
         }
         let kv = match (self.kv, self.dampratio) {
             (Some(kv), Some(_)) => {
-                return Err(shortcut_err(shortcut, "kv", kv, "kv and dampratio cannot both be given"))
+                return Err(shortcut_err(
+                    shortcut,
+                    "kv",
+                    kv,
+                    "kv and dampratio cannot both be given",
+                ))
             }
             (Some(kv), None) if !(kv.is_finite() && kv >= 0.0) => {
                 return Err(shortcut_err(shortcut, "kv", kv, "must be finite and >= 0"))
@@ -445,7 +465,12 @@ impl MjPositionCfg {
             (Some(kv), None) => kv,
             (None, Some(d)) => {
                 if !(d.ratio.is_finite() && d.ratio >= 0.0) {
-                    return Err(shortcut_err(shortcut, "dampratio", d.ratio, "must be finite and >= 0"));
+                    return Err(shortcut_err(
+                        shortcut,
+                        "dampratio",
+                        d.ratio,
+                        "must be finite and >= 0",
+                    ));
                 }
                 if !(d.reflected_inertia.is_finite() && d.reflected_inertia > 0.0) {
                     return Err(shortcut_err(
@@ -456,7 +481,11 @@ impl MjPositionCfg {
                     ));
                 }
                 // MuJoCo: biasprm[2] = −ratio·2·√(kp·m), in f64.
-                let (ratio, kp, m) = (f64::from(d.ratio), f64::from(self.kp), f64::from(d.reflected_inertia));
+                let (ratio, kp, m) = (
+                    f64::from(d.ratio),
+                    f64::from(self.kp),
+                    f64::from(d.reflected_inertia),
+                );
                 (ratio * 2.0 * (kp * m).sqrt()) as f32
             }
             (None, None) => 0.0,
@@ -464,19 +493,39 @@ impl MjPositionCfg {
         Ok(kv)
     }
 
-    fn inherited(&self, shortcut: &'static str, explicit: Option<[f32; 2]>, field: &'static str) -> Result<Option<[f32; 2]>, Error> {
+    fn inherited(
+        &self,
+        shortcut: &'static str,
+        explicit: Option<[f32; 2]>,
+        field: &'static str,
+    ) -> Result<Option<[f32; 2]>, Error> {
         let Some(inherit) = self.inheritrange else {
             return Ok(explicit);
         };
         if !(inherit.scale.is_finite() && inherit.scale > 0.0) {
-            return Err(shortcut_err(shortcut, "inheritrange", inherit.scale, "must be finite and > 0"));
+            return Err(shortcut_err(
+                shortcut,
+                "inheritrange",
+                inherit.scale,
+                "must be finite and > 0",
+            ));
         }
         if explicit.is_some() {
-            return Err(shortcut_err(shortcut, field, inherit.scale, "inheritrange cannot be combined with an explicit range"));
+            return Err(shortcut_err(
+                shortcut,
+                field,
+                inherit.scale,
+                "inheritrange cannot be combined with an explicit range",
+            ));
         }
         let [r0, r1] = inherit.target_range.map(f64::from);
         if !(r0 < r1) {
-            return Err(shortcut_err(shortcut, "inheritrange.target_range", r0 as f32, "the target needs a range with lo < hi"));
+            return Err(shortcut_err(
+                shortcut,
+                "inheritrange.target_range",
+                r0 as f32,
+                "the target needs a range with lo < hi",
+            ));
         }
         let mid = 0.5 * (r1 + r0);
         let rad = 0.5 * (r1 - r0) * f64::from(inherit.scale);
@@ -488,12 +537,21 @@ impl MjPositionCfg {
     pub fn position(&self) -> Result<MjGeneralCfg, Error> {
         let kv = self.check("position")?;
         if self.act_range.is_some() {
-            return Err(shortcut_err("position", "act_range", 0.0, "a position servo has no activation range; use timeconst"));
+            return Err(shortcut_err(
+                "position",
+                "act_range",
+                0.0,
+                "a position servo has no activation range; use timeconst",
+            ));
         }
         let filtered = self.timeconst > 0.0;
         Ok(MjGeneralCfg {
             command_field: CommandField::Position,
-            dyn_type: if filtered { DynType::FilterExact } else { DynType::None },
+            dyn_type: if filtered {
+                DynType::FilterExact
+            } else {
+                DynType::None
+            },
             dynprm: prm(&[if filtered { self.timeconst } else { 1.0 }]),
             gainprm: prm(&[self.kp]),
             bias_type: BiasType::Affine,
@@ -510,7 +568,12 @@ impl MjPositionCfg {
     pub fn intvelocity(&self) -> Result<MjGeneralCfg, Error> {
         let kv = self.check("intvelocity")?;
         if self.timeconst > 0.0 {
-            return Err(shortcut_err("intvelocity", "timeconst", self.timeconst, "intvelocity has no timeconst"));
+            return Err(shortcut_err(
+                "intvelocity",
+                "timeconst",
+                self.timeconst,
+                "intvelocity has no timeconst",
+            ));
         }
         Ok(MjGeneralCfg {
             command_field: CommandField::Velocity,
@@ -617,7 +680,11 @@ impl MjMuscleCfg {
             return e("force", self.force, "must be finite");
         }
         if self.force < 0.0 && !(self.acc0.is_finite() && self.acc0 > 0.0) {
-            return e("acc0", self.acc0, "force < 0 takes the peak force from scale / acc0; give the compiled acc0 (> 0)");
+            return e(
+                "acc0",
+                self.acc0,
+                "force < 0 takes the peak force from scale / acc0; give the compiled acc0 (> 0)",
+            );
         }
         let p = [
             self.range[0],
@@ -790,7 +857,13 @@ pub fn mj_muscle_gain(
 
 /// MuJoCo's muscle passive force (`mju_muscleBias`).
 #[inline]
-pub fn mj_muscle_bias(length: f32, length_lo: f32, length_hi: f32, acc0: f32, prm: &[f32; 9]) -> f32 {
+pub fn mj_muscle_bias(
+    length: f32,
+    length_lo: f32,
+    length_hi: f32,
+    acc0: f32,
+    prm: &[f32; 9],
+) -> f32 {
     let f0 = mj_muscle_peak(prm, acc0);
     let l0 = mj_muscle_l0(prm, length_lo, length_hi);
     let l = prm[0] + (length - length_lo) / mj_floor(l0);
@@ -886,9 +959,14 @@ pub fn mj_force(a: &MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32)
         x if x == GainType::Affine as u32 => {
             a.gainprm[0] + a.gainprm[1] * length + a.gainprm[2] * velocity
         }
-        x if x == GainType::Muscle as u32 => {
-            mj_muscle_gain(length, velocity, a.length_lo, a.length_hi, a.acc0, &a.gainprm)
-        }
+        x if x == GainType::Muscle as u32 => mj_muscle_gain(
+            length,
+            velocity,
+            a.length_lo,
+            a.length_hi,
+            a.acc0,
+            &a.gainprm,
+        ),
         _ => a.gainprm[0],
     };
     let input = if a.dyn_type == DynType::None as u32 {

@@ -59,6 +59,7 @@ mod tests {
             dyn_type: DynType::None,
             gainprm,
             biasprm,
+            general: None,
         }
     }
 

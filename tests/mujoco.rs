@@ -1,0 +1,349 @@
+//! The MuJoCo stage's rules beyond one golden step, on every backend:
+//! activations over many steps, the non-finite rule, resets, MuJoCo's
+//! bad-control guard, shared targets, computed builtin and wrapped forces,
+//! and the typed errors of its configuration.
+
+use sinew::{
+    ActuatorCmd, BiasType, BuiltinMuscleCfg, DynType, EnvIds, Error, FixedTendon, GainType,
+    GroupCfg, IdealPdCfg, MjGeneralCfg, MjPositionCfg, NativeActuator, Plan, PlanOptions, Robot,
+    Transmission, Values, WrappedCfg,
+};
+
+use crate::support::{backends, joints};
+
+fn plan(robot: &Robot, groups: Vec<GroupCfg>, num_envs: usize, timestep: f32) -> Plan {
+    let options = PlanOptions {
+        timestep,
+        ..PlanOptions::default()
+    };
+    Plan::new(robot, groups, num_envs, options).expect("the plan compiles")
+}
+
+/// A filterexact servo held at one control for 200 steps lands on
+/// `u + (a0 − u)·e^{−n·h/τ}`, the filter's closed form: the exact step
+/// does not drift the way repeated Euler would.
+#[test]
+fn filterexact_activation_follows_the_closed_form() {
+    let (h, tau, u, a0) = (0.002f32, 0.05f32, 0.7f32, -0.2f32);
+    let servo = MjPositionCfg {
+        kp: 10.0,
+        timeconst: tau,
+        ..MjPositionCfg::default()
+    }
+    .position()
+    .unwrap();
+    for (name, make, _) in backends() {
+        let mut b = make(plan(
+            &joints(1),
+            vec![GroupCfg::new("s", ["j0"], servo)],
+            2,
+            h,
+        ));
+        b.set_activation("s", EnvIds::All, Values::Scalar(a0))
+            .unwrap();
+        let mut cmd = ActuatorCmd::zeros(2, 1);
+        cmd.position_target.fill(u);
+        for _ in 0..200 {
+            b.step(&cmd).unwrap();
+        }
+        let mut act = [0.0f32; 2];
+        b.read_activation("s", &mut act).unwrap();
+        let exact = f64::from(u)
+            + (f64::from(a0) - f64::from(u)) * (-200.0 * f64::from(h) / f64::from(tau)).exp();
+        for a in act {
+            assert!(
+                (f64::from(a) - exact).abs() < 2e-6,
+                "[{name}] activation {a}, closed form {exact}"
+            );
+        }
+        // The force reads the activation (actearly off): kp·(act − q).
+        let mut ctrl = [0.0f32; 2];
+        b.read_ctrl(&mut ctrl).unwrap();
+        assert!((f64::from(ctrl[0]) - 10.0 * exact).abs() < 1e-3, "[{name}]");
+    }
+}
+
+/// An env with a non-finite command is zeroed (force, joint effort and
+/// act_dot) and its activation stays; the other envs step normally.
+#[test]
+fn nonfinite_env_keeps_its_activation_and_spares_the_others() {
+    let cylinder = MjGeneralCfg::cylinder(0.1, 2.0, [0.0; 3]);
+    for (name, make, _) in backends() {
+        let mut b = make(plan(
+            &joints(1),
+            vec![GroupCfg::new("c", ["j0"], cylinder)],
+            3,
+            0.01,
+        ));
+        b.set_activation("c", EnvIds::All, Values::PerEnv(&[0.5, 0.5, 0.5]))
+            .unwrap();
+        let mut cmd = ActuatorCmd::zeros(3, 1);
+        cmd.effort_target.copy_from_slice(&[1.0, f32::NAN, 1.0]);
+        b.step(&cmd).unwrap();
+        assert_eq!(b.nonfinite_envs().unwrap(), [1], "[{name}]");
+        let (mut act, mut act_dot, mut effort, mut ctrl) = ([0.0; 3], [0.0; 3], [9.0; 3], [9.0; 3]);
+        b.read_activation("c", &mut act).unwrap();
+        b.read_act_dot("c", &mut act_dot).unwrap();
+        b.read_joint_effort(&mut effort).unwrap();
+        b.read_ctrl(&mut ctrl).unwrap();
+        // act_dot = (1 − 0.5)/0.1 = 5; Euler: 0.5 + 5·0.01 = 0.55.
+        assert_eq!(act_dot, [5.0, 0.0, 5.0], "[{name}]");
+        assert_eq!(act, [0.55, 0.5, 0.55], "[{name}]");
+        assert_eq!(ctrl, [1.0, 0.0, 1.0], "[{name}] force = area·act");
+        assert_eq!(effort, ctrl, "[{name}]");
+        // A reset zeroes the selected envs' activations only.
+        b.reset(EnvIds::List(&[2])).unwrap();
+        b.read_activation("c", &mut act).unwrap();
+        assert_eq!(act, [0.55, 0.5, 0.0], "[{name}]");
+    }
+}
+
+/// MuJoCo zeroes every control when one exceeds 1e10; Sinew does so per
+/// env: the position servo's bias −kp·q still acts.
+#[test]
+fn a_wild_control_zeroes_the_env_controls_as_mujoco_does() {
+    let servo = MjPositionCfg::new(5.0).position().unwrap();
+    let groups = vec![
+        GroupCfg::new("servo", ["j0"], servo),
+        GroupCfg::new("motor", ["j1"], MjGeneralCfg::motor()),
+    ];
+    for (name, make, _) in backends() {
+        let mut b = make(plan(&joints(2), groups.clone(), 2, 0.002));
+        let mut cmd = ActuatorCmd::zeros(2, 2);
+        cmd.position_target.copy_from_slice(&[0.5, 0.0, 0.5, 0.0]);
+        cmd.pos.copy_from_slice(&[0.1, 0.0, 0.1, 0.0]);
+        cmd.effort_target.copy_from_slice(&[0.0, 3.0, 0.0, 2e10]);
+        b.step(&cmd).unwrap();
+        let mut ctrl = [0.0f32; 4];
+        b.read_ctrl(&mut ctrl).unwrap();
+        assert!(b.nonfinite_envs().unwrap().is_empty(), "[{name}]");
+        assert_eq!(ctrl[1], 3.0, "[{name}]");
+        assert!(
+            (ctrl[0] - 5.0 * (0.5 - 0.1)).abs() < 1e-6,
+            "[{name}] {ctrl:?}"
+        );
+        assert_eq!(ctrl[3], 0.0, "[{name}] the wild motor control is zeroed");
+        assert!(
+            (ctrl[2] - -0.5).abs() < 1e-6,
+            "[{name}] only the bias −kp·q: {ctrl:?}"
+        );
+    }
+}
+
+/// MuJoCo-law groups may share a target (their efforts add, then the joint
+/// range clamps the sum); pass-through groups may not.
+#[test]
+fn mujoco_groups_share_targets_and_the_joint_range_clamps_the_sum() {
+    let mut robot = joints(1);
+    robot.joint_actuator_force_ranges = vec![("j0".into(), [-1.0, 2.5])];
+    let groups = vec![
+        GroupCfg::new("a", ["j0"], MjGeneralCfg::motor().with_gear(2.0)),
+        GroupCfg::new(
+            "b",
+            ["j0"],
+            MjGeneralCfg::motor().with_command_field(sinew::CommandField::Position),
+        ),
+    ];
+    for (name, make, _) in backends() {
+        let mut b = make(plan(&robot, groups.clone(), 1, 0.002));
+        let mut cmd = ActuatorCmd::zeros(1, 1);
+        cmd.effort_target[0] = 1.0;
+        cmd.position_target[0] = 0.25;
+        b.step(&cmd).unwrap();
+        let (mut ctrl, mut effort) = ([0.0f32; 2], [0.0f32; 1]);
+        b.read_ctrl(&mut ctrl).unwrap();
+        b.read_joint_effort(&mut effort).unwrap();
+        // actuator_force is left unclamped; 2·1 + 0.25 = 2.25 fits; then
+        // a larger command is clamped at the joint.
+        assert_eq!((ctrl, effort), ([1.0, 0.25], [2.25]), "[{name}]");
+        cmd.effort_target[0] = 3.0;
+        b.step(&cmd).unwrap();
+        b.read_joint_effort(&mut effort).unwrap();
+        assert_eq!(effort, [2.5], "[{name}]");
+    }
+    let err = Plan::new(
+        &joints(1),
+        vec![
+            GroupCfg::new("pd", ["j0"], IdealPdCfg::new(1.0, 0.0)),
+            GroupCfg::new("m", ["j0"], MjGeneralCfg::motor()),
+        ],
+        1,
+        PlanOptions::default(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::TargetClaimed { .. }), "{err}");
+}
+
+/// A builtin muscle with `compute_force` equals the MuJoCo muscle shortcut
+/// with mjlab's `ctrlrange [0, 1]`; a wrapped group computes from its
+/// native actuators' `general` description, through a fixed tendon.
+#[test]
+fn builtin_and_wrapped_groups_compute_their_force() {
+    let builtin = BuiltinMuscleCfg {
+        length_range: (-0.5, 0.5),
+        acc0: 4.0,
+        ..BuiltinMuscleCfg::default()
+    };
+    let shortcut = sinew::MjMuscleCfg {
+        length_range: [-0.5, 0.5],
+        acc0: 4.0,
+        ctrl_range: Some([0.0, 1.0]),
+        ..sinew::MjMuscleCfg::default()
+    }
+    .compile()
+    .unwrap();
+    let mut robot = joints(3);
+    robot.tendons = vec!["t".into()];
+    robot.fixed_tendons = vec![FixedTendon {
+        name: "t".into(),
+        joints: vec![("j1".into(), 1.0), ("j2".into(), -0.5)],
+        actuator_force_range: None,
+    }];
+    let velocity = MjGeneralCfg::velocity(3.0);
+    robot.native_actuators = vec![NativeActuator {
+        name: "t_vel".into(),
+        transmission: Transmission::Tendon,
+        target: "t".into(),
+        gain: GainType::Fixed,
+        bias: BiasType::Affine,
+        dyn_type: DynType::None,
+        gainprm: [3.0, 0.0, 0.0],
+        biasprm: [0.0, 0.0, -3.0],
+        general: Some(velocity),
+    }];
+    for (name, make, _) in backends() {
+        let computed = vec![
+            GroupCfg::new("m", ["j0"], builtin).with_computed_force(),
+            GroupCfg::new("w", ["t"], WrappedCfg::default())
+                .with_transmission(Transmission::Tendon)
+                .with_computed_force(),
+        ];
+        let reference = vec![
+            GroupCfg::new("m", ["j0"], shortcut),
+            GroupCfg::new("w", ["t"], velocity).with_transmission(Transmission::Tendon),
+        ];
+        let mut a = make(plan(&robot, computed, 1, 0.002));
+        let mut b = make(plan(&robot, reference, 1, 0.002));
+        let mut cmd = ActuatorCmd::zeros(1, 4);
+        cmd.effort_target[0] = 1.7;
+        cmd.velocity_target[3] = 0.4;
+        cmd.pos.copy_from_slice(&[0.2, 0.3, -0.1, 0.0]);
+        cmd.vel.copy_from_slice(&[-0.5, 0.25, 0.5, 0.0]);
+        let mut out = [[0.0f32; 2]; 2];
+        let mut effort = [[0.0f32; 3]; 2];
+        for (i, backend) in [&mut a, &mut b].into_iter().enumerate() {
+            backend
+                .set_activation("m", EnvIds::All, Values::Scalar(0.6))
+                .unwrap();
+            backend.step(&cmd).unwrap();
+            backend.read_ctrl(&mut out[i]).unwrap();
+            backend.read_joint_effort(&mut effort[i]).unwrap();
+        }
+        assert_eq!(out[0], out[1], "[{name}]");
+        assert_eq!(effort[0], effort[1], "[{name}]");
+        // The tendon velocity is 0.25 − 0.5·0.5 = 0: force = 3·0.4.
+        assert!((out[0][1] - 1.2).abs() < 1e-6, "[{name}] {:?}", out[0]);
+        assert_eq!(&effort[0][1..], &[out[0][1], -0.5 * out[0][1]], "[{name}]");
+        assert!(out[0][0] < 0.0, "[{name}] a muscle pulls");
+    }
+}
+
+#[test]
+fn mujoco_configuration_errors_name_the_field() {
+    let one = |groups: Vec<GroupCfg>, robot: &Robot| {
+        Plan::new(robot, groups, 1, PlanOptions::default()).unwrap_err()
+    };
+    let robot = joints(2);
+    let err = one(
+        vec![GroupCfg::new("pd", ["j0"], IdealPdCfg::new(1.0, 0.0)).with_computed_force()],
+        &robot,
+    );
+    assert!(err.to_string().contains("compute_force"), "{err}");
+    let muscle = MjGeneralCfg {
+        gain_type: GainType::Muscle,
+        ..MjGeneralCfg::motor()
+    };
+    let err = one(vec![GroupCfg::new("m", ["j0"], muscle)], &robot);
+    assert!(err.to_string().contains("length_range"), "{err}");
+    let err = one(
+        vec![GroupCfg::new(
+            "m",
+            ["j0"],
+            MjGeneralCfg::motor().with_ctrl_range([1.0, -1.0]),
+        )],
+        &robot,
+    );
+    assert!(err.to_string().contains("ctrl_range"), "{err}");
+    let err = one(
+        vec![GroupCfg::new(
+            "m",
+            ["j0"],
+            MjGeneralCfg::motor().with_act_range([0.0, 1.0]),
+        )],
+        &robot,
+    );
+    assert!(err.to_string().contains("act_range"), "{err}");
+    let err = one(
+        vec![GroupCfg::new("m", ["j0"], BuiltinMuscleCfg::default()).with_computed_force()],
+        &robot,
+    );
+    assert!(err.to_string().contains("length_range"), "{err}");
+    let mut bad_robot = joints(2);
+    bad_robot.tendons = vec!["t".into()];
+    bad_robot.fixed_tendons = vec![FixedTendon {
+        name: "t".into(),
+        joints: vec![("j7".into(), 1.0)],
+        actuator_force_range: None,
+    }];
+    let err = one(
+        vec![GroupCfg::new("m", ["j0"], MjGeneralCfg::motor())],
+        &bad_robot,
+    );
+    assert!(
+        matches!(err, Error::InvalidMechanics { .. }) && err.to_string().contains("j7"),
+        "{err}"
+    );
+    let err = Plan::new(
+        &robot,
+        vec![GroupCfg::new("m", ["j0"], MjGeneralCfg::motor())],
+        1,
+        PlanOptions {
+            timestep: 0.0,
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("timestep"), "{err}");
+    // Shortcuts check what MuJoCo's compiler checks.
+    let err = MjPositionCfg {
+        kp: -1.0,
+        ..MjPositionCfg::default()
+    }
+    .position()
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "<position>: kp = -1 is invalid: must be finite and >= 0"
+    );
+    // Activations: only MuJoCo-law groups have them, and they must be finite.
+    for (name, make, _) in backends() {
+        let groups = vec![
+            GroupCfg::new("pd", ["j0"], IdealPdCfg::new(1.0, 0.0)),
+            GroupCfg::new("m", ["j1"], MjGeneralCfg::cylinder(1.0, 1.0, [0.0; 3])),
+        ];
+        let mut b = make(plan(&robot, groups, 2, 0.002));
+        let err = b
+            .set_activation("pd", EnvIds::All, Values::Scalar(1.0))
+            .unwrap_err();
+        assert!(matches!(err, Error::NoActivation { .. }), "[{name}] {err}");
+        let err = b
+            .set_activation("m", EnvIds::All, Values::PerEnv(&[0.0, f32::NAN]))
+            .unwrap_err();
+        assert!(err.to_string().contains("activation"), "[{name}] {err}");
+        let mut act = [7.0f32; 2];
+        b.read_activation("m", &mut act).unwrap();
+        assert_eq!(act, [0.0, 0.0], "[{name}] nothing was written");
+        let mut short = [0.0f32; 1];
+        assert!(b.read_joint_effort(&mut short).is_err(), "[{name}]");
+    }
+}
