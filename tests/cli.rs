@@ -414,3 +414,94 @@ fn bench_reports_every_cell_with_its_bandwidth() {
     let err = bench::bench(&["cpu"], &["pid".to_string()], &[16], 5, false).unwrap_err();
     assert!(err.to_string().contains("unknown kind `pid`"), "{err}");
 }
+
+const MUJOCO_SCENARIO: &str = r#"num_envs = 2
+steps = 3
+dt = 0.005
+
+[robot]
+joints = ["a", "b", "c"]
+tendons = ["t"]
+fixed_tendons = [{ name = "t", joints = [["b", 1.0], ["c", -0.5]], actuator_force_range = [-1.0, 1.0] }]
+joint_actuator_force_ranges = { a = [-2.0, 2.0] }
+
+[[groups]]
+name = "servo"
+targets = ["a"]
+kind = "mj_general"
+command_field = "position"
+dyn_type = "filter_exact"
+dynprm = [0.02]
+gainprm = [30.0]
+bias_type = "affine"
+biasprm = [0.0, -30.0, -1.0]
+ctrl_range = [-1.0, 1.0]
+
+[[groups]]
+name = "muscle"
+targets = ["b"]
+kind = "builtin_muscle"
+length_range = [-1.0, 1.0]
+acc0 = 2.0
+compute_force = true
+
+[[groups]]
+name = "cable"
+targets = ["t"]
+transmission = "tendon"
+kind = "mj_general"
+gear = 2.0
+"#;
+
+#[test]
+fn scenarios_declare_mujoco_groups_tendons_and_ranges() {
+    let scenario = Scenario::parse(MUJOCO_SCENARIO, "mujoco.toml").unwrap();
+    let plan = scenario.plan(2).unwrap();
+    let mj = plan.mj();
+    assert_eq!(mj.actuators.len(), 3);
+    assert_eq!(mj.tendon_limits.len(), 1);
+    assert_eq!(mj.joint_limits, vec![(0, [-2.0, 2.0])]);
+    // The tendon's path: b and c with their coefficients.
+    let cable = &mj.actuators[2];
+    let path = &mj.path[cable.path_offset as usize..][..cable.path_len as usize];
+    assert_eq!(
+        path.iter().map(|e| (e.column, e.coef)).collect::<Vec<_>>(),
+        [(1, 1.0), (2, -0.5)]
+    );
+    let summary = run::run(&scenario, BackendChoice::Cpu, None, None, None, false).unwrap();
+    assert_eq!(summary.nonfinite_envs, 0);
+    // A field of another kind, and a range MuJoCo rejects, point at their line.
+    let wrong = MUJOCO_SCENARIO.replace("gear = 2.0", "gear = 2.0\nstiffness = 3.0");
+    expect_error(&wrong, "stiffness = 3.0", &["stiffness", "mj_general"]);
+    let wrong = MUJOCO_SCENARIO.replace("ctrl_range = [-1.0, 1.0]", "ctrl_range = [1.0, -1.0]");
+    expect_error(&wrong, "ctrl_range = [1.0", &["ctrl_range", "lo < hi"]);
+}
+
+#[test]
+fn verify_counts_passes_failures_and_skips() {
+    use sinew_cli::verify::{self, Outcome, Strictness};
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/mujoco/multi.json"),
+    )
+    .unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array_mut().unwrap();
+    cases.truncate(3);
+    // Case 1 gets a wrong reference force, case 2 a dynamics Sinew does not model.
+    cases[1]["outputs"]["actuator_force"][0] = serde_json::json!(123.0);
+    cases[2]["params"][0]["dyntype"] = serde_json::json!("dcmotor");
+    let make = |plan| Ok(Box::new(CpuBackend::new(plan)) as Box<dyn Backend>);
+    let strict = Strictness {
+        mjlab_bit_exact: true,
+    };
+    let report = verify::verify_doc(&doc, &make, strict, 2).unwrap();
+    assert_eq!(report.counts(), (1, 1, 1));
+    assert!(
+        matches!(&report.cases[1].1, Outcome::Failed(why) if why.contains("actuator_force[0]"))
+    );
+    assert!(matches!(&report.cases[2].1, Outcome::Skipped(why) if why.contains("dcmotor")));
+    assert_eq!(report.worst[0].reference, 123.0);
+    let err =
+        verify::verify_doc(&serde_json::json!({"schema": "x"}), &make, strict, 1).unwrap_err();
+    assert!(err.contains("unknown schema"), "{err}");
+}

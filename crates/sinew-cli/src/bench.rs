@@ -10,13 +10,13 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sinew::{
     ActuatorCmd, Backend, BuiltinPositionCfg, DcMotorCfg, DelayCfg, Engine, EnvIds, GpuContext,
-    GroupCfg, IdealPdCfg, PlanOptions, Robot, Values,
+    GroupCfg, IdealPdCfg, MjPositionCfg, PlanOptions, Robot, Values,
 };
 
 use crate::CliError;
 
 /// The workloads, by name.
-pub const KINDS: [&str; 4] = ["pd", "dc", "delayed_dc", "passthrough"];
+pub const KINDS: [&str; 5] = ["pd", "dc", "delayed_dc", "passthrough", "mujoco"];
 
 fn dc(kp: f32) -> DcMotorCfg {
     DcMotorCfg {
@@ -30,7 +30,9 @@ fn dc(kp: f32) -> DcMotorCfg {
 
 /// The groups of one workload over joints `j0..`: one group over all targets,
 /// or for `delayed_dc` 3 targets delayed 0–4 steps (resampled every step, as
-/// mjlab) in a second DC group beside the undelayed one.
+/// mjlab) in a second DC group beside the undelayed one. `mujoco` is MuJoCo's
+/// `<position kp=40 kv=1 timeconst=0.02 forcerange=±30>` on every joint,
+/// computed by Sinew: an activation per (env, joint) and joint efforts.
 pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> {
     let all = [".*"];
     Some(match kind {
@@ -50,6 +52,19 @@ pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> 
             }
             groups
         }
+        "mujoco" => vec![GroupCfg::new(
+            "g",
+            all,
+            MjPositionCfg {
+                kp: 40.0,
+                kv: Some(1.0),
+                timeconst: 0.02,
+                force_range: Some([-30.0, 30.0]),
+                ..MjPositionCfg::default()
+            }
+            .position()
+            .expect("valid servo settings"),
+        )],
         "passthrough" => vec![GroupCfg::new(
             "g",
             all,
@@ -73,6 +88,9 @@ pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
         "pd" => 36.0,
         "dc" => 44.0,
         "delayed_dc" => 44.0 + 3.0 * 24.0 / num_targets as f64,
+        // The five command fields (all checked) and the activation in;
+        // force, act_dot, activation and joint effort out.
+        "mujoco" => 40.0,
         _ => 24.0,
     }
 }

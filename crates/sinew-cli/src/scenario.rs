@@ -34,9 +34,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sinew::{
     ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
-    BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayCfg, DelayShare, DynType, GainType,
-    GroupCfg, IdealPdCfg, NativeActuator, Plan, PlanOptions, Resample, Robot, Transmission,
-    WrappedCfg,
+    BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayCfg, DelayShare, DynType, FixedTendon,
+    GainType, GroupCfg, IdealPdCfg, MjGeneralCfg, NativeActuator, Plan, PlanOptions, Resample,
+    Robot, Transmission, WrappedCfg,
 };
 use toml::Spanned;
 
@@ -144,6 +144,21 @@ struct RobotToml {
     sites: Vec<String>,
     #[serde(default)]
     native_actuators: Vec<NativeToml>,
+    #[serde(default)]
+    fixed_tendons: Vec<FixedTendonToml>,
+    /// `joint = [lo, hi]`: MuJoCo's joint `actuatorfrcrange`.
+    #[serde(default)]
+    joint_actuator_force_ranges: std::collections::BTreeMap<String, (f32, f32)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixedTendonToml {
+    name: String,
+    /// `[[joint, coef], …]`.
+    joints: Vec<(String, f32)>,
+    #[serde(default)]
+    actuator_force_range: Option<(f32, f32)>,
 }
 
 #[derive(Deserialize)]
@@ -197,6 +212,7 @@ enum DynToml {
     None,
     Integrator,
     Filter,
+    #[serde(alias = "filterexact")]
     FilterExact,
     Muscle,
     User,
@@ -212,6 +228,7 @@ enum KindToml {
     BuiltinMotor,
     BuiltinMuscle,
     Wrapped,
+    MjGeneral,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
@@ -307,6 +324,20 @@ struct GroupToml {
     vmax: Option<S<f32>>,
     fpmax: Option<S<f32>>,
     fvmax: Option<S<f32>>,
+    acc0: Option<S<f32>>,
+    // Builtin and wrapped kinds: compute MuJoCo's force instead of passing through.
+    compute_force: Option<S<bool>>,
+    // MuJoCo `<general>`, as mjModel stores it.
+    dyn_type: Option<S<DynToml>>,
+    dynprm: Option<S<Vec<f32>>>,
+    gain_type: Option<S<GainToml>>,
+    gainprm: Option<S<Vec<f32>>>,
+    bias_type: Option<S<BiasToml>>,
+    biasprm: Option<S<Vec<f32>>>,
+    ctrl_range: Option<S<(f32, f32)>>,
+    force_range: Option<S<(f32, f32)>>,
+    act_range: Option<S<(f32, f32)>>,
+    act_early: Option<S<bool>>,
 }
 
 /// The key a value at byte `offset` belongs to: the identifier before the
@@ -395,32 +426,30 @@ impl Scenario {
                     name: n.name,
                     transmission: transmission(n.transmission),
                     target: n.target,
-                    gain: match n.gain {
-                        GainToml::Fixed => GainType::Fixed,
-                        GainToml::Affine => GainType::Affine,
-                        GainToml::Muscle => GainType::Muscle,
-                        GainToml::User => GainType::User,
-                    },
-                    bias: match n.bias {
-                        BiasToml::None => BiasType::None,
-                        BiasToml::Affine => BiasType::Affine,
-                        BiasToml::Muscle => BiasType::Muscle,
-                        BiasToml::User => BiasType::User,
-                    },
-                    dyn_type: match n.dyn_type {
-                        DynToml::None => DynType::None,
-                        DynToml::Integrator => DynType::Integrator,
-                        DynToml::Filter => DynType::Filter,
-                        DynToml::FilterExact => DynType::FilterExact,
-                        DynToml::Muscle => DynType::Muscle,
-                        DynToml::User => DynType::User,
-                    },
+                    gain: gain_type(n.gain),
+                    bias: bias_type(n.bias),
+                    dyn_type: dyn_type(n.dyn_type),
                     gainprm: n.gainprm,
                     biasprm: n.biasprm,
                     general: None,
                 })
                 .collect(),
-            ..Robot::default()
+            fixed_tendons: file
+                .robot
+                .fixed_tendons
+                .into_iter()
+                .map(|t| FixedTendon {
+                    name: t.name,
+                    joints: t.joints,
+                    actuator_force_range: t.actuator_force_range.map(|(lo, hi)| [lo, hi]),
+                })
+                .collect(),
+            joint_actuator_force_ranges: file
+                .robot
+                .joint_actuator_force_ranges
+                .into_iter()
+                .map(|(joint, (lo, hi))| (joint, [lo, hi]))
+                .collect(),
         };
         let mut lines = HashMap::new();
         let mut groups = Vec::with_capacity(file.groups.len());
@@ -563,6 +592,18 @@ fn group_cfg(
         vmax,
         fpmax,
         fvmax,
+        acc0,
+        compute_force,
+        dyn_type,
+        dynprm,
+        gain_type,
+        gainprm,
+        bias_type,
+        biasprm,
+        ctrl_range,
+        force_range,
+        act_range,
+        act_early,
         armature,
         frictionloss,
         viscous_damping,
@@ -592,10 +633,18 @@ fn group_cfg(
             "velocity_limit",
             "gains",
         ],
-        KindToml::BuiltinPosition => &["stiffness", "damping", "effort_limit", "gains"],
-        KindToml::BuiltinVelocity => &["damping", "effort_limit"],
-        KindToml::BuiltinMotor => &["effort_limit", "gear"],
+        KindToml::BuiltinPosition => &[
+            "stiffness",
+            "damping",
+            "effort_limit",
+            "gains",
+            "compute_force",
+        ],
+        KindToml::BuiltinVelocity => &["damping", "effort_limit", "compute_force"],
+        KindToml::BuiltinMotor => &["effort_limit", "gear", "compute_force"],
         KindToml::BuiltinMuscle => &[
+            "compute_force",
+            "acc0",
             "gear",
             "length_range",
             "timeconst",
@@ -609,7 +658,23 @@ fn group_cfg(
             "fpmax",
             "fvmax",
         ],
-        KindToml::Wrapped => &["command_field"],
+        KindToml::Wrapped => &["command_field", "compute_force"],
+        KindToml::MjGeneral => &[
+            "command_field",
+            "dyn_type",
+            "dynprm",
+            "gain_type",
+            "gainprm",
+            "bias_type",
+            "biasprm",
+            "ctrl_range",
+            "force_range",
+            "act_range",
+            "act_early",
+            "gear",
+            "length_range",
+            "acc0",
+        ],
     };
     for (field, span) in fields {
         if let Some(span) = span {
@@ -740,18 +805,70 @@ fn group_cfg(
                 vmax: value(&g.vmax).unwrap_or(d.vmax),
                 fpmax: value(&g.fpmax).unwrap_or(d.fpmax),
                 fvmax: value(&g.fvmax).unwrap_or(d.fvmax),
-                acc0: d.acc0,
+                acc0: value(&g.acc0).unwrap_or(d.acc0),
             }
             .into()
         }
         KindToml::Wrapped => WrappedCfg {
-            command_field: g.command_field.as_ref().map(|f| match f.get_ref() {
-                FieldToml::Position => CommandField::Position,
-                FieldToml::Velocity => CommandField::Velocity,
-                FieldToml::Effort => CommandField::Effort,
-            }),
+            command_field: g
+                .command_field
+                .as_ref()
+                .map(|f| command_field(*f.get_ref())),
         }
         .into(),
+        KindToml::MjGeneral => {
+            let d = MjGeneralCfg::default();
+            let prm = |v: &Option<S<Vec<f32>>>, default: [f32; 10]| match v {
+                None => Ok(default),
+                Some(s) if s.get_ref().len() > 10 => Err((
+                    s.span(),
+                    format!(
+                        "group `{name}`: MuJoCo keeps 10 parameters; {} given",
+                        s.get_ref().len()
+                    ),
+                )),
+                Some(s) => {
+                    let mut out = [0.0; 10];
+                    out[..s.get_ref().len()].copy_from_slice(s.get_ref());
+                    Ok(out)
+                }
+            };
+            let range = |v: &Option<S<(f32, f32)>>| {
+                v.as_ref().map(|s| {
+                    let (lo, hi) = *s.get_ref();
+                    [lo, hi]
+                })
+            };
+            MjGeneralCfg {
+                command_field: g
+                    .command_field
+                    .as_ref()
+                    .map_or(d.command_field, |f| command_field(*f.get_ref())),
+                dyn_type: g
+                    .dyn_type
+                    .as_ref()
+                    .map_or(d.dyn_type, |t| dyn_type(*t.get_ref())),
+                dynprm: prm(&g.dynprm, d.dynprm)?,
+                gain_type: g
+                    .gain_type
+                    .as_ref()
+                    .map_or(d.gain_type, |t| gain_type(*t.get_ref())),
+                gainprm: prm(&g.gainprm, d.gainprm)?,
+                bias_type: g
+                    .bias_type
+                    .as_ref()
+                    .map_or(d.bias_type, |t| bias_type(*t.get_ref())),
+                biasprm: prm(&g.biasprm, d.biasprm)?,
+                ctrl_range: range(&g.ctrl_range),
+                force_range: range(&g.force_range),
+                act_range: range(&g.act_range),
+                act_early: g.act_early.as_ref().is_some_and(|b| *b.get_ref()),
+                gear: value(&g.gear).unwrap_or(d.gear),
+                length_range: range(&g.length_range).unwrap_or(d.length_range),
+                acc0: value(&g.acc0).unwrap_or(d.acc0),
+            }
+            .into()
+        }
     };
     let mut cfg = GroupCfg::new(
         name.clone(),
@@ -760,6 +877,7 @@ fn group_cfg(
     )
     .with_transmission(transmission(g.transmission));
     cfg.armature = armature;
+    cfg.compute_force = g.compute_force.as_ref().is_some_and(|b| *b.get_ref());
     cfg.frictionloss = value(&g.frictionloss);
     cfg.viscous_damping = value(&g.viscous_damping);
     if let Some(d) = &g.delay {
@@ -782,6 +900,43 @@ fn group_cfg(
         });
     }
     Ok(cfg)
+}
+
+fn command_field(f: FieldToml) -> CommandField {
+    match f {
+        FieldToml::Position => CommandField::Position,
+        FieldToml::Velocity => CommandField::Velocity,
+        FieldToml::Effort => CommandField::Effort,
+    }
+}
+
+fn gain_type(g: GainToml) -> GainType {
+    match g {
+        GainToml::Fixed => GainType::Fixed,
+        GainToml::Affine => GainType::Affine,
+        GainToml::Muscle => GainType::Muscle,
+        GainToml::User => GainType::User,
+    }
+}
+
+fn bias_type(b: BiasToml) -> BiasType {
+    match b {
+        BiasToml::None => BiasType::None,
+        BiasToml::Affine => BiasType::Affine,
+        BiasToml::Muscle => BiasType::Muscle,
+        BiasToml::User => BiasType::User,
+    }
+}
+
+fn dyn_type(d: DynToml) -> DynType {
+    match d {
+        DynToml::None => DynType::None,
+        DynToml::Integrator => DynType::Integrator,
+        DynToml::Filter => DynType::Filter,
+        DynToml::FilterExact => DynType::FilterExact,
+        DynToml::Muscle => DynType::Muscle,
+        DynToml::User => DynType::User,
+    }
 }
 
 /// `IdealPd` → `ideal_pd`.
