@@ -67,6 +67,27 @@ pub enum Outcome {
     Skipped(String),
 }
 
+/// Why a case stopped early: out of scope (skipped) or wrong (failed).
+enum Stop {
+    Skip(String),
+    Fail(String),
+}
+
+impl From<String> for Stop {
+    fn from(message: String) -> Self {
+        Stop::Fail(message)
+    }
+}
+
+impl From<Stop> for Outcome {
+    fn from(stop: Stop) -> Self {
+        match stop {
+            Stop::Skip(reason) => Outcome::Skipped(reason),
+            Stop::Fail(reason) => Outcome::Failed(reason),
+        }
+    }
+}
+
 /// One compared value, for the "worst cases" list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Deviation {

@@ -11,18 +11,7 @@ use sinew::{
 use super::json::{
     arr, arr_at, bool_at, field, matrix, num, num_at, str_at, string, uint, uint_at,
 };
-use super::{MakeBackend, Outcome, Strictness, Tally};
-
-enum Stop {
-    Skip(String),
-    Fail(String),
-}
-
-impl From<String> for Stop {
-    fn from(message: String) -> Self {
-        Stop::Fail(message)
-    }
-}
+use super::{MakeBackend, Outcome, Stop, Strictness, Tally};
 
 pub(super) fn run_case(
     case: &Value,
@@ -33,8 +22,7 @@ pub(super) fn run_case(
 ) -> Outcome {
     match run(case, id, make, strictness, tally) {
         Ok(()) => Outcome::Passed,
-        Err(Stop::Skip(reason)) => Outcome::Skipped(reason),
-        Err(Stop::Fail(reason)) => Outcome::Failed(reason),
+        Err(stop) => stop.into(),
     }
 }
 

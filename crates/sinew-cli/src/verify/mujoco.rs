@@ -8,23 +8,12 @@ use sinew::{
 };
 
 use super::json::{arr_at, bool_at, field, num, num_at, nums_at, str_at, string};
-use super::{MakeBackend, Outcome, Tally};
+use super::{MakeBackend, Outcome, Stop, Tally};
 
 /// The bar: `|ours − MuJoCo| ≤ 1e-5 · max(1, |MuJoCo|)` for
 /// `actuator_force`, `act_dot`, `act_next` and `qfrc_actuator`, with Sinew
 /// in f32 against MuJoCo's f64.
 pub const MUJOCO_TOLERANCE: f64 = 1e-5;
-
-enum Stop {
-    Skip(String),
-    Fail(String),
-}
-
-impl From<String> for Stop {
-    fn from(message: String) -> Self {
-        Stop::Fail(message)
-    }
-}
 
 pub(super) fn run_case(
     case: &Value,
@@ -34,8 +23,7 @@ pub(super) fn run_case(
 ) -> Outcome {
     match run(case, id, make, tally) {
         Ok(()) => Outcome::Passed,
-        Err(Stop::Skip(reason)) => Outcome::Skipped(reason),
-        Err(Stop::Fail(reason)) => Outcome::Failed(reason),
+        Err(stop) => stop.into(),
     }
 }
 
