@@ -519,7 +519,10 @@ impl Backend for WgpuBackend {
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         let n = self.plan.check_env_ids(env_ids)?;
         let stride = self.plan.mj().state_stride();
-        if stride > 0 {
+        if stride > 0 && env_ids == EnvIds::All {
+            let zeros = vec![0.0f32; self.plan.num_envs() * stride];
+            self.write(&self.buffers.mj_state, 0, &zeros);
+        } else if stride > 0 {
             let zeros = vec![0.0f32; stride];
             for i in 0..n {
                 let env = Plan::env_at(env_ids, i);
