@@ -463,9 +463,11 @@ fn scenarios_declare_mujoco_groups_tendons_and_ranges() {
     assert_eq!(mj.joint_limits, vec![(0, [-2.0, 2.0])]);
     // The tendon's path: b and c with their coefficients.
     let cable = &mj.actuators[2];
-    let path = &mj.path[cable.path_offset as usize..][..cable.path_len as usize];
     assert_eq!(
-        path.iter().map(|e| (e.column, e.coef)).collect::<Vec<_>>(),
+        mj.path_of(cable)
+            .iter()
+            .map(|e| (e.column, e.coef))
+            .collect::<Vec<_>>(),
         [(1, 1.0), (2, -0.5)]
     );
     let summary = run::run(&scenario, BackendChoice::Cpu, None, None, None, false).unwrap();

@@ -374,6 +374,28 @@ pub(crate) mod json {
         nums(field(v, key)?).map_err(|e| format!("`{key}`: {e}"))
     }
 
+    /// A `[lo, hi]` pair, as f32.
+    pub fn pair(v: &Value) -> Result<[f32; 2], String> {
+        match nums(v)?[..] {
+            [lo, hi] => Ok([lo as f32, hi as f32]),
+            _ => Err(format!("expected two numbers, found {v}")),
+        }
+    }
+
+    /// `v[key]` as a `[lo, hi]` pair.
+    pub fn pair_at(v: &Value, key: &str) -> Result<[f32; 2], String> {
+        pair(field(v, key)?).map_err(|e| format!("`{key}`: {e}"))
+    }
+
+    /// `v[key]` as a pair when `v[limited]` is true, else `None`.
+    pub fn limited_pair(v: &Value, limited: &str, key: &str) -> Result<Option<[f32; 2]>, String> {
+        if bool_at(v, limited)? {
+            pair_at(v, key).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
     /// An array of numbers, as f32.
     pub fn f32s(v: &Value) -> Result<Vec<f32>, String> {
         Ok(nums(v)?.into_iter().map(|x| x as f32).collect())

@@ -91,6 +91,11 @@ impl MjStage {
         2 * self.actuators.len()
     }
 
+    /// The transmission path of one of [`MjStage::actuators`].
+    pub fn path_of(&self, a: &MjActuator) -> &[MjPathEntry] {
+        &self.path[a.path_offset as usize..][..a.path_len as usize]
+    }
+
     /// Width of the joint-effort rows: the robot's joints, or 0 without a
     /// MuJoCo-law column.
     pub fn effort_width(&self) -> usize {
@@ -131,7 +136,7 @@ impl MjStage {
         for (k, a) in self.actuators.iter().enumerate() {
             let c = a.ctrl_column as usize;
             let u = if wild { 0.0 } else { ctrl[c] };
-            let path = &self.path[a.path_offset as usize..][..a.path_len as usize];
+            let path = self.path_of(a);
             let (mut length, mut velocity) = (0.0f32, 0.0f32);
             for e in path {
                 length += e.coef * pos[e.column as usize];
@@ -158,7 +163,7 @@ impl MjStage {
             let c = a.ctrl_column as usize;
             let force = mj_force_limit(a, ctrl[c]);
             ctrl[c] = force;
-            for e in &self.path[a.path_offset as usize..][..a.path_len as usize] {
+            for e in self.path_of(a) {
                 if (e.column as usize) < self.num_joints {
                     effort[e.column as usize] += a.gear * e.coef * force;
                 }
@@ -304,6 +309,44 @@ pub enum Values<'a> {
     PerEnv(&'a [f32]),
     /// One value per (selected env, group target), row-major.
     PerEnvTarget(&'a [f32]),
+}
+
+impl Values<'_> {
+    /// Checks that the values fit `num_envs` selected envs × `num_targets`
+    /// targets and returns them as given (one for a scalar).
+    fn checked(
+        &self,
+        group: &str,
+        field: &str,
+        num_envs: usize,
+        num_targets: usize,
+    ) -> Result<&[f32], Error> {
+        let (given, expected) = match self {
+            Values::Scalar(v) => (std::slice::from_ref(v), 1),
+            Values::PerEnv(v) => (*v, num_envs),
+            Values::PerEnvTarget(v) => (*v, num_envs * num_targets),
+        };
+        if given.len() != expected {
+            return Err(Error::ValuesShape {
+                group: group.to_owned(),
+                field: field.to_owned(),
+                got: given.len(),
+                num_envs,
+                num_targets,
+            });
+        }
+        Ok(given)
+    }
+
+    /// The value of the `i`-th selected env's target `t` (of `num_targets`).
+    #[inline]
+    fn at(&self, i: usize, t: usize, num_targets: usize) -> f32 {
+        match self {
+            Values::Scalar(v) => *v,
+            Values::PerEnv(v) => v[i],
+            Values::PerEnvTarget(v) => v[i * num_targets + t],
+        }
+    }
 }
 
 impl From<f32> for Values<'_> {
@@ -688,24 +731,7 @@ impl Plan {
     ) -> Result<(), Error> {
         let indices = self.mj_indices_of(group)?;
         let n = self.check_env_ids(env_ids)?;
-        let (got, expected) = match values {
-            Values::Scalar(_) => (1, 1),
-            Values::PerEnv(v) => (v.len(), n),
-            Values::PerEnvTarget(v) => (v.len(), n * indices.len()),
-        };
-        if got != expected {
-            return Err(Error::ValuesShape {
-                group: group.to_owned(),
-                field: "activation".into(),
-                got,
-                num_envs: n,
-                num_targets: indices.len(),
-            });
-        }
-        let given = match values {
-            Values::Scalar(ref v) => std::slice::from_ref(v),
-            Values::PerEnv(v) | Values::PerEnvTarget(v) => v,
-        };
+        let given = values.checked(group, "activation", n, indices.len())?;
         if let Some(&bad) = given.iter().find(|v| !v.is_finite()) {
             return Err(crate::kinds::invalid(
                 group,
@@ -718,11 +744,7 @@ impl Plan {
         for i in 0..n {
             let env = Self::env_at(env_ids, i);
             for (t, &k) in indices.iter().enumerate() {
-                state[env * stride + k] = match values {
-                    Values::Scalar(v) => v,
-                    Values::PerEnv(v) => v[i],
-                    Values::PerEnvTarget(v) => v[i * indices.len() + t],
-                };
+                state[env * stride + k] = values.at(i, t, indices.len());
             }
             touched(env);
         }
@@ -841,24 +863,7 @@ impl Plan {
         let (g, param) = self.group_param(group, name)?;
         let num_envs = self.check_env_ids(env_ids)?;
         let num_targets = self.groups[g].targets.len();
-        let (got, expected) = match values {
-            Values::Scalar(_) => (1, 1),
-            Values::PerEnv(v) => (v.len(), num_envs),
-            Values::PerEnvTarget(v) => (v.len(), num_envs * num_targets),
-        };
-        if got != expected {
-            return Err(Error::ValuesShape {
-                group: group.to_owned(),
-                field: param.name().to_owned(),
-                got,
-                num_envs,
-                num_targets,
-            });
-        }
-        let given = match values {
-            Values::Scalar(ref v) => std::slice::from_ref(v),
-            Values::PerEnv(v) | Values::PerEnvTarget(v) => v,
-        };
+        let given = values.checked(group, param.name(), num_envs, num_targets)?;
         if let Some((bad, reason)) = given
             .iter()
             .find_map(|&v| param.check(v).err().map(|r| (v, r)))
@@ -885,11 +890,7 @@ impl Plan {
         for i in 0..n {
             let env = Self::env_at(env_ids, i);
             for (t, &c) in columns.iter().enumerate() {
-                table[env * num_ctrl + c] = match values {
-                    Values::Scalar(v) => v,
-                    Values::PerEnv(v) => v[i],
-                    Values::PerEnvTarget(v) => v[i * columns.len() + t],
-                };
+                table[env * num_ctrl + c] = values.at(i, t, columns.len());
             }
         }
         Ok(param)

@@ -9,7 +9,7 @@ use sinew::{
 };
 
 use super::json::{
-    arr, arr_at, bool_at, field, matrix, num, num_at, str_at, string, uint, uint_at,
+    arr, arr_at, bool_at, field, limited_pair, matrix, num, num_at, str_at, string, uint, uint_at,
 };
 use super::{MakeBackend, Outcome, Stop, Strictness, Tally};
 
@@ -207,16 +207,6 @@ fn check_plan(case: &Value, plan: &Plan) -> Result<(), String> {
             order.len()
         ));
     }
-    let range = |o: &Value, limited: &str, key: &str| -> Result<Option<[f32; 2]>, String> {
-        if !bool_at(o, limited)? {
-            return Ok(None);
-        }
-        let r = arr_at(o, key)?;
-        match &r[..] {
-            [lo, hi] => Ok(Some([num(lo)? as f32, num(hi)? as f32])),
-            _ => Err(format!("`{key}` must hold two numbers")),
-        }
-    };
     for (j, (o, col)) in order.iter().zip(plan.ctrl_columns()).enumerate() {
         let group = &plan.groups()[col.group].cfg.name;
         let want = (str_at(o, "group")?, str_at(o, "target")?);
@@ -232,8 +222,8 @@ fn check_plan(case: &Value, plan: &Plan) -> Result<(), String> {
                 col.cmd_column
             ));
         }
-        let ctrl_range = range(o, "ctrllimited", "ctrlrange")?;
-        let force_range = range(o, "forcelimited", "forcerange")?;
+        let ctrl_range = limited_pair(o, "ctrllimited", "ctrlrange")?;
+        let force_range = limited_pair(o, "forcelimited", "forcerange")?;
         if (col.ctrl_range, col.force_range) != (ctrl_range, force_range) {
             return Err(format!(
                 "ctrl column {j}: ranges {:?} {:?}, MuJoCo compiled {ctrl_range:?} {force_range:?}",

@@ -7,7 +7,9 @@ use sinew::{
     MjGeneralCfg, Plan, PlanOptions, Robot, Transmission, Values,
 };
 
-use super::json::{arr_at, bool_at, field, num, num_at, nums_at, str_at, string};
+use super::json::{
+    arr_at, bool_at, field, limited_pair, num, num_at, nums_at, pair, pair_at, str_at, string,
+};
 use super::{MakeBackend, Outcome, Stop, Tally};
 
 /// The bar: `|ours − MuJoCo| ≤ 1e-5 · max(1, |MuJoCo|)` for
@@ -83,17 +85,6 @@ fn prm10(p: &Value, key: &str) -> Result<[f32; 10], String> {
     Ok(out)
 }
 
-fn range(p: &Value, limited: &str, key: &str) -> Result<Option<[f32; 2]>, String> {
-    if !bool_at(p, limited)? {
-        return Ok(None);
-    }
-    let r = nums_at(p, key)?;
-    match r[..] {
-        [lo, hi] => Ok(Some([lo as f32, hi as f32])),
-        _ => Err(format!("`{key}` must hold two numbers")),
-    }
-}
-
 /// The [`MjGeneralCfg`] of one actuator's compiled fields as the MuJoCo
 /// golden files store them (`params`: `dyntype`, `gainprm`, …); the error
 /// says which field is missing or out of scope.
@@ -114,12 +105,6 @@ fn general_of(p: &Value) -> Result<MjGeneralCfg, Stop> {
     let dyn_name = kind("dyntype")?;
     let gain_name = kind("gaintype")?;
     let bias_name = kind("biastype")?;
-    let range2 = |key: &str| -> Result<[f32; 2], String> {
-        match nums_at(p, key)?[..] {
-            [lo, hi] => Ok([lo as f32, hi as f32]),
-            _ => Err(format!("`{key}` must hold two numbers")),
-        }
-    };
     Ok(MjGeneralCfg {
         command_field: CommandField::Effort,
         dyn_type: dyn_type(dyn_name).ok_or_else(|| skip("dyntype", dyn_name))?,
@@ -128,12 +113,12 @@ fn general_of(p: &Value) -> Result<MjGeneralCfg, Stop> {
         gainprm: prm10(p, "gainprm")?,
         bias_type: bias_type(bias_name).ok_or_else(|| skip("biastype", bias_name))?,
         biasprm: prm10(p, "biasprm")?,
-        ctrl_range: range(p, "ctrllimited", "ctrlrange")?,
-        force_range: range(p, "forcelimited", "forcerange")?,
-        act_range: range(p, "actlimited", "actrange")?,
+        ctrl_range: limited_pair(p, "ctrllimited", "ctrlrange")?,
+        force_range: limited_pair(p, "forcelimited", "forcerange")?,
+        act_range: limited_pair(p, "actlimited", "actrange")?,
         act_early: bool_at(p, "actearly")?,
         gear: num_at(p, "gear")? as f32,
-        length_range: range2("lengthrange")?,
+        length_range: pair_at(p, "lengthrange")?,
         acc0: num_at(p, "acc0")? as f32,
     })
 }
@@ -251,15 +236,8 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
                 joint_of_dof.push((dof, joint.clone()));
                 let lim = limited.get(k).and_then(Value::as_bool).unwrap_or(false);
                 if lim {
-                    let r = super::json::nums(
-                        ranges.get(k).ok_or("jnt_actfrcrange is short".to_owned())?,
-                    )?;
-                    if r.len() != 2 {
-                        return Err(Stop::Fail("a jnt_actfrcrange must hold two numbers".into()));
-                    }
-                    robot
-                        .joint_actuator_force_ranges
-                        .push((joint, [r[0] as f32, r[1] as f32]));
+                    let r = pair(ranges.get(k).ok_or("jnt_actfrcrange is short".to_owned())?)?;
+                    robot.joint_actuator_force_ranges.push((joint, r));
                 }
             }
         }
@@ -274,18 +252,8 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
                         .iter()
                         .map(|j| string(j).map(str::to_owned))
                         .collect::<Result<Vec<_>, _>>()?;
-                    let actuator_force_range = if bool_at(trn, "tendon_actfrclimited")? {
-                        match nums_at(trn, "tendon_actfrcrange")?[..] {
-                            [lo, hi] => Some([lo as f32, hi as f32]),
-                            _ => {
-                                return Err(Stop::Fail(
-                                    "tendon_actfrcrange needs two numbers".into(),
-                                ))
-                            }
-                        }
-                    } else {
-                        None
-                    };
+                    let actuator_force_range =
+                        limited_pair(trn, "tendon_actfrclimited", "tendon_actfrcrange")?;
                     robot.fixed_tendons.push(FixedTendon {
                         name: target.clone(),
                         joints: names
