@@ -24,6 +24,7 @@ use sinew::{Backend, Plan};
 
 use crate::CliError;
 
+pub use mjlab::LEARNED_TOLERANCE;
 pub use mujoco::{compiled_general, MUJOCO_TOLERANCE};
 
 /// Makes the backend a case runs on.

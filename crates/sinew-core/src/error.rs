@@ -270,6 +270,18 @@ pub enum Error {
         /// The group.
         group: String,
     },
+    /// A learned network's weights are missing, misshapen, not finite or do
+    /// not fit the group's settings.
+    #[error("network {origin}: tensor `{tensor}`: {reason}")]
+    InvalidNetwork {
+        /// Where the network comes from: its file, or the group using it.
+        origin: String,
+        /// The tensor at fault (`0.weight`, `lstm.weight_ih_l0`, …), or
+        /// what stands in for one (`(metadata activations)`, `(file)`).
+        tensor: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// The GPU device cannot hold this plan or run these kernels.
     #[error("GPU {what}: {message}")]
     Gpu {

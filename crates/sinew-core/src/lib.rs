@@ -21,6 +21,7 @@ pub mod delay;
 pub mod error;
 pub mod group;
 pub mod kinds;
+pub mod net;
 pub mod plan;
 pub mod robot;
 
@@ -29,6 +30,7 @@ pub use delay::{DelayCfg, DelayShare, DelayState, Resample};
 pub use error::Error;
 pub use group::GroupCfg;
 pub use kinds::*;
+pub use net::{LearnedColumn, LearnedStage, NetLayer};
 pub use plan::{
     CtrlColumn, EnvIds, GroupInfo, Lags, MjPathEntry, MjStage, MjTendonLimit, Plan, PlanOptions,
     Values,

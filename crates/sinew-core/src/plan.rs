@@ -9,6 +9,7 @@ use crate::kinds::{
     detect_command_field, ActuatorCfg, CtrlMeaning, KindId, Law, MjActuator, MjGeneralCfg, Param,
     MJ_DEFAULT_TIMESTEP,
 };
+use crate::net::LearnedStage;
 use crate::robot::{Robot, Transmission};
 
 /// Options of the whole actuator set.
@@ -385,6 +386,7 @@ pub struct Plan {
     param_defaults: [Option<Vec<f32>>; 5],
     warnings: Vec<String>,
     mj: MjStage,
+    learned: LearnedStage,
     timestep: f32,
 }
 
@@ -534,6 +536,7 @@ impl Plan {
 
         let buffers = assign_buffers(&mut infos)?;
         let mj = mj_stage(robot, &mut infos, &ctrl, options.timestep)?;
+        let learned = LearnedStage::compile(&infos, &ctrl);
         let mut plan = Plan {
             num_envs,
             num_targets: robot.num_targets(),
@@ -547,6 +550,7 @@ impl Plan {
             param_defaults: Default::default(),
             warnings,
             mj,
+            learned,
             timestep: options.timestep,
         };
         plan.layout();
@@ -699,6 +703,10 @@ impl Plan {
     /// The MuJoCo stage (empty when no group computes MuJoCo's force).
     pub fn mj(&self) -> &MjStage {
         &self.mj
+    }
+    /// The learned-network stage (empty when no group is learned).
+    pub fn learned(&self) -> &LearnedStage {
+        &self.learned
     }
     /// The physics step MuJoCo activations advance by.
     pub fn timestep(&self) -> f32 {
@@ -1097,7 +1105,12 @@ fn assign_buffers(infos: &mut [GroupInfo]) -> Result<Vec<DelayBuffer>, Error> {
         let kind = infos[g].cfg.actuator.kind_id();
         let transmission = infos[g].cfg.transmission;
         let (auto_key, name) = match &delay.share {
-            DelayShare::Auto if kind != KindId::Wrapped => (Some((kind, transmission)), None),
+            // mjlab gives wrapped and learned actuators a buffer of their own.
+            DelayShare::Auto
+                if !matches!(kind, KindId::Wrapped | KindId::LearnedMlp | KindId::LstmNet) =>
+            {
+                (Some((kind, transmission)), None)
+            }
             DelayShare::Auto | DelayShare::Own => (None, None),
             DelayShare::Named(n) => (None, Some(n.clone())),
         };

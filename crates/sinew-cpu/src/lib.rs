@@ -16,6 +16,7 @@
 //! ```
 
 use rayon::prelude::*;
+use sinew_core::net::{LearnedHeader, FRESH_HEADER, LEARNED_LIMITS};
 use sinew_core::plan::{Run, TargetSource};
 use sinew_core::{
     dc_motor_effort, ideal_pd_effort, ActuatorCmd, Backend, CommandField, DelayState, EnvIds,
@@ -38,6 +39,10 @@ pub struct CpuBackend {
     mj_state: Vec<f32>,
     /// `(num_envs, mj effort_width)`: joint efforts of the MuJoCo stage.
     effort: Vec<f32>,
+    /// `(num_envs, learned state_stride)`: histories and recurrent states.
+    learned: Vec<f32>,
+    /// Per env: the learned state's header.
+    learned_headers: Vec<LearnedHeader>,
     /// Per env: 1 when the last step zeroed it.
     flags: Vec<u8>,
     nonfinite: Vec<u32>,
@@ -76,7 +81,12 @@ impl CpuBackend {
             .expect("all envs are in range");
         let t = plan.num_targets();
         let fast = match plan.runs() {
-            _ if plan.claimed_columns() != [(0, t)] || !plan.mj().is_empty() => FastPath::None,
+            _ if plan.claimed_columns() != [(0, t)]
+                || !plan.mj().is_empty()
+                || !plan.learned().is_empty() =>
+            {
+                FastPath::None
+            }
             [run] if run.len == t && run.cmd_start == 0 && run.targets == TargetSource::Cmd => {
                 FastPath::OneRun
             }
@@ -90,6 +100,8 @@ impl CpuBackend {
             states,
             mj_state: vec![0.0; num_envs * plan.mj().state_stride().max(1)],
             effort: vec![0.0; num_envs * plan.mj().effort_width().max(1)],
+            learned: vec![0.0; num_envs * plan.learned().state_stride.max(1)],
+            learned_headers: vec![FRESH_HEADER; num_envs],
             flags: vec![0; num_envs],
             nonfinite: Vec::with_capacity(num_envs),
             step: 0,
@@ -132,6 +144,7 @@ impl CpuBackend {
         let num_buffers = plan.buffers().len().max(1);
         let mj_stride = plan.mj().state_stride().max(1);
         let effort_width = plan.mj().effort_width().max(1);
+        let learned_stride = plan.learned().state_stride.max(1);
         let fast = self.fast;
         // A few chunks per thread: enough to balance, few enough to amortize.
         let chunk = plan
@@ -144,29 +157,37 @@ impl CpuBackend {
             .zip(self.states.par_chunks_mut(num_buffers * chunk))
             .zip(self.mj_state.par_chunks_mut(mj_stride * chunk))
             .zip(self.effort.par_chunks_mut(effort_width * chunk))
+            .zip(self.learned.par_chunks_mut(learned_stride * chunk))
+            .zip(self.learned_headers.par_chunks_mut(chunk))
             .zip(self.flags.par_chunks_mut(chunk))
             .enumerate()
-            .map(|(c, (((((ctrl, ring), states), mj), effort), flags))| {
-                if fast != FastPath::None {
-                    if let Some(zeroed) = inputs.chunk(fast, c * chunk, ctrl, ring, states, flags) {
-                        return zeroed;
+            .map(
+                |(c, (((((((ctrl, ring), states), mj), effort), learned), headers), flags))| {
+                    if fast != FastPath::None {
+                        if let Some(zeroed) =
+                            inputs.chunk(fast, c * chunk, ctrl, ring, states, flags)
+                        {
+                            return zeroed;
+                        }
                     }
-                }
-                let mut zeroed = 0;
-                for (i, flag) in flags.iter_mut().enumerate() {
-                    let hit = inputs.env(
-                        c * chunk + i,
-                        &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
-                        &mut ring[i * ring_stride..(i + 1) * ring_stride],
-                        &mut states[i * num_buffers..(i + 1) * num_buffers],
-                        &mut mj[i * mj_stride..(i + 1) * mj_stride],
-                        &mut effort[i * effort_width..(i + 1) * effort_width],
-                    );
-                    *flag = u8::from(hit);
-                    zeroed += usize::from(hit);
-                }
-                zeroed
-            })
+                    let mut zeroed = 0;
+                    for (i, flag) in flags.iter_mut().enumerate() {
+                        let hit = inputs.env(
+                            c * chunk + i,
+                            &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
+                            &mut ring[i * ring_stride..(i + 1) * ring_stride],
+                            &mut states[i * num_buffers..(i + 1) * num_buffers],
+                            &mut mj[i * mj_stride..(i + 1) * mj_stride],
+                            &mut effort[i * effort_width..(i + 1) * effort_width],
+                            &mut learned[i * learned_stride..(i + 1) * learned_stride],
+                            &mut headers[i],
+                        );
+                        *flag = u8::from(hit);
+                        zeroed += usize::from(hit);
+                    }
+                    zeroed
+                },
+            )
             .sum();
         self.nonfinite.clear();
         if zeroed > 0 {
@@ -217,6 +238,8 @@ impl StepInputs<'_> {
         states: &mut [DelayState],
         mj_state: &mut [f32],
         effort: &mut [f32],
+        learned_state: &mut [f32],
+        learned_header: &mut LearnedHeader,
     ) -> bool {
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
@@ -233,6 +256,19 @@ impl StepInputs<'_> {
             for run in self.plan.runs() {
                 self.run(run, env * num_ctrl, &rows, ring, states, ctrl);
             }
+            let learned = self.plan.learned();
+            if !learned.is_empty() {
+                let limits = LEARNED_LIMITS
+                    .map(|p| &self.tables[p as usize][env * num_ctrl..(env + 1) * num_ctrl]);
+                learned.env_efforts(
+                    rows[3],
+                    rows[4],
+                    limits,
+                    ctrl,
+                    learned_state,
+                    *learned_header,
+                );
+            }
             let mj = self.plan.mj();
             if !mj.is_empty() {
                 finite = mj.env_forces(rows[3], rows[4], ctrl, mj_state, effort);
@@ -242,6 +278,9 @@ impl StepInputs<'_> {
             finite &= nonfinite_bits(ctrl) == 0;
             if finite && !mj.is_empty() {
                 mj.commit(mj_state);
+            }
+            if finite && !learned.is_empty() {
+                *learned_header = learned.commit(*learned_header);
             }
         }
         if !finite {
@@ -405,6 +444,8 @@ impl StepInputs<'_> {
                     );
                 }
             }
+            // The learned stage reads the (delayed) position target here.
+            Law::LearnedMlp | Law::LstmNet => out.copy_from_slice(pt),
             Law::PassThrough(field) | Law::MjGeneral(field) => out.copy_from_slice(match field {
                 CommandField::Position => pt,
                 CommandField::Velocity => vt,
@@ -439,6 +480,10 @@ impl Backend for CpuBackend {
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         self.plan
             .reset_delay_states(env_ids, &mut self.states, self.step)?;
+        let n = self.plan.check_env_ids(env_ids)?;
+        for i in 0..n {
+            self.learned_headers[Plan::env_at(env_ids, i)] = FRESH_HEADER;
+        }
         let stride = self.plan.mj().state_stride();
         if stride > 0 {
             let n = self.plan.check_env_ids(env_ids)?;

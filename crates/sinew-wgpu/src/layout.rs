@@ -18,6 +18,11 @@ pub const LAW_PASS_THROUGH: u32 = 2;
 /// `ColumnDesc.law` of a MuJoCo-law column: the law stage forwards its
 /// `field`, the output stage's MuJoCo stage computes the force.
 pub const LAW_MJ_GENERAL: u32 = 3;
+/// `ColumnDesc.law` of a learned MLP column (its `field` is its index in
+/// [`sinew_core::LearnedStage::columns`]).
+pub const LAW_LEARNED_MLP: u32 = 4;
+/// `ColumnDesc.law` of a learned LSTM column (likewise).
+pub const LAW_LSTM_NET: u32 = 5;
 /// `ColumnDesc.buffer` of an undelayed column.
 pub const NO_BUFFER: u32 = u32::MAX;
 
@@ -122,6 +127,8 @@ pub fn law_code(law: Law) -> (u32, u32) {
         Law::DcMotor => (LAW_DC_MOTOR, 0),
         Law::PassThrough(field) => (LAW_PASS_THROUGH, field as u32),
         Law::MjGeneral(field) => (LAW_MJ_GENERAL, field as u32),
+        Law::LearnedMlp => (LAW_LEARNED_MLP, 0),
+        Law::LstmNet => (LAW_LSTM_NET, 0),
     }
 }
 

@@ -3,15 +3,21 @@
 
 use serde_json::Value;
 use sinew::{
-    ActuatorCfg, ActuatorCmd, Backend, BuiltinMotorCfg, BuiltinPositionCfg, BuiltinVelocityCfg,
-    DcMotorCfg, DelayCfg, DelayShare, EnvIds, GroupCfg, IdealPdCfg, Lags, Plan, PlanOptions,
-    Resample, Robot, Transmission, Values,
+    Activation, ActuatorCfg, ActuatorCmd, Backend, BuiltinMotorCfg, BuiltinPositionCfg,
+    BuiltinVelocityCfg, DcMotorCfg, DelayCfg, DelayShare, Dense, EnvIds, GroupCfg, IdealPdCfg,
+    InputOrder, Lags, Law, LearnedMlpCfg, Mlp, Plan, PlanOptions, Resample, Robot, Transmission,
+    Values,
 };
 
 use super::json::{
     arr, arr_at, bool_at, field, limited_pair, matrix, num, num_at, str_at, string, uint, uint_at,
 };
 use super::{MakeBackend, Outcome, Stop, Strictness, Tally};
+
+/// The tolerance on a learned column's ctrl, absolute and relative:
+/// `|Δ| ≤ 1e-5 · (1 + |reference|)`. Learned columns cannot be bit-exact:
+/// torch sums the matrix products in its own order.
+pub const LEARNED_TOLERANCE: f64 = 1e-5;
 
 pub(super) fn run_case(
     case: &Value,
@@ -92,6 +98,30 @@ fn names(v: &Value) -> Result<Vec<String>, String> {
         .collect()
 }
 
+/// A network in the golden files' neutral form: `{"layers": [{"weight":
+/// [[..]], "bias": [..], "activation": ".."}, ..]}`, torch's `Linear` layout.
+fn network(v: &Value, group: &str) -> Result<Mlp, String> {
+    let layers = arr_at(v, "layers")?
+        .iter()
+        .enumerate()
+        .map(|(k, layer)| {
+            let weight = matrix(field(layer, "weight")?)?;
+            let name = str_at(layer, "activation")?;
+            let activation = Activation::from_name(name)
+                .ok_or_else(|| format!("unknown activation `{name}`"))?;
+            Ok(Dense::new(
+                format!("layers[{k}]"),
+                weight.len(),
+                weight.first().map_or(0, Vec::len),
+                weight.concat(),
+                super::json::f32s(field(layer, "bias")?)?,
+                activation,
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Mlp::new(format!("of group `{group}`"), layers).map_err(|e| e.to_string())
+}
+
 /// The groups of a case, or the reason it cannot run.
 fn build(case: &Value) -> Result<(Robot, Vec<GroupCfg>, PlanOptions, usize), Stop> {
     let r = field(case, "robot")?;
@@ -140,9 +170,20 @@ fn build(case: &Value) -> Result<(Robot, Vec<GroupCfg>, PlanOptions, usize), Sto
             }
             .into(),
             "LearnedMlp" => {
-                return Err(Stop::Skip(
-                    "LearnedMlp: Sinew has no learned-network kind yet".into(),
-                ))
+                let order = str_at(c, "input_order")?;
+                LearnedMlpCfg::new(
+                    network(field(g, "network")?, str_at(g, "name")?)?,
+                    f("effort_limit")?,
+                    f("saturation_effort")?,
+                    f("velocity_limit")?,
+                )
+                .with_history_length(uint_at(c, "history_length")? as u32)
+                .with_scales(f("pos_scale")?, f("vel_scale")?, f("torque_scale")?)
+                .with_input_order(
+                    InputOrder::from_name(order)
+                        .ok_or_else(|| format!("unknown input_order `{order}`"))?,
+                )
+                .into()
             }
             other => return Err(Stop::Skip(format!("kind {other} is not modelled"))),
         };
@@ -373,10 +414,17 @@ fn run(
                     .get(env * num_ctrl + j)
                     .ok_or_else(|| format!("step {k}: expected ctrl has more values than Sinew"))?;
                 let want = num(want)? as f32;
-                let allowed = if strictness.mjlab_bit_exact {
+                let group = b.plan().ctrl_columns()[j].group;
+                let learned =
+                    matches!(b.plan().groups()[group].law, Law::LearnedMlp | Law::LstmNet);
+                let scale = f64::from(ours.abs().max(want.abs()));
+                let allowed = if learned {
+                    // torch sums the matrix products in another order.
+                    LEARNED_TOLERANCE * (1.0 + scale)
+                } else if strictness.mjlab_bit_exact {
                     0.0
                 } else {
-                    1e-4 + 1e-5 * f64::from(ours.abs().max(want.abs()))
+                    1e-4 + 1e-5 * scale
                 };
                 let what = || format!("step {k}, {}", describe(env, j));
                 if !tally.compare(id, what, f64::from(ours), f64::from(want), allowed) {

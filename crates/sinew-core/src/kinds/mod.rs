@@ -8,6 +8,7 @@
 mod builtin;
 mod dc_motor;
 mod ideal_pd;
+mod learned;
 mod mj_general;
 mod wrapped;
 
@@ -18,6 +19,7 @@ pub use builtin::{
 };
 pub use dc_motor::{dc_motor_clip, dc_motor_effort, DcMotorCfg};
 pub use ideal_pd::{clip, ideal_pd_effort, pd_torque, IdealPdCfg};
+pub use learned::*;
 pub use mj_general::*;
 pub use wrapped::{detect_command_field, WrappedCfg};
 
@@ -44,6 +46,10 @@ pub enum KindId {
     Wrapped = 6,
     /// [`MjGeneralCfg`].
     MjGeneral = 7,
+    /// [`LearnedMlpCfg`].
+    LearnedMlp = 8,
+    /// [`LstmNetCfg`].
+    LstmNet = 9,
 }
 
 /// Which command target a pass-through actuator forwards into `ctrl`. The
@@ -83,6 +89,11 @@ pub enum Law {
     /// the law stage forwards the field, the plan's MuJoCo stage turns it
     /// into `actuator_force`.
     MjGeneral(CommandField),
+    /// A learned MLP ([`LearnedMlpCfg`]): the law stage forwards the
+    /// position target, the plan's learned stage turns it into an effort.
+    LearnedMlp,
+    /// A learned LSTM ([`LstmNetCfg`]), likewise.
+    LstmNet,
 }
 
 /// What a ctrl column holds, the contract with the simulator (as mjlab's
@@ -107,7 +118,7 @@ impl Law {
     /// What the column this law writes holds.
     pub fn meaning(self) -> CtrlMeaning {
         match self {
-            Law::IdealPd | Law::DcMotor => CtrlMeaning::Effort,
+            Law::IdealPd | Law::DcMotor | Law::LearnedMlp | Law::LstmNet => CtrlMeaning::Effort,
             Law::PassThrough(CommandField::Position) => CtrlMeaning::PositionTarget,
             Law::PassThrough(CommandField::Velocity) => CtrlMeaning::VelocityTarget,
             Law::PassThrough(CommandField::Effort) => CtrlMeaning::EffortTarget,
@@ -208,6 +219,12 @@ pub enum ActuatorCfg {
     Wrapped(WrappedCfg),
     /// MuJoCo's general actuator, computed by Sinew: `ctrl` = `actuator_force`.
     MjGeneral(MjGeneralCfg),
+    /// A learned MLP over histories of position error and velocity, then
+    /// the DC motor clip.
+    LearnedMlp(LearnedMlpCfg),
+    /// A learned LSTM over `[q* − q, q̇]` with per-(env, target) state, then
+    /// the DC motor clip.
+    LstmNet(LstmNetCfg),
 }
 
 impl ActuatorCfg {
@@ -222,6 +239,8 @@ impl ActuatorCfg {
             ActuatorCfg::BuiltinMuscle(_) => KindId::BuiltinMuscle,
             ActuatorCfg::Wrapped(_) => KindId::Wrapped,
             ActuatorCfg::MjGeneral(_) => KindId::MjGeneral,
+            ActuatorCfg::LearnedMlp(_) => KindId::LearnedMlp,
+            ActuatorCfg::LstmNet(_) => KindId::LstmNet,
         }
     }
 
@@ -236,6 +255,8 @@ impl ActuatorCfg {
             ActuatorCfg::BuiltinMuscle(_) => "BuiltinMuscle",
             ActuatorCfg::Wrapped(_) => "Wrapped",
             ActuatorCfg::MjGeneral(_) => "MjGeneral",
+            ActuatorCfg::LearnedMlp(_) => "LearnedMlp",
+            ActuatorCfg::LstmNet(_) => "LstmNet",
         }
     }
 
@@ -244,6 +265,7 @@ impl ActuatorCfg {
         match self {
             ActuatorCfg::IdealPd(_) => &[Param::Stiffness, Param::Damping, Param::EffortLimit],
             ActuatorCfg::DcMotor(_) => &Param::ALL,
+            ActuatorCfg::LearnedMlp(_) | ActuatorCfg::LstmNet(_) => &crate::net::LEARNED_LIMITS,
             _ => &[],
         }
     }
@@ -259,6 +281,12 @@ impl ActuatorCfg {
             (ActuatorCfg::DcMotor(c), Param::EffortLimit) => Some(c.effort_limit),
             (ActuatorCfg::DcMotor(c), Param::SaturationEffort) => Some(c.saturation_effort),
             (ActuatorCfg::DcMotor(c), Param::VelocityLimit) => Some(c.velocity_limit),
+            (ActuatorCfg::LearnedMlp(c), Param::EffortLimit) => Some(c.effort_limit),
+            (ActuatorCfg::LearnedMlp(c), Param::SaturationEffort) => Some(c.saturation_effort),
+            (ActuatorCfg::LearnedMlp(c), Param::VelocityLimit) => Some(c.velocity_limit),
+            (ActuatorCfg::LstmNet(c), Param::EffortLimit) => Some(c.effort_limit),
+            (ActuatorCfg::LstmNet(c), Param::SaturationEffort) => Some(c.saturation_effort),
+            (ActuatorCfg::LstmNet(c), Param::VelocityLimit) => Some(c.velocity_limit),
             _ => None,
         }
     }
@@ -276,6 +304,8 @@ impl ActuatorCfg {
             }
             ActuatorCfg::Wrapped(w) => Law::PassThrough(w.command_field?),
             ActuatorCfg::MjGeneral(c) => Law::MjGeneral(c.command_field),
+            ActuatorCfg::LearnedMlp(_) => Law::LearnedMlp,
+            ActuatorCfg::LstmNet(_) => Law::LstmNet,
         })
     }
 
@@ -293,6 +323,8 @@ impl ActuatorCfg {
             ActuatorCfg::BuiltinMuscle(_) => (Some([0.0, 1.0]), None),
             ActuatorCfg::Wrapped(_) => (None, None),
             ActuatorCfg::MjGeneral(c) => (c.ctrl_range, c.force_range),
+            ActuatorCfg::LearnedMlp(c) => (sym(c.effort_limit), sym(c.effort_limit)),
+            ActuatorCfg::LstmNet(c) => (sym(c.effort_limit), sym(c.effort_limit)),
         }
     }
 
@@ -339,6 +371,7 @@ impl ActuatorCfg {
             }
             ActuatorCfg::BuiltinMuscle(c) => c.validate(group),
             ActuatorCfg::MjGeneral(c) => c.validate(group),
+            ActuatorCfg::LearnedMlp(c) => c.validate(group),
             _ => Ok(()),
         }
     }
@@ -445,4 +478,6 @@ impl_from_cfg!(
     BuiltinMuscle(BuiltinMuscleCfg),
     Wrapped(WrappedCfg),
     MjGeneral(MjGeneralCfg),
+    LearnedMlp(LearnedMlpCfg),
+    LstmNet(LstmNetCfg),
 );

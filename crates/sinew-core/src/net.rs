@@ -1,0 +1,539 @@
+//! The compiled learned-network stage of a plan: every learned column's
+//! network as flat weight tables, its history or recurrent state per env,
+//! and the per-env evaluation both backends run (WGSL: `shaders/net.wgsl`).
+//!
+//! State per env is `[header][column states]`. The header is a commit count
+//! (modulo [`LearnedStage::period`]) and a fresh flag set by a reset. An MLP
+//! column keeps two rings of `history_len` slots (errors, velocities): a step
+//! writes its frame into slot `count mod len` (every slot when fresh, with
+//! the frame or zeros per [`HistoryInit`](crate::HistoryInit)) and reads tap
+//! `t` at slot `(count − t) mod len`. An LSTM column keeps two halves of
+//! `[layer][h, c]`: a step reads half `count mod 2` (zeros when fresh) and
+//! writes the other. Only a commit, after the env's outputs are known to be
+//! finite, advances the count and clears the flag, so a zeroed env's state
+//! reads as if the step never happened.
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::kinds::{dc_motor_clip, Activation, ActuatorCfg, Dense, LstmNet, Param, NET_MAX_WIDTH};
+use crate::plan::{CtrlColumn, GroupInfo};
+
+/// `NetLayer.kind` of a dense layer.
+pub const NET_DENSE: u32 = 0;
+/// `NetLayer.kind` of an LSTM layer.
+pub const NET_LSTM: u32 = 1;
+/// `LearnedColumn.kind` of an MLP column.
+pub const LEARNED_MLP: u32 = 0;
+/// `LearnedColumn.kind` of an LSTM column.
+pub const LEARNED_LSTM: u32 = 1;
+
+/// One layer in the weight table (WGSL: eight words of the words table).
+///
+/// Dense: `y[o] = act(Σ_i x[i]·W[i][o] + b[o])`, the sum in input order from
+/// 0, with `W` stored input-major (`[inputs][outputs]`). LSTM: gate rows
+/// `r = q·hidden + u` (q = input, forget, cell, output gate),
+/// `pre[r] = (Σ_i x[i]·Wih[i][r] + bih[r]) + (Σ_j h[j]·Whh[j][r] + bhh[r])`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+#[repr(C)]
+pub struct NetLayer {
+    /// [`NET_DENSE`] or [`NET_LSTM`].
+    pub kind: u32,
+    /// Input width.
+    pub inputs: u32,
+    /// Output width (dense) or hidden size (LSTM).
+    pub outputs: u32,
+    /// [`Activation`] code (dense).
+    pub activation: u32,
+    /// Offset of `W` (dense) or `Wih` (LSTM) in the weight table.
+    pub weight: u32,
+    /// Offset of `b` or `bih`.
+    pub bias: u32,
+    /// Offset of `Whh` (LSTM).
+    pub weight_hh: u32,
+    /// Offset of `bhh` (LSTM).
+    pub bias_hh: u32,
+}
+
+/// One learned ctrl column (WGSL: sixteen words of the words table).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Pod, Zeroable)]
+#[repr(C)]
+pub struct LearnedColumn {
+    /// Its ctrl column (the law stage leaves the delayed position target there).
+    pub ctrl_column: u32,
+    /// Its command column (`pos`, `vel`).
+    pub cmd_column: u32,
+    /// [`LEARNED_MLP`] or [`LEARNED_LSTM`].
+    pub kind: u32,
+    /// Index of its network's first layer in [`LearnedStage::layers`].
+    pub first_layer: u32,
+    /// Layers in all (LSTM layers first, then the dense head).
+    pub num_layers: u32,
+    /// LSTM layers among them.
+    pub lstm_layers: u32,
+    /// Hidden size (LSTM).
+    pub hidden: u32,
+    /// Offset of its state in an env's state row (floats, after no header).
+    pub state_offset: u32,
+    /// Ring slots (MLP): the largest tap + 1.
+    pub history_len: u32,
+    /// Offset of its taps in [`LearnedStage::taps`].
+    pub taps_offset: u32,
+    /// Number of taps.
+    pub num_taps: u32,
+    /// [`InputOrder`](crate::InputOrder) code.
+    pub input_order: u32,
+    /// [`HistoryInit`](crate::HistoryInit) code.
+    pub history_init: u32,
+    /// Scale of the position errors.
+    pub pos_scale: f32,
+    /// Scale of the velocities.
+    pub vel_scale: f32,
+    /// Scale of the output.
+    pub torque_scale: f32,
+}
+
+/// Every learned column of a plan, compiled.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LearnedStage {
+    /// Every weight and bias, in the layouts of [`NetLayer`].
+    pub weights: Vec<f32>,
+    /// Every network's layers; a group's columns share its network.
+    pub layers: Vec<NetLayer>,
+    /// One per learned ctrl column, in ctrl-column order.
+    pub columns: Vec<LearnedColumn>,
+    /// The MLP columns' taps.
+    pub taps: Vec<u32>,
+    /// Floats of state per env.
+    pub state_stride: usize,
+    /// The commit count wraps at this: a multiple of every ring length (and
+    /// of 2 with an LSTM column).
+    pub period: u32,
+}
+
+/// One env's learned-state header: `[count, fresh]`.
+pub type LearnedHeader = [u32; 2];
+
+/// The header of an env after a reset (and at construction): count 0, fresh.
+pub const FRESH_HEADER: LearnedHeader = [0, 1];
+
+impl LearnedStage {
+    /// True when the plan has no learned column.
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Compiles the learned columns of a plan's groups, in ctrl order.
+    pub(crate) fn compile(infos: &[GroupInfo], ctrl: &[CtrlColumn]) -> LearnedStage {
+        let mut stage = LearnedStage {
+            period: 1,
+            ..LearnedStage::default()
+        };
+        // (group, first layer, layers, lstm layers) of each network compiled so far.
+        let mut compiled: Vec<(usize, u32, u32, u32)> = Vec::new();
+        for (c, column) in ctrl.iter().enumerate() {
+            let actuator = &infos[column.group].cfg.actuator;
+            if !matches!(
+                actuator,
+                ActuatorCfg::LearnedMlp(_) | ActuatorCfg::LstmNet(_)
+            ) {
+                continue;
+            }
+            let (first_layer, num_layers, lstm_layers) =
+                match compiled.iter().find(|n| n.0 == column.group) {
+                    Some(&(_, first, n, l)) => (first, n, l),
+                    None => {
+                        let first = stage.layers.len() as u32;
+                        let lstm_layers = match actuator {
+                            ActuatorCfg::LearnedMlp(cfg) => {
+                                stage.push_dense(cfg.network.layers());
+                                0
+                            }
+                            ActuatorCfg::LstmNet(cfg) => stage.push_lstm(&cfg.network),
+                            _ => unreachable!("only learned kinds are compiled"),
+                        };
+                        let n = stage.layers.len() as u32 - first;
+                        compiled.push((column.group, first, n, lstm_layers));
+                        (first, n, lstm_layers)
+                    }
+                };
+            let mut col = LearnedColumn {
+                ctrl_column: c as u32,
+                cmd_column: column.cmd_column as u32,
+                first_layer,
+                num_layers,
+                lstm_layers,
+                state_offset: stage.state_stride as u32,
+                ..LearnedColumn::default()
+            };
+            match actuator {
+                ActuatorCfg::LearnedMlp(cfg) => {
+                    let len = cfg.history_len() as u32;
+                    col.kind = LEARNED_MLP;
+                    col.history_len = len;
+                    col.taps_offset = stage.taps.len() as u32;
+                    col.num_taps = cfg.taps.len() as u32;
+                    stage.taps.extend(&cfg.taps);
+                    col.input_order = cfg.input_order as u32;
+                    col.history_init = cfg.history_init as u32;
+                    (col.pos_scale, col.vel_scale, col.torque_scale) =
+                        (cfg.pos_scale, cfg.vel_scale, cfg.torque_scale);
+                    stage.state_stride += 2 * len as usize;
+                    stage.period = lcm(stage.period, len);
+                }
+                ActuatorCfg::LstmNet(cfg) => {
+                    let hidden = cfg.network.hidden();
+                    col.kind = LEARNED_LSTM;
+                    col.hidden = hidden as u32;
+                    stage.state_stride += 2 * lstm_layers as usize * 2 * hidden;
+                    stage.period = lcm(stage.period, 2);
+                }
+                _ => unreachable!("only learned kinds are compiled"),
+            }
+            stage.columns.push(col);
+        }
+        stage
+    }
+
+    fn push_values(&mut self, values: impl IntoIterator<Item = f32>) -> u32 {
+        let at = self.weights.len() as u32;
+        self.weights.extend(values);
+        at
+    }
+
+    /// Appends `[rows][cols]` data transposed to `[cols][rows]`.
+    fn push_transposed(&mut self, data: &[f32], rows: usize, cols: usize) -> u32 {
+        self.push_values((0..cols).flat_map(|i| (0..rows).map(move |r| data[r * cols + i])))
+    }
+
+    fn push_dense(&mut self, layers: &[Dense]) {
+        for l in layers {
+            let weight = self.push_transposed(&l.weight, l.outputs, l.inputs);
+            let bias = self.push_values(l.bias.iter().copied());
+            self.layers.push(NetLayer {
+                kind: NET_DENSE,
+                inputs: l.inputs as u32,
+                outputs: l.outputs as u32,
+                activation: l.activation as u32,
+                weight,
+                bias,
+                ..NetLayer::default()
+            });
+        }
+    }
+
+    /// Pushes the LSTM layers and the head; returns the number of LSTM layers.
+    fn push_lstm(&mut self, net: &LstmNet) -> u32 {
+        for l in net.layers() {
+            let g = 4 * l.hidden;
+            let weight = self.push_transposed(&l.weight_ih, g, l.inputs);
+            let bias = self.push_values(l.bias_ih.iter().copied());
+            let weight_hh = self.push_transposed(&l.weight_hh, g, l.hidden);
+            let bias_hh = self.push_values(l.bias_hh.iter().copied());
+            self.layers.push(NetLayer {
+                kind: NET_LSTM,
+                inputs: l.inputs as u32,
+                outputs: l.hidden as u32,
+                activation: 0,
+                weight,
+                bias,
+                weight_hh,
+                bias_hh,
+            });
+        }
+        self.push_dense(net.head());
+        net.layers().len() as u32
+    }
+
+    /// One env's learned columns (WGSL: `learned_effort` per column):
+    /// `ctrl` holds each column's delayed position target on entry and its
+    /// clipped effort on exit. `pos`/`vel` are the env's command rows,
+    /// `limits` its rows of the effort-limit, saturation-effort and
+    /// velocity-limit tables, `state` its state row. State is written where
+    /// the header says a step writes; [`LearnedStage::commit`] makes it current.
+    pub fn env_efforts(
+        &self,
+        pos: &[f32],
+        vel: &[f32],
+        limits: [&[f32]; 3],
+        ctrl: &mut [f32],
+        state: &mut [f32],
+        header: LearnedHeader,
+    ) {
+        for col in &self.columns {
+            let (c, m) = (col.ctrl_column as usize, col.cmd_column as usize);
+            let error = ctrl[c] - pos[m];
+            let raw = match col.kind {
+                LEARNED_MLP => self.mlp_column(col, error, vel[m], state, header),
+                _ => self.lstm_column(col, error, vel[m], state, header),
+            };
+            let [fl, sat, vlim] = limits.map(|row| row[c]);
+            ctrl[c] = dc_motor_clip(raw, sat, vlim, fl, vel[m]);
+        }
+    }
+
+    /// The header after a step whose outputs were all finite.
+    pub fn commit(&self, header: LearnedHeader) -> LearnedHeader {
+        [(header[0] + 1) % self.period, 0]
+    }
+
+    /// An MLP column's scaled output, before the DC clip.
+    fn mlp_column(
+        &self,
+        col: &LearnedColumn,
+        error: f32,
+        vel: f32,
+        state: &mut [f32],
+        [count, fresh]: LearnedHeader,
+    ) -> f32 {
+        let len = col.history_len as usize;
+        let at = col.state_offset as usize;
+        let (errors, vels) = state[at..at + 2 * len].split_at_mut(len);
+        let now = (count as usize) % len;
+        if fresh != 0 {
+            let fill = |x: f32| if col.history_init == 0 { x } else { 0.0 };
+            errors.fill(fill(error));
+            vels.fill(fill(vel));
+        }
+        errors[now] = error;
+        vels[now] = vel;
+        let n = col.num_taps as usize;
+        let taps = &self.taps[col.taps_offset as usize..][..n];
+        let mut x = [0.0f32; NET_MAX_WIDTH];
+        let (pos_half, vel_half) = if col.input_order == 0 { (0, n) } else { (n, 0) };
+        for (k, &t) in taps.iter().enumerate() {
+            let slot = ((count + self.period - t) % col.history_len) as usize;
+            x[pos_half + k] = col.pos_scale * errors[slot];
+            x[vel_half + k] = col.vel_scale * vels[slot];
+        }
+        let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
+        let mut y = [0.0f32; NET_MAX_WIDTH];
+        for layer in layers {
+            dense(&self.weights, layer, &x, &mut y);
+            std::mem::swap(&mut x, &mut y);
+        }
+        x[0] * col.torque_scale
+    }
+
+    /// An LSTM column's output, before the DC clip.
+    fn lstm_column(
+        &self,
+        col: &LearnedColumn,
+        error: f32,
+        vel: f32,
+        state: &mut [f32],
+        [count, fresh]: LearnedHeader,
+    ) -> f32 {
+        let hidden = col.hidden as usize;
+        let half = col.lstm_layers as usize * 2 * hidden;
+        let at = col.state_offset as usize;
+        let (a, b) = state[at..at + 2 * half].split_at_mut(half);
+        let (old, new) = if count % 2 == 0 { (a, b) } else { (b, a) };
+        if fresh != 0 {
+            old.fill(0.0);
+        }
+        let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
+        let (lstm, head) = layers.split_at(col.lstm_layers as usize);
+        let mut x = [0.0f32; NET_MAX_WIDTH];
+        x[0] = error;
+        x[1] = vel;
+        for (l, layer) in lstm.iter().enumerate() {
+            let (h_old, c_old) = old[2 * l * hidden..][..2 * hidden].split_at(hidden);
+            let (h_new, c_new) = new[2 * l * hidden..][..2 * hidden].split_at_mut(hidden);
+            lstm_cell(&self.weights, layer, &x, h_old, c_old, h_new, c_new);
+            x[..hidden].copy_from_slice(h_new);
+        }
+        let mut y = [0.0f32; NET_MAX_WIDTH];
+        for layer in head {
+            dense(&self.weights, layer, &x, &mut y);
+            std::mem::swap(&mut x, &mut y);
+        }
+        x[0]
+    }
+}
+
+/// One dense layer (WGSL `dense_output` per output).
+#[inline]
+fn dense(weights: &[f32], l: &NetLayer, x: &[f32], y: &mut [f32]) {
+    let (n_in, n_out) = (l.inputs as usize, l.outputs as usize);
+    let w = &weights[l.weight as usize..][..n_in * n_out];
+    let y = &mut y[..n_out];
+    y.fill(0.0);
+    for (&xi, row) in x[..n_in].iter().zip(w.chunks_exact(n_out)) {
+        for (yo, &wo) in y.iter_mut().zip(row) {
+            *yo += xi * wo;
+        }
+    }
+    let act = Activation::ALL[l.activation as usize];
+    for (yo, &bo) in y.iter_mut().zip(&weights[l.bias as usize..][..n_out]) {
+        *yo = act.apply(*yo + bo);
+    }
+}
+
+/// One LSTM layer step (WGSL `lstm_unit` per hidden unit).
+fn lstm_cell(
+    weights: &[f32],
+    l: &NetLayer,
+    x: &[f32],
+    h_old: &[f32],
+    c_old: &[f32],
+    h_new: &mut [f32],
+    c_new: &mut [f32],
+) {
+    use crate::kinds::{net_sigmoid, net_tanh};
+    let (n_in, hidden) = (l.inputs as usize, l.outputs as usize);
+    let g = 4 * hidden;
+    let mut from_x = [0.0f32; 4 * NET_MAX_WIDTH];
+    let mut from_h = [0.0f32; 4 * NET_MAX_WIDTH];
+    let (from_x, from_h) = (&mut from_x[..g], &mut from_h[..g]);
+    let w_ih = &weights[l.weight as usize..][..n_in * g];
+    for (&xi, row) in x[..n_in].iter().zip(w_ih.chunks_exact(g)) {
+        for (acc, &w) in from_x.iter_mut().zip(row) {
+            *acc += xi * w;
+        }
+    }
+    let w_hh = &weights[l.weight_hh as usize..][..hidden * g];
+    for (&hj, row) in h_old.iter().zip(w_hh.chunks_exact(g)) {
+        for (acc, &w) in from_h.iter_mut().zip(row) {
+            *acc += hj * w;
+        }
+    }
+    let b_ih = &weights[l.bias as usize..][..g];
+    let b_hh = &weights[l.bias_hh as usize..][..g];
+    let pre = |r: usize| (from_x[r] + b_ih[r]) + (from_h[r] + b_hh[r]);
+    for u in 0..hidden {
+        let i = net_sigmoid(pre(u));
+        let f = net_sigmoid(pre(hidden + u));
+        let cell = net_tanh(pre(2 * hidden + u));
+        let o = net_sigmoid(pre(3 * hidden + u));
+        let c = f * c_old[u] + i * cell;
+        c_new[u] = c;
+        h_new[u] = o * net_tanh(c);
+    }
+}
+
+fn lcm(a: u32, b: u32) -> u32 {
+    fn gcd(a: u32, b: u32) -> u32 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    a / gcd(a, b) * b
+}
+
+/// The parameters a learned column reads, in [`LearnedStage::env_efforts`]'s
+/// `limits` order.
+pub const LEARNED_LIMITS: [Param; 3] = [
+    Param::EffortLimit,
+    Param::SaturationEffort,
+    Param::VelocityLimit,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::{Activation, Dense, LstmLayer, Mlp};
+
+    fn stage_of(net: &Mlp) -> LearnedStage {
+        let mut stage = LearnedStage {
+            period: 1,
+            ..LearnedStage::default()
+        };
+        stage.push_dense(net.layers());
+        stage
+    }
+
+    #[test]
+    fn compiled_dense_layers_equal_the_reference_forward() {
+        let net = Mlp::new(
+            "t",
+            vec![
+                Dense::new(
+                    "0",
+                    3,
+                    2,
+                    vec![0.5, -1.0, 2.0, 0.25, -0.3, 0.7],
+                    vec![0.1, -0.2, 0.3],
+                    Activation::Elu,
+                ),
+                Dense::new(
+                    "2",
+                    1,
+                    3,
+                    vec![1.5, -0.5, 0.25],
+                    vec![0.05],
+                    Activation::Tanh,
+                ),
+            ],
+        )
+        .unwrap();
+        let stage = stage_of(&net);
+        for input in [[0.3f32, -0.8], [-2.0, 1.0], [0.0, 0.0]] {
+            let mut x = [0.0f32; NET_MAX_WIDTH];
+            let mut y = [0.0f32; NET_MAX_WIDTH];
+            x[..2].copy_from_slice(&input);
+            for layer in &stage.layers {
+                dense(&stage.weights, layer, &x, &mut y);
+                std::mem::swap(&mut x, &mut y);
+            }
+            assert_eq!(x[0], net.forward(&input));
+        }
+    }
+
+    #[test]
+    fn one_unit_lstm_step_matches_the_gate_equations() {
+        // hidden 1: gate rows i, f, g, o.
+        let layer = LstmLayer {
+            name: ("".into(), "_l0".into()),
+            inputs: 2,
+            hidden: 1,
+            weight_ih: vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
+            weight_hh: vec![-0.1, -0.2, -0.3, -0.4],
+            bias_ih: vec![0.01, 0.02, 0.03, 0.04],
+            bias_hh: vec![0.05, 0.06, 0.07, 0.08],
+        };
+        let net = LstmNet::new("t", vec![layer.clone()], vec![]).unwrap();
+        let mut stage = LearnedStage {
+            period: 2,
+            ..LearnedStage::default()
+        };
+        stage.push_lstm(&net);
+        let (x, h, c) = ([0.5f32, -1.5], 0.3f32, -0.2f32);
+        let (mut h_new, mut c_new) = ([0.0f32], [0.0f32]);
+        lstm_cell(
+            &stage.weights,
+            &stage.layers[0],
+            &x,
+            &[h],
+            &[c],
+            &mut h_new,
+            &mut c_new,
+        );
+        let pre = |q: usize| {
+            let w = &layer.weight_ih[2 * q..2 * q + 2];
+            (x[0] as f64 * w[0] as f64 + x[1] as f64 * w[1] as f64 + layer.bias_ih[q] as f64)
+                + (h as f64 * layer.weight_hh[q] as f64 + layer.bias_hh[q] as f64)
+        };
+        let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+        let c_want = sig(pre(1)) * c as f64 + sig(pre(0)) * pre(2).tanh();
+        let h_want = sig(pre(3)) * c_want.tanh();
+        assert!(
+            (c_new[0] as f64 - c_want).abs() < 1e-6,
+            "{} vs {c_want}",
+            c_new[0]
+        );
+        assert!(
+            (h_new[0] as f64 - h_want).abs() < 1e-6,
+            "{} vs {h_want}",
+            h_new[0]
+        );
+    }
+
+    #[test]
+    fn lcm_of_ring_lengths() {
+        assert_eq!(lcm(1, 3), 3);
+        assert_eq!(lcm(4, 6), 12);
+        assert_eq!(lcm(12, 2), 12);
+    }
+}
