@@ -1,8 +1,10 @@
 // The step: three dispatches recorded into one compute pass.
 //   env_stage    one thread per env: non-finite input check, delay push, lag draw.
-//   law_stage    one thread per (env, ctrl column): the column's law.
+//   law_stage    one thread per (env, ctrl column): the column's law (a
+//                learned column evaluates its network there).
 //   output_stage one thread per env: the MuJoCo stage, the non-finite output
-//                check, the activation commit; advances the step counter.
+//                check, the activation and learned-state commits; advances
+//                the step counter.
 // Together they are the loop body of `StepInputs::env` in crates/sinew-cpu/src/lib.rs.
 
 // Law codes of `ColumnDesc.law` (sinew_wgpu::LAW_*).
@@ -10,6 +12,8 @@ const LAW_IDEAL_PD: u32 = 0u;
 const LAW_DC_MOTOR: u32 = 1u;
 const LAW_PASS_THROUGH: u32 = 2u;
 const LAW_MJ_GENERAL: u32 = 3u;
+const LAW_LEARNED_MLP: u32 = 4u;
+const LAW_LSTM_NET: u32 = 5u;
 
 // Command fields (`CommandField` discriminants; the order of `CMD_FIELDS`).
 const FIELD_POSITION: u32 = 0u;
@@ -47,7 +51,50 @@ struct Dims {
     mj_joint_offset: u32,
     num_joint_limits: u32,
     effort_width: u32,
+    // The learned stage (`LearnedStage`): columns, whose `LearnedColumn`
+    // records (16 words), network layers (`NetLayer`, 8 words) and taps are
+    // in `words` at these offsets; the weights are in `params`.
+    num_learned: u32,
+    learned_columns_offset: u32,
+    net_layers_offset: u32,
+    learned_taps_offset: u32,
+    net_weights_offset: u32,
+    // u32s of learned state per env, after the per-env headers.
+    learned_stride: u32,
+    learned_period: u32,
     _pad: u32,
+}
+
+// One learned column (`LearnedColumn`), read from `words`.
+struct LearnedColumn {
+    ctrl_column: u32,
+    cmd_column: u32,
+    kind: u32,
+    first_layer: u32,
+    num_layers: u32,
+    lstm_layers: u32,
+    hidden: u32,
+    state_offset: u32,
+    history_len: u32,
+    taps_offset: u32,
+    num_taps: u32,
+    input_order: u32,
+    history_init: u32,
+    pos_scale: f32,
+    vel_scale: f32,
+    torque_scale: f32,
+}
+
+// One network layer (`NetLayer`), read from `words`.
+struct NetLayer {
+    kind: u32,
+    inputs: u32,
+    outputs: u32,
+    activation: u32,
+    weight: u32,
+    bias: u32,
+    weight_hh: u32,
+    bias_hh: u32,
 }
 
 // One ctrl column (`ColumnDesc`).
@@ -94,6 +141,9 @@ struct BufferDesc {
 @group(0) @binding(12) var<storage, read_write> mj_state: array<f32>;
 // [env][effort_width]: joint efforts.
 @group(0) @binding(13) var<storage, read_write> effort: array<f32>;
+// [env][2]: learned headers (commit count, fresh flag); then
+// [env][learned_stride]: histories and LSTM states, f32 bits.
+@group(0) @binding(14) var<storage, read_write> learned: array<u32>;
 
 fn cmd_at(field: u32, env: u32, column: u32) -> f32 {
     return cmd[(field * dims.num_envs + env) * dims.num_targets + column];
@@ -213,6 +263,23 @@ fn law_stage(
                 effort_target,
             );
         }
+        case LAW_LEARNED_MLP, LAW_LSTM_NET: {
+            let col = learned_column(column.field);
+            let error = position_target - pos;
+            var raw: f32;
+            if column.law == LAW_LEARNED_MLP {
+                raw = mlp_effort(col, env, error, vel);
+            } else {
+                raw = lstm_effort(col, env, error, vel);
+            }
+            out = dc_motor_clip(
+                raw,
+                params[dims.saturation_effort_offset + i],
+                params[dims.velocity_limit_offset + i],
+                params[dims.effort_limit_offset + i],
+                vel,
+            );
+        }
         default: {
             switch column.field {
                 case FIELD_POSITION: {
@@ -228,6 +295,138 @@ fn law_stage(
         }
     }
     ctrl[i] = out;
+}
+
+fn learned_column(k: u32) -> LearnedColumn {
+    let at = dims.learned_columns_offset + 16u * k;
+    var w: array<u32, 16>;
+    for (var j = 0u; j < 16u; j++) {
+        w[j] = words[at + j];
+    }
+    return LearnedColumn(
+        w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12],
+        bitcast<f32>(w[13]), bitcast<f32>(w[14]), bitcast<f32>(w[15]),
+    );
+}
+
+fn net_layer(l: u32) -> NetLayer {
+    let at = dims.net_layers_offset + 8u * l;
+    return NetLayer(
+        words[at], words[at + 1u], words[at + 2u], words[at + 3u],
+        words[at + 4u], words[at + 5u], words[at + 6u], words[at + 7u],
+    );
+}
+
+fn net_weight(at: u32) -> f32 {
+    return params[dims.net_weights_offset + at];
+}
+
+// Offset in `learned` of an env's state row.
+fn learned_row(env: u32) -> u32 {
+    return 2u * dims.num_envs + env * dims.learned_stride;
+}
+
+// `count` dense layers from `first` on one row (twin of `dense`).
+fn dense_stack(first: u32, count: u32, input: array<f32, NET_MAX_WIDTH>) -> f32 {
+    var x = input;
+    var y: array<f32, NET_MAX_WIDTH>;
+    for (var l = first; l < first + count; l++) {
+        let layer = net_layer(l);
+        for (var o = 0u; o < layer.outputs; o++) {
+            var acc = 0.0;
+            for (var i = 0u; i < layer.inputs; i++) {
+                acc += x[i] * net_weight(layer.weight + i * layer.outputs + o);
+            }
+            y[o] = activate(layer.activation, acc + net_weight(layer.bias + o));
+        }
+        x = y;
+    }
+    return x[0];
+}
+
+// An MLP column's scaled output before the DC clip (twin of
+// `LearnedStage::mlp_column`): writes this step's frame into the rings.
+fn mlp_effort(col: LearnedColumn, env: u32, error: f32, vel: f32) -> f32 {
+    let count = learned[2u * env];
+    let fresh = learned[2u * env + 1u];
+    let len = col.history_len;
+    let at = learned_row(env) + col.state_offset;
+    if fresh != 0u {
+        let fill_error = select(error, 0.0, col.history_init != 0u);
+        let fill_vel = select(vel, 0.0, col.history_init != 0u);
+        for (var s = 0u; s < len; s++) {
+            learned[at + s] = bitcast<u32>(fill_error);
+            learned[at + len + s] = bitcast<u32>(fill_vel);
+        }
+    }
+    let now = count % len;
+    learned[at + now] = bitcast<u32>(error);
+    learned[at + len + now] = bitcast<u32>(vel);
+    let n = col.num_taps;
+    var pos_half = 0u;
+    var vel_half = n;
+    if col.input_order != 0u {
+        pos_half = n;
+        vel_half = 0u;
+    }
+    var x: array<f32, NET_MAX_WIDTH>;
+    for (var k = 0u; k < n; k++) {
+        let t = words[dims.learned_taps_offset + col.taps_offset + k];
+        let slot = (count + dims.learned_period - t) % len;
+        x[pos_half + k] = col.pos_scale * bitcast<f32>(learned[at + slot]);
+        x[vel_half + k] = col.vel_scale * bitcast<f32>(learned[at + len + slot]);
+    }
+    return dense_stack(col.first_layer, col.num_layers, x) * col.torque_scale;
+}
+
+// An LSTM column's output before the DC clip (twin of
+// `LearnedStage::lstm_column`): reads the half of the state the count
+// names (zeros when fresh), writes the other.
+fn lstm_effort(col: LearnedColumn, env: u32, error: f32, vel: f32) -> f32 {
+    let count = learned[2u * env];
+    let fresh = learned[2u * env + 1u];
+    let hidden = col.hidden;
+    let gates = 4u * hidden;
+    let half = col.lstm_layers * 2u * hidden;
+    let at = learned_row(env) + col.state_offset;
+    var old_at = at;
+    var new_at = at + half;
+    if count % 2u == 1u {
+        old_at = at + half;
+        new_at = at;
+    }
+    var x: array<f32, NET_MAX_WIDTH>;
+    x[0] = error;
+    x[1] = vel;
+    for (var l = 0u; l < col.lstm_layers; l++) {
+        let layer = net_layer(col.first_layer + l);
+        let h_old = old_at + 2u * l * hidden;
+        let h_new = new_at + 2u * l * hidden;
+        for (var u = 0u; u < hidden; u++) {
+            var pre: vec4<f32>;
+            for (var q = 0u; q < 4u; q++) {
+                let r = q * hidden + u;
+                var from_x = 0.0;
+                for (var i = 0u; i < layer.inputs; i++) {
+                    from_x += x[i] * net_weight(layer.weight + i * gates + r);
+                }
+                var from_h = 0.0;
+                for (var j = 0u; j < hidden; j++) {
+                    let h = select(bitcast<f32>(learned[h_old + j]), 0.0, fresh != 0u);
+                    from_h += h * net_weight(layer.weight_hh + j * gates + r);
+                }
+                pre[q] = (from_x + net_weight(layer.bias + r)) + (from_h + net_weight(layer.bias_hh + r));
+            }
+            let c_old = select(bitcast<f32>(learned[h_old + hidden + u]), 0.0, fresh != 0u);
+            let hc = lstm_unit(pre, c_old);
+            learned[h_new + u] = bitcast<u32>(hc.x);
+            learned[h_new + hidden + u] = bitcast<u32>(hc.y);
+        }
+        for (var u = 0u; u < hidden; u++) {
+            x[u] = bitcast<f32>(learned[h_new + u]);
+        }
+    }
+    return dense_stack(col.first_layer + col.lstm_layers, col.num_layers - col.lstm_layers, x);
 }
 
 // One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
@@ -358,6 +557,11 @@ fn output_stage(
         for (var k = 0u; k < m; k++) {
             let at = env * 2u * m + k;
             mj_state[at] = mj_next_act(mj[k], mj_state[at], mj_state[at + m]);
+        }
+        // Twin of `LearnedStage::commit`.
+        if dims.num_learned > 0u {
+            learned[2u * env] = (learned[2u * env] + 1u) % dims.learned_period;
+            learned[2u * env + 1u] = 0u;
         }
     }
 }

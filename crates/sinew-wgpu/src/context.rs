@@ -9,7 +9,7 @@ use crate::shaders;
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
-const BINDINGS: [(u32, Binding); 14] = [
+const BINDINGS: [(u32, Binding); 15] = [
     (0, Binding::Uniform),
     (1, Binding::Read),       // cmd
     (2, Binding::ReadWrite),  // ctrl
@@ -24,10 +24,11 @@ const BINDINGS: [(u32, Binding); 14] = [
     (11, Binding::Read),      // mj
     (12, Binding::ReadWrite), // mj_state
     (13, Binding::ReadWrite), // effort
+    (14, Binding::ReadWrite), // learned
 ];
 
 /// Storage buffers the step module binds in one stage.
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 13;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 14;
 
 #[derive(Clone, Copy)]
 enum Binding {

@@ -71,6 +71,20 @@ pub struct Dims {
     pub num_joint_limits: u32,
     /// Width of a joint-effort row ([`sinew_core::MjStage::effort_width`]).
     pub effort_width: u32,
+    /// Learned columns ([`sinew_core::LearnedStage::columns`]).
+    pub num_learned: u32,
+    /// Offset in the words table of the [`sinew_core::LearnedColumn`]s (16 words each).
+    pub learned_columns_offset: u32,
+    /// Offset of the [`sinew_core::NetLayer`]s (8 words each).
+    pub net_layers_offset: u32,
+    /// Offset of the taps.
+    pub learned_taps_offset: u32,
+    /// Offset of the network weights in the params buffer.
+    pub net_weights_offset: u32,
+    /// u32s of learned state per env ([`sinew_core::LearnedStage::state_stride`]).
+    pub learned_stride: u32,
+    /// [`sinew_core::LearnedStage::period`].
+    pub learned_period: u32,
     /// Padding to a multiple of 16 bytes (uniform layout).
     pub _pad: u32,
 }
@@ -94,7 +108,9 @@ impl Dims {
 pub struct ColumnDesc {
     /// One of the `LAW_*` codes.
     pub law: u32,
-    /// The forwarded [`sinew_core::CommandField`] of a pass-through column.
+    /// The forwarded [`sinew_core::CommandField`] of a pass-through or
+    /// MuJoCo-law column; a learned column's index in
+    /// [`sinew_core::LearnedStage::columns`].
     pub field: u32,
     /// Command column of its target.
     pub cmd_column: u32,
@@ -146,12 +162,23 @@ impl Layout {
     pub fn new(plan: &Plan) -> Layout {
         let (num_envs, num_ctrl) = (plan.num_envs(), plan.num_ctrl());
         let mut columns = vec![ColumnDesc::default(); num_ctrl];
+        let learned_index = |c: usize| {
+            plan.learned()
+                .columns
+                .iter()
+                .position(|l| l.ctrl_column as usize == c)
+                .map_or(0, |k| k as u32)
+        };
         for run in plan.runs() {
             let (law, field) = law_code(run.law);
             for k in 0..run.len {
                 let (buffer, ring_column) = match run.targets {
                     TargetSource::Cmd => (NO_BUFFER, 0),
                     TargetSource::Ring { buffer, column } => (buffer as u32, (column + k) as u32),
+                };
+                let field = match run.law {
+                    Law::LearnedMlp | Law::LstmNet => learned_index(run.ctrl_start + k),
+                    _ => field,
                 };
                 columns[run.ctrl_start + k] = ColumnDesc {
                     law,
@@ -206,6 +233,13 @@ impl Layout {
         for &(joint, [lo, hi]) in &mj.joint_limits {
             words.extend([joint, lo.to_bits(), hi.to_bits()]);
         }
+        let learned = plan.learned();
+        let learned_columns_offset = words.len() as u32;
+        words.extend_from_slice(bytemuck::cast_slice(&learned.columns));
+        let net_layers_offset = words.len() as u32;
+        words.extend_from_slice(bytemuck::cast_slice(&learned.layers));
+        let learned_taps_offset = words.len() as u32;
+        words.extend(&learned.taps);
         let mut offsets = [0u32; 5];
         let mut params_len = 0;
         for p in Param::ALL {
@@ -214,6 +248,8 @@ impl Layout {
                 params_len += num_envs * num_ctrl;
             }
         }
+        let net_weights_offset = params_len as u32;
+        params_len += learned.weights.len();
         let [stiffness_offset, damping_offset, effort_limit_offset, saturation_effort_offset, velocity_limit_offset] =
             offsets;
         Layout {
@@ -238,6 +274,13 @@ impl Layout {
                 mj_joint_offset,
                 num_joint_limits: mj.joint_limits.len() as u32,
                 effort_width: mj.effort_width() as u32,
+                num_learned: learned.columns.len() as u32,
+                learned_columns_offset,
+                net_layers_offset,
+                learned_taps_offset,
+                net_weights_offset,
+                learned_stride: learned.state_stride as u32,
+                learned_period: learned.period,
                 _pad: 0,
             },
             columns,

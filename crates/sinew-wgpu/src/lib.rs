@@ -35,6 +35,7 @@ pub mod shaders;
 use std::sync::mpsc;
 
 use bytemuck::Pod;
+use sinew_core::net::FRESH_HEADER;
 use sinew_core::{ActuatorCmd, Backend, DelayState, EnvIds, Error, Lags, Param, Plan, Values};
 use wgpu::util::DeviceExt;
 
@@ -81,6 +82,7 @@ struct DeviceBuffers {
     mj: wgpu::Buffer,
     mj_state: wgpu::Buffer,
     effort: wgpu::Buffer,
+    learned: wgpu::Buffer,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -112,6 +114,9 @@ impl WgpuBackend {
                 }
             }
         }
+        let learned = plan.learned();
+        let at = layout.dims.net_weights_offset as usize;
+        params_host[at..at + learned.weights.len()].copy_from_slice(&learned.weights);
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
 
@@ -143,6 +148,8 @@ impl WgpuBackend {
         let mj = plan.mj();
         check("MuJoCo state", num_envs * mj.state_stride() * 4)?;
         check("joint effort", num_envs * mj.effort_width() * 4)?;
+        let learned_words = num_envs * (2 + learned.state_stride);
+        check("learned state", learned_words * 4)?;
 
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
@@ -203,6 +210,11 @@ impl WgpuBackend {
             ),
             mj_state: zeroed("sinew mujoco state", num_envs * mj.state_stride() * 4),
             effort: zeroed("sinew joint effort", num_envs * mj.effort_width() * 4),
+            learned: init(
+                "sinew learned state",
+                bytemuck::cast_slice(&fresh_learned(num_envs, learned_words)),
+                storage,
+            ),
         };
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu {
@@ -385,6 +397,16 @@ impl WgpuBackend {
     }
 }
 
+/// The learned-state words of `num_envs` fresh envs: every header
+/// [`FRESH_HEADER`], the states zero (`len` words in all).
+fn fresh_learned(num_envs: usize, len: usize) -> Vec<u32> {
+    let mut words = vec![0u32; len];
+    for header in words[..2 * num_envs].chunks_exact_mut(2) {
+        header.copy_from_slice(&FRESH_HEADER);
+    }
+    words
+}
+
 fn bind_group(
     ctx: &GpuContext,
     b: &DeviceBuffers,
@@ -406,6 +428,7 @@ fn bind_group(
         &b.mj,
         &b.mj_state,
         &b.effort,
+        &b.learned,
     ];
     let entries: Vec<wgpu::BindGroupEntry> = resources
         .iter()
@@ -527,6 +550,17 @@ impl Backend for WgpuBackend {
             for i in 0..n {
                 let env = Plan::env_at(env_ids, i);
                 self.write(&self.buffers.mj_state, (env * stride) as u64 * 4, &zeros);
+            }
+        }
+        if !self.plan.learned().is_empty() {
+            if env_ids == EnvIds::All {
+                let headers = fresh_learned(self.plan.num_envs(), 2 * self.plan.num_envs());
+                self.write(&self.buffers.learned, 0, &headers);
+            } else {
+                for i in 0..n {
+                    let env = Plan::env_at(env_ids, i) as u64;
+                    self.write(&self.buffers.learned, env * 8, &FRESH_HEADER);
+                }
             }
         }
         let nb = self.plan.buffers().len();

@@ -3,7 +3,7 @@
 
 /// Every WGSL file as `(name, text)`, in the order the module concatenates
 /// them: a file may use what the files before it define.
-pub const FILES: [(&str, &str); 7] = [
+pub const FILES: [(&str, &str); 8] = [
     ("common.wgsl", include_str!("../../../shaders/common.wgsl")),
     ("delay.wgsl", include_str!("../../../shaders/delay.wgsl")),
     (
@@ -19,6 +19,7 @@ pub const FILES: [(&str, &str); 7] = [
         include_str!("../../../shaders/builtin.wgsl"),
     ),
     ("mujoco.wgsl", include_str!("../../../shaders/mujoco.wgsl")),
+    ("net.wgsl", include_str!("../../../shaders/net.wgsl")),
     ("step.wgsl", include_str!("../../../shaders/step.wgsl")),
 ];
 
