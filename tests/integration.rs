@@ -5,6 +5,7 @@
 mod cli;
 mod errors;
 mod golden;
+mod learned;
 mod mujoco;
 mod parity;
 mod properties;

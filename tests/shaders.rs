@@ -7,15 +7,17 @@ use std::mem::{offset_of, size_of};
 
 use naga::{Expression, Literal, Module, TypeInner};
 use sinew::delay::{DelayParams, STREAMS, STREAM_CANDIDATE, STREAM_HOLD};
+use sinew::net::{LEARNED_LSTM, LEARNED_MLP, NET_DENSE, NET_LSTM};
 use sinew::{
-    ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
+    Activation, ActuatorCfg, Dense, LearnedColumn, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg,
+    Mlp, NetLayer, NET_MAX_WIDTH, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
     BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayState, DynType, GainType, IdealPdCfg,
     KindId, Law, MjActuator, MjGeneralCfg, Param, WrappedCfg, CMD_FIELDS, MJ_ACT_EARLY,
     MJ_ACT_LIMITED, MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL,
 };
 use sinew_wgpu::layout::{
-    BufferDesc, ColumnDesc, Dims, LAW_DC_MOTOR, LAW_IDEAL_PD, LAW_MJ_GENERAL, LAW_PASS_THROUGH,
-    NO_BUFFER,
+    BufferDesc, ColumnDesc, Dims, LAW_DC_MOTOR, LAW_IDEAL_PD, LAW_LEARNED_MLP, LAW_LSTM_NET,
+    LAW_MJ_GENERAL, LAW_PASS_THROUGH, NO_BUFFER,
 };
 use sinew_wgpu::{shaders, WORKGROUP_SIZE};
 
@@ -65,6 +67,9 @@ fn law_function(law: Law) -> (&'static str, usize) {
         Law::PassThrough(_) => ("pass_through", 1),
         // The law stage forwards the control; the MuJoCo stage runs mj_force.
         Law::MjGeneral(_) => ("mj_force", 5),
+        // The law stage runs the network, then the DC clip.
+        Law::LearnedMlp => ("mlp_effort", 4),
+        Law::LstmNet => ("lstm_effort", 4),
     }
 }
 
@@ -104,11 +109,34 @@ fn every_kind_has_its_wgsl_function() {
         }
         .into(),
         MjGeneralCfg::motor().into(),
+        LearnedMlpCfg::new(one_layer(2), 1.0, 2.0, 3.0)
+            .with_history_length(1)
+            .into(),
+        LstmNetCfg::new(
+            LstmNet::new(
+                "t",
+                vec![LstmLayer {
+                    name: ("".into(), "_l0".into()),
+                    inputs: 2,
+                    hidden: 1,
+                    weight_ih: vec![0.0; 8],
+                    weight_hh: vec![0.0; 4],
+                    bias_ih: vec![0.0; 4],
+                    bias_hh: vec![0.0; 4],
+                }],
+                vec![],
+            )
+            .unwrap(),
+            1.0,
+            2.0,
+            3.0,
+        )
+        .into(),
     ];
     let ids: Vec<KindId> = kinds.iter().map(|k| k.kind_id()).collect();
     assert_eq!(
         ids.len(),
-        KindId::MjGeneral as usize + 1,
+        KindId::LstmNet as usize + 1,
         "a kind is missing"
     );
     for kind in &kinds {
@@ -150,9 +178,24 @@ fn every_kind_has_its_wgsl_function() {
         "mj_force_limit",
         "mj_tendon_scale",
         "mj_env_stage",
+        "net_tanh",
+        "net_sigmoid",
+        "activate",
+        "lstm_unit",
+        "dense_stack",
+        "learned_column",
+        "net_layer",
     ] {
         assert!(functions.contains_key(helper), "no WGSL fn `{helper}`");
     }
+}
+
+fn one_layer(inputs: usize) -> Mlp {
+    Mlp::new(
+        "t",
+        vec![Dense::new("0", 1, inputs, vec![1.0; inputs], vec![0.0], Activation::Identity)],
+    )
+    .unwrap()
 }
 
 /// `(size, [(member, offset)])` of a named WGSL struct.
@@ -233,7 +276,48 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 mj_joint_offset,
                 num_joint_limits,
                 effort_width,
+                num_learned,
+                learned_columns_offset,
+                net_layers_offset,
+                learned_taps_offset,
+                net_weights_offset,
+                learned_stride,
+                learned_period,
                 _pad
+            }),
+        ),
+        (
+            "LearnedColumn",
+            rust_struct!(LearnedColumn {
+                ctrl_column,
+                cmd_column,
+                kind,
+                first_layer,
+                num_layers,
+                lstm_layers,
+                hidden,
+                state_offset,
+                history_len,
+                taps_offset,
+                num_taps,
+                input_order,
+                history_init,
+                pos_scale,
+                vel_scale,
+                torque_scale
+            }),
+        ),
+        (
+            "NetLayer",
+            rust_struct!(NetLayer {
+                kind,
+                inputs,
+                outputs,
+                activation,
+                weight,
+                bias,
+                weight_hh,
+                bias_hh
             }),
         ),
         (
@@ -327,8 +411,21 @@ fn wgsl_constants_equal_the_rust_values() {
     let module = step_module();
     let wgsl = wgsl_u32_constants(&module);
     let field = |name: &str| CMD_FIELDS.iter().position(|f| *f == name).unwrap() as u32;
-    let rust: [(&str, u32); 27] = [
+    let rust: [(&str, u32); 40] = [
         ("WORKGROUP_SIZE", WORKGROUP_SIZE),
+        ("LAW_LEARNED_MLP", LAW_LEARNED_MLP),
+        ("LAW_LSTM_NET", LAW_LSTM_NET),
+        ("NET_MAX_WIDTH", NET_MAX_WIDTH as u32),
+        ("NET_DENSE", NET_DENSE),
+        ("NET_LSTM", NET_LSTM),
+        ("LEARNED_MLP", LEARNED_MLP),
+        ("LEARNED_LSTM", LEARNED_LSTM),
+        ("ACT_IDENTITY", Activation::Identity as u32),
+        ("ACT_RELU", Activation::Relu as u32),
+        ("ACT_ELU", Activation::Elu as u32),
+        ("ACT_TANH", Activation::Tanh as u32),
+        ("ACT_SOFTSIGN", Activation::Softsign as u32),
+        ("ACT_SIGMOID", Activation::Sigmoid as u32),
         ("LAW_IDEAL_PD", LAW_IDEAL_PD),
         ("LAW_DC_MOTOR", LAW_DC_MOTOR),
         ("LAW_PASS_THROUGH", LAW_PASS_THROUGH),

@@ -1,0 +1,475 @@
+//! Learned networks: Isaac Lab's MLP and LSTM actuators against torch, the
+//! safetensors reader's typed errors, and the state rules (history
+//! initialisation, resets, non-finite envs) on every backend.
+//!
+//! The mjlab LearnedMlp episodes run in `golden.rs` with the other mjlab files.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use sinew::{
+    Activation, ActuatorCfg, ActuatorCmd, Dense, EnvIds, Error, GroupCfg, HistoryInit,
+    LearnedMlpCfg, LstmNet, LstmNetCfg, Mlp, NetSpec, Plan, PlanOptions, Robot,
+};
+use sinew_cli::verify::LEARNED_TOLERANCE;
+
+use crate::support::backends;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/learned")
+}
+
+fn f32_rows(v: &Value) -> Vec<f32> {
+    v.as_array()
+        .expect("rows")
+        .iter()
+        .flat_map(|r| r.as_array().expect("a row").iter())
+        .map(|x| x.as_f64().expect("a number") as f32)
+        .collect()
+}
+
+/// `tests/golden/learned/cases.json` (torch 2.15, `gen_learned.py`): Isaac
+/// Lab's `ActuatorNetMLP` with taps [0, 2, 4] and a zero-initialized
+/// history, and `ActuatorNetLSTM` (2 layers, hidden 8, a Linear head), both
+/// read from the safetensors files PyTorch wrote, with partial resets.
+/// Tolerance: `|Δ| ≤ 1e-5·(1 + |torch|)`.
+#[test]
+fn isaac_lab_learned_networks_match_torch() {
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("cases.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "sinew-learned-golden/v1");
+    let num = |v: &Value| v.as_f64().unwrap() as f32;
+    let (el, sat, vlim) = (
+        num(&doc["effort_limit"]),
+        num(&doc["saturation_effort"]),
+        num(&doc["velocity_limit"]),
+    );
+    let num_envs = doc["num_envs"].as_u64().unwrap() as usize;
+    let robot = Robot::from_joints(["a", "b"]);
+    for case in doc["cases"].as_array().unwrap() {
+        let file = dir().join(case["network"].as_str().unwrap());
+        let actuator: ActuatorCfg = match case["kind"].as_str().unwrap() {
+            "mlp" => {
+                let taps: Vec<u32> = case["taps"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_u64().unwrap() as u32)
+                    .collect();
+                let net = Mlp::load(&file, &NetSpec::default()).unwrap();
+                assert_eq!(case["history_init"], "zeros");
+                LearnedMlpCfg::new(net, el, sat, vlim)
+                    .with_taps(taps)
+                    .with_scales(
+                        num(&case["pos_scale"]),
+                        num(&case["vel_scale"]),
+                        num(&case["torque_scale"]),
+                    )
+                    .with_history_init(HistoryInit::Zeros)
+                    .into()
+            }
+            _ => {
+                let net = LstmNet::load(&file, &NetSpec::default()).unwrap();
+                assert_eq!((net.layers().len(), net.hidden(), net.head().len()), (2, 8, 1));
+                LstmNetCfg::new(net, el, sat, vlim).into()
+            }
+        };
+        for (backend, make, _) in backends() {
+            let groups = vec![GroupCfg::new("net", [".*"], actuator.clone())];
+            let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
+            let mut b = make(plan);
+            let mut ctrl = vec![0.0f32; num_envs * 2];
+            let mut worst = 0.0f64;
+            for (k, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+                let resets: Vec<u32> = step["reset"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.as_u64().unwrap() as u32)
+                    .collect();
+                if !resets.is_empty() {
+                    b.reset(EnvIds::List(&resets)).unwrap();
+                }
+                let mut cmd = ActuatorCmd::zeros(num_envs, 2);
+                cmd.position_target = f32_rows(&step["position_target"]);
+                cmd.pos = f32_rows(&step["pos"]);
+                cmd.vel = f32_rows(&step["vel"]);
+                b.step(&cmd).unwrap();
+                b.read_ctrl(&mut ctrl).unwrap();
+                for (i, (&ours, want)) in ctrl.iter().zip(f32_rows(&step["expected"])).enumerate() {
+                    let delta = f64::from((ours - want).abs());
+                    worst = worst.max(delta);
+                    assert!(
+                        delta <= LEARNED_TOLERANCE * (1.0 + f64::from(want.abs())),
+                        "{} [{backend}] step {k}, env {}, joint {}: sinew {ours}, torch {want}",
+                        case["id"],
+                        i / 2,
+                        i % 2
+                    );
+                }
+            }
+            println!("{} [{backend}]: worst |Δ| against torch {worst:e}", case["id"]);
+        }
+    }
+}
+
+// ---- The safetensors reader.
+
+/// A safetensors file, written by hand (8-byte header length, JSON header,
+/// little-endian data), so these tests do not depend on the reader's crate.
+fn safetensors(tensors: &[(&str, &[usize], &[f32])], metadata: &[(&str, &str)]) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut data = Vec::new();
+    for (name, shape, values) in tensors {
+        let start = data.len();
+        for v in *values {
+            data.extend_from_slice(&v.to_le_bytes());
+        }
+        header.insert(
+            name.to_string(),
+            json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
+        );
+    }
+    if !metadata.is_empty() {
+        let meta: serde_json::Map<String, Value> = metadata
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        header.insert("__metadata__".into(), Value::Object(meta));
+    }
+    let mut text = serde_json::to_string(&header).unwrap();
+    while text.len() % 8 != 0 {
+        text.push(' ');
+    }
+    let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(&data);
+    bytes
+}
+
+const W0: [f32; 12] = [
+    0.5, -0.25, 0.125, 1.0, -0.5, 0.75, 0.25, -1.0, 0.3, 0.2, -0.1, 0.6,
+];
+const B0: [f32; 3] = [0.1, -0.2, 0.05];
+const W2: [f32; 3] = [1.5, -0.5, 2.0];
+const B2: [f32; 1] = [0.25];
+
+/// A 4 → 3 (tanh) → 1 network as `nn.Sequential(Linear, Tanh, Linear)` saves it.
+fn sequential(
+    edit: impl Fn(&mut Vec<(&'static str, Vec<usize>, Vec<f32>)>),
+    metadata: &[(&str, &str)],
+) -> Result<Mlp, Error> {
+    let mut tensors = vec![
+        ("0.weight", vec![3, 4], W0.to_vec()),
+        ("0.bias", vec![3], B0.to_vec()),
+        ("2.weight", vec![1, 3], W2.to_vec()),
+        ("2.bias", vec![1], B2.to_vec()),
+    ];
+    edit(&mut tensors);
+    let refs: Vec<(&str, &[usize], &[f32])> = tensors
+        .iter()
+        .map(|(n, s, v)| (*n, s.as_slice(), v.as_slice()))
+        .collect();
+    Mlp::from_safetensors(
+        &safetensors(&refs, metadata),
+        "net.safetensors",
+        &NetSpec::default(),
+    )
+}
+
+const ACTIVATIONS: (&str, &str) = ("activations", "tanh,identity");
+
+#[test]
+fn a_pytorch_sequential_file_reads_as_its_layers() {
+    let net = sequential(|_| {}, &[ACTIVATIONS]).unwrap();
+    let want = Mlp::new(
+        "code",
+        vec![
+            Dense::new("0", 3, 4, W0.to_vec(), B0.to_vec(), Activation::Tanh),
+            Dense::new("2", 1, 3, W2.to_vec(), B2.to_vec(), Activation::Identity),
+        ],
+    )
+    .unwrap();
+    assert_eq!(net.layers(), want.layers());
+    let x = [0.3, -0.7, 1.1, 0.05];
+    assert_eq!(net.forward(&x), want.forward(&x));
+    // An explicit layer list in the metadata, and activations given beside
+    // the file (a scenario's TOML) override the metadata.
+    let spec = NetSpec {
+        layers: None,
+        activations: Some(vec![Activation::Relu, Activation::Identity]),
+    };
+    let refs: Vec<(&str, &[usize], &[f32])> = vec![
+        ("fc_out.weight", &[1, 3], &W2),
+        ("fc_out.bias", &[1], &B2),
+        ("fc_in.weight", &[3, 4], &W0),
+        ("fc_in.bias", &[3], &B0),
+    ];
+    let bytes = safetensors(&refs, &[("layers", "fc_in, fc_out"), ACTIVATIONS]);
+    let net = Mlp::from_safetensors(&bytes, "named.safetensors", &spec).unwrap();
+    assert_eq!(net.layers()[0].activation, Activation::Relu);
+    assert_eq!(net.layers()[1].name, "fc_out");
+}
+
+/// Asserts an `InvalidNetwork` error naming `tensor`, whose message holds `needle`.
+fn assert_names(result: Result<Mlp, Error>, tensor: &str, needle: &str) {
+    match result {
+        Err(e @ Error::InvalidNetwork { .. }) => {
+            let Error::InvalidNetwork { tensor: got, .. } = &e else {
+                unreachable!()
+            };
+            let text = e.to_string();
+            assert_eq!(got, tensor, "{text}");
+            assert!(text.contains(needle), "`{needle}` not in: {text}");
+        }
+        other => panic!("expected an InvalidNetwork error naming `{tensor}`, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_weight_files_are_typed_errors_naming_the_tensor() {
+    let drop = |name: &'static str| {
+        move |t: &mut Vec<(&'static str, Vec<usize>, Vec<f32>)>| t.retain(|x| x.0 != name)
+    };
+    assert_names(sequential(drop("2.bias"), &[ACTIVATIONS]), "2.bias", "missing");
+    assert_names(
+        sequential(|t| t[1] = ("0.bias", vec![2], vec![0.0, 0.0]), &[ACTIVATIONS]),
+        "0.bias",
+        "[2]",
+    );
+    assert_names(
+        sequential(|t| t[2] = ("2.weight", vec![1, 2], vec![1.0, 1.0]), &[ACTIVATIONS]),
+        "2.weight",
+        "takes 2 inputs but the layer before gives 3",
+    );
+    assert_names(
+        sequential(|t| t[0].2[5] = f32::NAN, &[ACTIVATIONS]),
+        "0.weight",
+        "element 5 is NaN",
+    );
+    assert_names(
+        sequential(
+            |t| {
+                t[2] = ("2.weight", vec![2, 3], vec![1.0; 6]);
+                t[3] = ("2.bias", vec![2], vec![0.0; 2]);
+            },
+            &[ACTIVATIONS],
+        ),
+        "2.weight",
+        "the last layer gives 2 outputs",
+    );
+    assert_names(
+        sequential(|_| {}, &[("activations", "tanh,gelu")]),
+        "(metadata activations)",
+        "unknown activation `gelu`",
+    );
+    assert_names(
+        sequential(|_| {}, &[]),
+        "(metadata activations)",
+        "missing",
+    );
+    assert_names(
+        sequential(|t| t.push(("norm.scale", vec![3], vec![1.0; 3])), &[ACTIVATIONS]),
+        "norm.scale",
+        "belongs to no layer",
+    );
+    assert_names(
+        sequential(|_| {}, &[("layers", "2,0"), ACTIVATIONS]),
+        "0.weight",
+        "takes 4 inputs but the layer before gives 1",
+    );
+    assert_names(
+        Mlp::from_safetensors(b"not a tensor file", "junk.bin", &NetSpec::default()),
+        "(file)",
+        "junk.bin",
+    );
+    assert_names(
+        Mlp::load("/no/such/net.safetensors", &NetSpec::default()),
+        "(file)",
+        "cannot read",
+    );
+    // The input width must be 2 × taps; the plan says which tensor and group.
+    let net = sequential(|_| {}, &[ACTIVATIONS]).unwrap();
+    let robot = Robot::from_joints(["a"]);
+    let cfg = LearnedMlpCfg::new(net, 10.0, 20.0, 30.0).with_history_length(3);
+    let err = Plan::new(
+        &robot,
+        vec![GroupCfg::new("leg", ["a"], cfg)],
+        1,
+        PlanOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidNetwork { tensor, .. } if tensor == "0.weight"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("group `leg`") && err.to_string().contains("2·3 = 6"));
+    // An LSTM file missing one of torch's tensors.
+    let bytes = std::fs::read(dir().join("lstm.safetensors")).unwrap();
+    let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let kept: Vec<(String, Vec<usize>, Vec<f32>)> = file
+        .tensors()
+        .into_iter()
+        .filter(|(n, _)| n != "lstm.bias_hh_l1")
+        .map(|(n, v)| {
+            let values = v
+                .data()
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            (n, v.shape().to_vec(), values)
+        })
+        .collect();
+    let refs: Vec<(&str, &[usize], &[f32])> = kept
+        .iter()
+        .map(|(n, s, v)| (n.as_str(), s.as_slice(), v.as_slice()))
+        .collect();
+    let err = LstmNet::from_safetensors(&safetensors(&refs, &[]), "lstm", &NetSpec::default())
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidNetwork { tensor, .. } if tensor == "lstm.bias_hh_l1"),
+        "{err:?}"
+    );
+}
+
+// ---- State rules, on every backend.
+
+/// Σ of the first `n` inputs (the position-error half), for history checks.
+fn sum_net(n: usize) -> Arc<Mlp> {
+    let mut weight = vec![0.0; 2 * n];
+    weight[..n].fill(1.0);
+    Arc::new(
+        Mlp::new(
+            "sum",
+            vec![Dense::new("0", 1, 2 * n, weight, vec![0.0], Activation::Identity)],
+        )
+        .unwrap(),
+    )
+}
+
+#[test]
+fn histories_backfill_or_start_from_zeros_after_a_reset() {
+    let robot = Robot::from_joints(["a"]);
+    for (backend, make, _) in backends() {
+        for (init, want) in [
+            // e = 1, 2, then a reset and e = 5: taps 0..3 summed.
+            (HistoryInit::Backfill, [3.0, 4.0, 15.0]),
+            (HistoryInit::Zeros, [1.0, 3.0, 5.0]),
+        ] {
+            let cfg = LearnedMlpCfg::new(sum_net(3), 1e3, 1e4, 1e3)
+                .with_history_length(3)
+                .with_history_init(init);
+            let plan = Plan::new(
+                &robot,
+                vec![GroupCfg::new("m", ["a"], cfg)],
+                2,
+                PlanOptions::default(),
+            )
+            .unwrap();
+            let mut b = make(plan);
+            let mut got = Vec::new();
+            for (k, e) in [1.0, 2.0, 5.0].into_iter().enumerate() {
+                if k == 2 {
+                    b.reset(EnvIds::List(&[1])).unwrap();
+                }
+                let mut cmd = ActuatorCmd::zeros(2, 1);
+                cmd.position_target.fill(e);
+                b.step(&cmd).unwrap();
+                let mut ctrl = [0.0; 2];
+                b.read_ctrl(&mut ctrl).unwrap();
+                got.push(ctrl[1]);
+                if k == 2 {
+                    // Env 0 was not reset: 5 + 2 + 1.
+                    assert_eq!(ctrl[0], 8.0, "[{backend}] {init:?}");
+                }
+            }
+            assert_eq!(got, want, "[{backend}] {init:?}");
+        }
+    }
+}
+
+/// A tiny LSTM: 1 layer, hidden 2, a Linear head.
+fn small_lstm() -> Arc<LstmNet> {
+    let layer = sinew::LstmLayer {
+        name: ("lstm.".into(), "_l0".into()),
+        inputs: 2,
+        hidden: 2,
+        weight_ih: (0..16).map(|i| (i as f32 * 0.37).sin()).collect(),
+        weight_hh: (0..16).map(|i| (i as f32 * 0.53).cos() * 0.8).collect(),
+        bias_ih: (0..8).map(|i| 0.1 * i as f32 - 0.3).collect(),
+        bias_hh: vec![0.05; 8],
+    };
+    let head = Dense::new("head", 1, 2, vec![2.0, -1.5], vec![0.1], Activation::Identity);
+    Arc::new(LstmNet::new("small", vec![layer], vec![head]).unwrap())
+}
+
+/// `10·e(t−1)` for finite errors, NaN when `e(t)` is infinite:
+/// `(x₀ + x₁) + (−x₀)` over the scaled error taps.
+fn nan_prone() -> Arc<Mlp> {
+    let layers = vec![
+        Dense::new(
+            "0",
+            2,
+            4,
+            vec![1.0, 1.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0],
+            vec![0.0; 2],
+            Activation::Identity,
+        ),
+        Dense::new("1", 1, 2, vec![1.0, 1.0], vec![0.0], Activation::Identity),
+    ];
+    Arc::new(Mlp::new("nan-prone", layers).unwrap())
+}
+
+/// An env zeroed for a non-finite input or output keeps its history and
+/// recurrent state as they were: its later efforts equal those of a twin
+/// that never saw the bad step. Other envs are untouched.
+#[test]
+fn a_zeroed_env_keeps_its_learned_state() {
+    let robot = Robot::from_joints(["a", "b"]);
+    let groups = || {
+        vec![
+            GroupCfg::new(
+                "mlp",
+                ["a"],
+                LearnedMlpCfg::new(nan_prone(), 50.0, 80.0, 30.0)
+                    .with_taps([0, 1])
+                    .with_scales(10.0, 1.0, 1.0),
+            ),
+            GroupCfg::new("lstm", ["b"], LstmNetCfg::new(small_lstm(), 50.0, 80.0, 30.0)),
+        ]
+    };
+    let step_cmd = |k: usize| {
+        let mut cmd = ActuatorCmd::zeros(3, 2);
+        for (i, v) in cmd.position_target.iter_mut().enumerate() {
+            *v = ((k * 7 + i) as f32 * 0.61).sin();
+        }
+        for (i, v) in cmd.vel.iter_mut().enumerate() {
+            *v = ((k * 5 + i) as f32 * 0.83).cos() * 3.0;
+        }
+        cmd
+    };
+    for (backend, make, _) in backends() {
+        let plan = || Plan::new(&robot, groups(), 3, PlanOptions::default()).unwrap();
+        let (mut a, mut twin) = (make(plan()), make(plan()));
+        let mut bad = step_cmd(99);
+        bad.position_target[2] = 3e38; // env 1: 10·e overflows, the MLP gives NaN
+        bad.vel[5] = f32::NAN; // env 2: a NaN input
+        let mut ctrl = vec![0.0; 6];
+        a.step(&step_cmd(0)).unwrap();
+        twin.step(&step_cmd(0)).unwrap();
+        a.step(&bad).unwrap();
+        assert_eq!(a.nonfinite_envs().unwrap(), [1, 2], "[{backend}]");
+        a.read_ctrl(&mut ctrl).unwrap();
+        assert_eq!(&ctrl[2..], [0.0; 4], "[{backend}]");
+        for k in 1..4 {
+            a.step(&step_cmd(k)).unwrap();
+            twin.step(&step_cmd(k)).unwrap();
+            let mut want = vec![0.0; 6];
+            a.read_ctrl(&mut ctrl).unwrap();
+            twin.read_ctrl(&mut want).unwrap();
+            assert_eq!(&ctrl[2..], &want[2..], "[{backend}] step {k}");
+            assert!(ctrl.iter().all(|v| v.is_finite() && *v != 0.0));
+        }
+    }
+}
