@@ -18,9 +18,7 @@ use serde_json::Value;
 use sinew::{
     CommandField, DampRatio, InheritRange, MjGeneralCfg, MjMuscleCfg, MjPositionCfg, Plan,
 };
-use sinew_cli::verify::{
-    self, Outcome, Schema, Strictness, LEARNED_TOLERANCE, MUJOCO_TOLERANCE,
-};
+use sinew_cli::verify::{self, Outcome, Schema, Strictness, LEARNED_TOLERANCE, MUJOCO_TOLERANCE};
 
 use crate::support::{backends, Tolerance};
 

@@ -71,7 +71,10 @@ fn isaac_lab_learned_networks_match_torch() {
             }
             _ => {
                 let net = LstmNet::load(&file, &NetSpec::default()).unwrap();
-                assert_eq!((net.layers().len(), net.hidden(), net.head().len()), (2, 8, 1));
+                assert_eq!(
+                    (net.layers().len(), net.hidden(), net.head().len()),
+                    (2, 8, 1)
+                );
                 LstmNetCfg::new(net, el, sat, vlim).into()
             }
         };
@@ -109,7 +112,10 @@ fn isaac_lab_learned_networks_match_torch() {
                     );
                 }
             }
-            println!("{} [{backend}]: worst |Δ| against torch {worst:e}", case["id"]);
+            println!(
+                "{} [{backend}]: worst |Δ| against torch {worst:e}",
+                case["id"]
+            );
         }
     }
 }
@@ -232,14 +238,24 @@ fn bad_weight_files_are_typed_errors_naming_the_tensor() {
     let drop = |name: &'static str| {
         move |t: &mut Vec<(&'static str, Vec<usize>, Vec<f32>)>| t.retain(|x| x.0 != name)
     };
-    assert_names(sequential(drop("2.bias"), &[ACTIVATIONS]), "2.bias", "missing");
     assert_names(
-        sequential(|t| t[1] = ("0.bias", vec![2], vec![0.0, 0.0]), &[ACTIVATIONS]),
+        sequential(drop("2.bias"), &[ACTIVATIONS]),
+        "2.bias",
+        "missing",
+    );
+    assert_names(
+        sequential(
+            |t| t[1] = ("0.bias", vec![2], vec![0.0, 0.0]),
+            &[ACTIVATIONS],
+        ),
         "0.bias",
         "[2]",
     );
     assert_names(
-        sequential(|t| t[2] = ("2.weight", vec![1, 2], vec![1.0, 1.0]), &[ACTIVATIONS]),
+        sequential(
+            |t| t[2] = ("2.weight", vec![1, 2], vec![1.0, 1.0]),
+            &[ACTIVATIONS],
+        ),
         "2.weight",
         "takes 2 inputs but the layer before gives 3",
     );
@@ -264,13 +280,12 @@ fn bad_weight_files_are_typed_errors_naming_the_tensor() {
         "(metadata activations)",
         "unknown activation `gelu`",
     );
+    assert_names(sequential(|_| {}, &[]), "(metadata activations)", "missing");
     assert_names(
-        sequential(|_| {}, &[]),
-        "(metadata activations)",
-        "missing",
-    );
-    assert_names(
-        sequential(|t| t.push(("norm.scale", vec![3], vec![1.0; 3])), &[ACTIVATIONS]),
+        sequential(
+            |t| t.push(("norm.scale", vec![3], vec![1.0; 3])),
+            &[ACTIVATIONS],
+        ),
         "norm.scale",
         "belongs to no layer",
     );
@@ -342,7 +357,14 @@ fn sum_net(n: usize) -> Arc<Mlp> {
     Arc::new(
         Mlp::new(
             "sum",
-            vec![Dense::new("0", 1, 2 * n, weight, vec![0.0], Activation::Identity)],
+            vec![Dense::new(
+                "0",
+                1,
+                2 * n,
+                weight,
+                vec![0.0],
+                Activation::Identity,
+            )],
         )
         .unwrap(),
     )
@@ -400,7 +422,14 @@ fn small_lstm() -> Arc<LstmNet> {
         bias_ih: (0..8).map(|i| 0.1 * i as f32 - 0.3).collect(),
         bias_hh: vec![0.05; 8],
     };
-    let head = Dense::new("head", 1, 2, vec![2.0, -1.5], vec![0.1], Activation::Identity);
+    let head = Dense::new(
+        "head",
+        1,
+        2,
+        vec![2.0, -1.5],
+        vec![0.1],
+        Activation::Identity,
+    );
     Arc::new(LstmNet::new("small", vec![layer], vec![head]).unwrap())
 }
 
@@ -436,7 +465,11 @@ fn a_zeroed_env_keeps_its_learned_state() {
                     .with_taps([0, 1])
                     .with_scales(10.0, 1.0, 1.0),
             ),
-            GroupCfg::new("lstm", ["b"], LstmNetCfg::new(small_lstm(), 50.0, 80.0, 30.0)),
+            GroupCfg::new(
+                "lstm",
+                ["b"],
+                LstmNetCfg::new(small_lstm(), 50.0, 80.0, 30.0),
+            ),
         ]
     };
     let step_cmd = |k: usize| {

@@ -6,13 +6,14 @@
 //! step count, phase) and parameters agree bit for bit.
 
 use sinew::{
+    Activation, BuiltinMuscleCfg, BuiltinPositionCfg, CommandField, Dense, FixedTendon, GpuContext,
+    HistoryInit, InputOrder, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg, MjGeneralCfg,
+    MjMuscleCfg, MjPositionCfg, Mlp,
+};
+use sinew::{
     ActuatorCmd, Backend, BiasType, CpuBackend, DcMotorCfg, DelayCfg, DelayShare, DelayState,
     DynType, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, NativeActuator, Plan, PlanOptions,
     Robot, Transmission, Values, WgpuBackend, WrappedCfg,
-};
-use sinew::{
-    BuiltinMuscleCfg, BuiltinPositionCfg, CommandField, FixedTendon, GpuContext, MjGeneralCfg,
-    MjMuscleCfg, MjPositionCfg,
 };
 
 use crate::support::{gpu, Tolerance};
@@ -46,14 +47,16 @@ impl Rng {
     }
 }
 
-/// A 16-joint robot with a spare joint no group claims, two tendons that
+/// A 19-joint robot with a spare joint no group claims, two tendons that
 /// carry native motors and a fixed tendon with a force range, and groups of
-/// every law, interleaved so that runs are short, with three delay buffers
-/// of different schedules. MuJoCo-law groups cover every dynamics type,
-/// gain and bias, two actuators on one joint, a joint force range, a tendon
-/// force range and a builtin muscle that computes its force.
+/// every law, interleaved so that runs are short, with delay buffers of
+/// different schedules. MuJoCo-law groups cover every dynamics type, gain
+/// and bias, two actuators on one joint, a joint force range, a tendon force
+/// range and a builtin muscle that computes its force. A delayed learned MLP
+/// (non-contiguous taps, `vel_pos`, zero-initialized history) and a
+/// two-layer LSTM cover every activation.
 fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
-    let mut robot = Robot::from_joints((0..16).map(|i| format!("j{i}")));
+    let mut robot = Robot::from_joints((0..19).map(|i| format!("j{i}")));
     robot.tendons = vec!["t0".into(), "t1".into(), "t2".into()];
     robot.fixed_tendons = vec![FixedTendon {
         name: "t2".into(),
@@ -185,6 +188,21 @@ fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
                 .with_command_field(CommandField::Position),
         )
         .with_transmission(Transmission::Tendon),
+        GroupCfg::new(
+            "mlp",
+            ["j1(6|7)"],
+            LearnedMlpCfg::new(parity_mlp(), 6.0, 9.0, 20.0)
+                .with_taps([0, 2, 5])
+                .with_scales(-0.8, 0.05, 3.0)
+                .with_input_order(InputOrder::VelPos)
+                .with_history_init(HistoryInit::Zeros),
+        )
+        .with_delay(DelayCfg::constant(1)),
+        GroupCfg::new(
+            "lstm",
+            ["j18"],
+            LstmNetCfg::new(parity_lstm(), 5.0, 8.0, 25.0),
+        ),
     ];
     let options = PlanOptions {
         sort_actuators,
@@ -194,8 +212,85 @@ fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
     Plan::new(&robot, groups, num_envs, options).expect("the parity scenario compiles")
 }
 
+/// Deterministic weights in [-scale, scale).
+fn weights(n: usize, seed: f32, scale: f32) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i as f32 + 1.0) * seed).sin() * scale)
+        .collect()
+}
+
+/// A 6 → 12 (elu) → 8 (softsign) → 1 (tanh) MLP.
+fn parity_mlp() -> Mlp {
+    Mlp::new(
+        "parity",
+        vec![
+            Dense::new(
+                "0",
+                12,
+                6,
+                weights(72, 0.77, 0.9),
+                weights(12, 1.3, 0.2),
+                Activation::Elu,
+            ),
+            Dense::new(
+                "1",
+                8,
+                12,
+                weights(96, 0.41, 0.6),
+                weights(8, 2.1, 0.2),
+                Activation::Softsign,
+            ),
+            Dense::new(
+                "2",
+                1,
+                8,
+                weights(8, 0.93, 1.2),
+                vec![0.1],
+                Activation::Tanh,
+            ),
+        ],
+    )
+    .unwrap()
+}
+
+/// A 2-layer LSTM, hidden 5, with a 5 → 4 (relu) → 1 (sigmoid) head.
+fn parity_lstm() -> LstmNet {
+    let layer = |k: usize, inputs: usize| LstmLayer {
+        name: ("lstm.".into(), format!("_l{k}")),
+        inputs,
+        hidden: 5,
+        weight_ih: weights(20 * inputs, 0.3 + k as f32, 1.1),
+        weight_hh: weights(100, 0.7 + k as f32, 0.8),
+        bias_ih: weights(20, 1.7, 0.3),
+        bias_hh: weights(20, 2.3, 0.3),
+    };
+    LstmNet::new(
+        "parity",
+        vec![layer(0, 2), layer(1, 5)],
+        vec![
+            Dense::new(
+                "h0",
+                4,
+                5,
+                weights(20, 0.57, 1.0),
+                weights(4, 0.9, 0.1),
+                Activation::Relu,
+            ),
+            Dense::new(
+                "h1",
+                1,
+                4,
+                weights(4, 1.9, 2.0),
+                vec![-0.2],
+                Activation::Sigmoid,
+            ),
+        ],
+    )
+    .unwrap()
+}
+
 /// One group per delay buffer, to read its states through.
-const DELAYED: [&str; 4] = ["hips", "feet", "toes", "servo"];
+const DELAYED: [&str; 5] = ["hips", "feet", "toes", "servo", "mlp"];
 
 /// The MuJoCo-law groups, to compare activations and act_dots through.
 const MUJOCO: [&str; 7] = [
@@ -208,8 +303,8 @@ const MUJOCO: [&str; 7] = [
     "tendon_motor",
 ];
 
-/// The command column of tendon `t2` (after the 16 joints and t0, t1).
-const T2_COLUMN: usize = 18;
+/// The command column of tendon `t2` (after the 19 joints and t0, t1).
+const T2_COLUMN: usize = 21;
 
 fn random_cmd(rng: &mut Rng, num_envs: usize, num_targets: usize) -> ActuatorCmd {
     let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
@@ -433,6 +528,14 @@ fn run_parity(subject: &mut dyn Subject, plan: Plan, data_seed: u64, steps: usiz
             let lags: Vec<u32> = envs.iter().map(|_| rng.below(6) as u32).collect();
             ops.push(Box::new(move |b| {
                 b.set_lags("hips", EnvIds::List(&envs), Lags::PerEnv(&lags))
+                    .unwrap()
+            }));
+        }
+        if step % 5 == 3 {
+            let envs = rng.subset(num_envs, 0.5);
+            let limits: Vec<f32> = envs.iter().map(|_| rng.range(2.0, 8.0)).collect();
+            ops.push(Box::new(move |b| {
+                b.set_effort_limit("mlp", EnvIds::List(&envs), Values::PerEnv(&limits))
                     .unwrap()
             }));
         }

@@ -9,11 +9,11 @@ use naga::{Expression, Literal, Module, TypeInner};
 use sinew::delay::{DelayParams, STREAMS, STREAM_CANDIDATE, STREAM_HOLD};
 use sinew::net::{LEARNED_LSTM, LEARNED_MLP, NET_DENSE, NET_LSTM};
 use sinew::{
-    Activation, ActuatorCfg, Dense, LearnedColumn, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg,
-    Mlp, NetLayer, NET_MAX_WIDTH, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
-    BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayState, DynType, GainType, IdealPdCfg,
-    KindId, Law, MjActuator, MjGeneralCfg, Param, WrappedCfg, CMD_FIELDS, MJ_ACT_EARLY,
-    MJ_ACT_LIMITED, MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL,
+    Activation, ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
+    BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayState, Dense, DynType, GainType, IdealPdCfg,
+    KindId, Law, LearnedColumn, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg, MjActuator,
+    MjGeneralCfg, Mlp, NetLayer, Param, WrappedCfg, CMD_FIELDS, MJ_ACT_EARLY, MJ_ACT_LIMITED,
+    MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL, NET_MAX_WIDTH,
 };
 use sinew_wgpu::layout::{
     BufferDesc, ColumnDesc, Dims, LAW_DC_MOTOR, LAW_IDEAL_PD, LAW_LEARNED_MLP, LAW_LSTM_NET,
@@ -134,11 +134,7 @@ fn every_kind_has_its_wgsl_function() {
         .into(),
     ];
     let ids: Vec<KindId> = kinds.iter().map(|k| k.kind_id()).collect();
-    assert_eq!(
-        ids.len(),
-        KindId::LstmNet as usize + 1,
-        "a kind is missing"
-    );
+    assert_eq!(ids.len(), KindId::LstmNet as usize + 1, "a kind is missing");
     for kind in &kinds {
         let law = kind.law().unwrap_or(Law::PassThrough(CommandField::Effort));
         let (name, arity) = law_function(law);
@@ -193,7 +189,14 @@ fn every_kind_has_its_wgsl_function() {
 fn one_layer(inputs: usize) -> Mlp {
     Mlp::new(
         "t",
-        vec![Dense::new("0", 1, inputs, vec![1.0; inputs], vec![0.0], Activation::Identity)],
+        vec![Dense::new(
+            "0",
+            1,
+            inputs,
+            vec![1.0; inputs],
+            vec![0.0],
+            Activation::Identity,
+        )],
     )
     .unwrap()
 }
