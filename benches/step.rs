@@ -41,6 +41,13 @@ fn setup<B: Backend>(
     (backend, cmd)
 }
 
+/// The learned MLP, compute-bound, runs at the size that matters for
+/// comparison with mjlab (Go1: 12 joints, 4096 envs); every other kind at
+/// every size.
+fn measured(kind: &str, num_envs: usize, num_targets: usize) -> bool {
+    kind != "learned_mlp" || (num_envs, num_targets) == (4096, 12)
+}
+
 /// `a = b + s·c` over arrays far larger than the caches, on all rayon threads.
 fn triad(c: &mut Criterion) {
     let n = TRIAD_LEN;
@@ -69,6 +76,9 @@ fn steps(c: &mut Criterion) {
                     .warm_up_time(Duration::from_millis(500))
                     .measurement_time(Duration::from_secs(2));
                 for num_envs in SIZES {
+                    if !measured(kind, num_envs, num_targets) {
+                        continue;
+                    }
                     let (mut backend, cmd) = setup(kind, num_envs, num_targets, CpuBackend::new);
                     group.throughput(Throughput::Elements((num_envs * num_targets) as u64));
                     group.bench_function(BenchmarkId::from_parameter(num_envs), |bench| {
@@ -141,6 +151,9 @@ fn gpu_steps(c: &mut Criterion, ctx: &GpuContext) {
                     .warm_up_time(Duration::from_millis(300))
                     .measurement_time(Duration::from_secs(2));
                 for num_envs in SIZES {
+                    if !measured(kind, num_envs, num_targets) {
+                        continue;
+                    }
                     let (mut backend, cmd) = setup(kind, num_envs, num_targets, |plan| {
                         WgpuBackend::new(ctx, plan).unwrap()
                     });

@@ -507,3 +507,81 @@ fn verify_counts_passes_failures_and_skips() {
         verify::verify_doc(&serde_json::json!({"schema": "x"}), &make, strict, 1).unwrap_err();
     assert!(err.contains("unknown schema"), "{err}");
 }
+
+const LEARNED_SCENARIO: &str = r#"num_envs = 3
+steps = 4
+dt = 0.02
+
+[robot]
+joints = ["a", "b", "c"]
+
+[[groups]]
+name = "go1"
+targets = ["a", "b"]
+kind = "learned_mlp"
+network = "mlp.safetensors"
+taps = [0, 2, 4]
+history_init = "zeros"
+pos_scale = -1.0
+vel_scale = 0.2
+torque_scale = 5.0
+effort_limit = 8.0
+saturation_effort = 12.0
+velocity_limit = 6.0
+delay = { max_lag = 1 }
+
+[[groups]]
+name = "sea"
+targets = ["c"]
+kind = "lstm_net"
+network = "lstm.safetensors"
+effort_limit = 8.0
+saturation_effort = 12.0
+velocity_limit = 6.0
+"#;
+
+#[test]
+fn scenarios_load_learned_networks_beside_them() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/learned");
+    let scenario = Scenario::parse_in(LEARNED_SCENARIO, "learned.toml", &dir).unwrap();
+    let plan = scenario.plan(3).unwrap();
+    assert_eq!(
+        plan.groups()
+            .iter()
+            .map(|g| g.cfg.actuator.kind_name())
+            .collect::<Vec<_>>(),
+        ["LearnedMlp", "LstmNet"]
+    );
+    let mut cpu = CpuBackend::new(plan);
+    let mut cmd = ActuatorCmd::zeros(3, 3);
+    cmd.position_target.fill(0.3);
+    cpu.step(&cmd).unwrap();
+    assert!(cpu.ctrl().iter().all(|v| v.is_finite() && *v != 0.0));
+
+    // A bad file or a wrong activation names the group, the tensor and the line.
+    let broken = LEARNED_SCENARIO.replace("\"mlp.safetensors\"", "\"lstm.safetensors\"");
+    let err = Scenario::parse_in(&broken, "learned.toml", &dir)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!(
+            "learned.toml:{}:",
+            line_of(LEARNED_SCENARIO, "mlp.safetensors")
+        )) && err.contains("group `go1`")
+            && err.contains("tensor `"),
+        "{err}"
+    );
+    let unknown = LEARNED_SCENARIO.replace(
+        "kind = \"lstm_net\"",
+        "kind = \"lstm_net\"\nactivations = [\"gelu\"]",
+    );
+    let err = Scenario::parse_in(&unknown, "learned.toml", &dir)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("activations") && err.contains("gelu"), "{err}");
+    let both = LEARNED_SCENARIO.replace("taps = [0, 2, 4]", "taps = [0, 2, 4]\nhistory_length = 2");
+    let err = Scenario::parse_in(&both, "learned.toml", &dir)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not both"), "{err}");
+}

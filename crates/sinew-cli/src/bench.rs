@@ -9,14 +9,45 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use sinew::{
-    ActuatorCmd, Backend, BuiltinPositionCfg, DcMotorCfg, DelayCfg, Engine, EnvIds, GpuContext,
-    GroupCfg, IdealPdCfg, MjPositionCfg, PlanOptions, Robot, Values,
+    Activation, ActuatorCmd, Backend, BuiltinPositionCfg, DcMotorCfg, DelayCfg, Dense, Engine,
+    EnvIds, GpuContext, GroupCfg, IdealPdCfg, LearnedMlpCfg, MjPositionCfg, Mlp, PlanOptions,
+    Robot, Values,
 };
 
 use crate::CliError;
 
 /// The workloads, by name.
-pub const KINDS: [&str; 5] = ["pd", "dc", "delayed_dc", "passthrough", "mujoco"];
+pub const KINDS: [&str; 6] = [
+    "pd",
+    "dc",
+    "delayed_dc",
+    "passthrough",
+    "mujoco",
+    "learned_mlp",
+];
+
+/// A network of the walk-these-ways Go1 actuator net's shape, 6 → 32 → 32 →
+/// 1 with softsign, and fixed pseudo-random weights (for timing only).
+pub fn go1_shaped_mlp() -> Mlp {
+    let mut state = 3u64;
+    let mut layer = |name: &str, outputs: usize, inputs: usize, activation| {
+        let scale = 1.0 / (inputs as f32).sqrt();
+        let mut draw = |n: usize| -> Vec<f32> {
+            (0..n)
+                .map(|_| (2.0 * lcg(&mut state) - 1.0) * scale)
+                .collect()
+        };
+        let weight = draw(outputs * inputs);
+        let bias = draw(outputs);
+        Dense::new(name, outputs, inputs, weight, bias, activation)
+    };
+    let layers = vec![
+        layer("0", 32, 6, Activation::Softsign),
+        layer("2", 32, 32, Activation::Softsign),
+        layer("4", 1, 32, Activation::Identity),
+    ];
+    Mlp::new("go1-shaped", layers).expect("a valid network")
+}
 
 fn dc(kp: f32) -> DcMotorCfg {
     DcMotorCfg {
@@ -33,6 +64,8 @@ fn dc(kp: f32) -> DcMotorCfg {
 /// mjlab) in a second DC group beside the undelayed one. `mujoco` is MuJoCo's
 /// `<position kp=40 kv=1 timeconst=0.02 forcerange=±30>` on every joint,
 /// computed by Sinew: an activation per (env, joint) and joint efforts.
+/// `learned_mlp` is mjlab's Go1 learned actuator: [`go1_shaped_mlp`] over a
+/// history of 3, then the DC clip.
 pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> {
     let all = [".*"];
     Some(match kind {
@@ -65,6 +98,11 @@ pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> 
             .position()
             .expect("valid servo settings"),
         )],
+        "learned_mlp" => vec![GroupCfg::new(
+            "g",
+            all,
+            LearnedMlpCfg::new(go1_shaped_mlp(), 23.7, 23.7, 30.0).with_scales(-1.0, 1.0, 1.0),
+        )],
         "passthrough" => vec![GroupCfg::new(
             "g",
             all,
@@ -91,6 +129,9 @@ pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
         // The five command fields (all checked) and the activation in;
         // force, act_dot, activation and joint effort out.
         "mujoco" => 40.0,
+        // The five command fields and three limits in; the two newest
+        // history slots written, six taps read; ctrl out.
+        "learned_mlp" => 68.0,
         _ => 24.0,
     }
 }

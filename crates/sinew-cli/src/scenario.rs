@@ -33,10 +33,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use sinew::{
-    ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
+    Activation, ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
     BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayCfg, DelayShare, DynType, FixedTendon,
-    GainType, GroupCfg, IdealPdCfg, MjGeneralCfg, NativeActuator, Plan, PlanOptions, Resample,
-    Robot, Transmission, WrappedCfg,
+    GainType, GroupCfg, HistoryInit, IdealPdCfg, InputOrder, LearnedMlpCfg, LstmNet, LstmNetCfg,
+    MjGeneralCfg, Mlp, NativeActuator, NetSpec, Plan, PlanOptions, Resample, Robot, Transmission,
+    WrappedCfg,
 };
 use toml::Spanned;
 
@@ -229,6 +230,22 @@ enum KindToml {
     BuiltinMuscle,
     Wrapped,
     MjGeneral,
+    LearnedMlp,
+    LstmNet,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+enum OrderToml {
+    PosVel,
+    VelPos,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+enum HistoryInitToml {
+    Backfill,
+    Zeros,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
@@ -338,6 +355,18 @@ struct GroupToml {
     force_range: Option<S<(f32, f32)>>,
     act_range: Option<S<(f32, f32)>>,
     act_early: Option<S<bool>>,
+    // Learned networks: a safetensors file (relative to the scenario), the
+    // layer order and activations when its metadata lacks them.
+    network: Option<S<String>>,
+    layers: Option<S<Vec<String>>>,
+    activations: Option<S<Vec<String>>>,
+    history_length: Option<S<u32>>,
+    taps: Option<S<Vec<u32>>>,
+    input_order: Option<S<OrderToml>>,
+    history_init: Option<S<HistoryInitToml>>,
+    pos_scale: Option<S<f32>>,
+    vel_scale: Option<S<f32>>,
+    torque_scale: Option<S<f32>>,
 }
 
 /// The key a value at byte `offset` belongs to: the identifier before the
@@ -365,7 +394,8 @@ impl Scenario {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
-        let mut scenario = Scenario::parse(&text, &path.display().to_string())?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut scenario = Scenario::parse_in(&text, &path.display().to_string(), dir)?;
         if scenario.name.is_empty() {
             scenario.name = path
                 .file_stem()
@@ -378,8 +408,14 @@ impl Scenario {
         Ok(scenario)
     }
 
-    /// Parses scenario text; `origin` names it in messages.
+    /// Parses scenario text; `origin` names it in messages. Network files
+    /// are found relative to the current directory.
     pub fn parse(text: &str, origin: &str) -> Result<Scenario, CliError> {
+        Scenario::parse_in(text, origin, Path::new("."))
+    }
+
+    /// [`Scenario::parse`] with network files found relative to `dir`.
+    pub fn parse_in(text: &str, origin: &str, dir: &Path) -> Result<Scenario, CliError> {
         let at = |span: Option<std::ops::Range<usize>>, message: String| CliError::Scenario {
             origin: origin.to_owned(),
             line: span.map(|s| line_at(text, s.start)),
@@ -454,7 +490,9 @@ impl Scenario {
         let mut lines = HashMap::new();
         let mut groups = Vec::with_capacity(file.groups.len());
         for group in &file.groups {
-            groups.push(group_cfg(group, text, &mut lines).map_err(|(span, m)| at(Some(span), m))?);
+            groups.push(
+                group_cfg(group, text, dir, &mut lines).map_err(|(span, m)| at(Some(span), m))?,
+            );
         }
         let command = match file.command {
             Some(c) => {
@@ -554,6 +592,7 @@ type Located = (std::ops::Range<usize>, String);
 fn group_cfg(
     spanned: &S<GroupToml>,
     text: &str,
+    dir: &Path,
     lines: &mut HashMap<(String, String), usize>,
 ) -> Result<GroupCfg, Located> {
     let g = spanned.get_ref();
@@ -604,6 +643,16 @@ fn group_cfg(
         force_range,
         act_range,
         act_early,
+        network,
+        layers,
+        activations,
+        history_length,
+        taps,
+        input_order,
+        history_init,
+        pos_scale,
+        vel_scale,
+        torque_scale,
         armature,
         frictionloss,
         viscous_damping,
@@ -674,6 +723,29 @@ fn group_cfg(
             "gear",
             "length_range",
             "acc0",
+        ],
+        KindToml::LearnedMlp => &[
+            "effort_limit",
+            "saturation_effort",
+            "velocity_limit",
+            "network",
+            "layers",
+            "activations",
+            "history_length",
+            "taps",
+            "input_order",
+            "history_init",
+            "pos_scale",
+            "vel_scale",
+            "torque_scale",
+        ],
+        KindToml::LstmNet => &[
+            "effort_limit",
+            "saturation_effort",
+            "velocity_limit",
+            "network",
+            "layers",
+            "activations",
         ],
     };
     for (field, span) in fields {
@@ -868,6 +940,79 @@ fn group_cfg(
                 acc0: value(&g.acc0).unwrap_or(d.acc0),
             }
             .into()
+        }
+        KindToml::LearnedMlp | KindToml::LstmNet => {
+            let Some(file) = &g.network else {
+                return err(
+                    spanned.span(),
+                    format!(
+                        "kind {} needs field `network` (a .safetensors file)",
+                        snake(&kind_name)
+                    ),
+                );
+            };
+            let path = dir.join(file.get_ref());
+            let mut spec = NetSpec {
+                layers: g.layers.as_ref().map(|l| l.get_ref().clone()),
+                activations: None,
+            };
+            if let Some(names) = &g.activations {
+                let parsed: Option<Vec<Activation>> = names
+                    .get_ref()
+                    .iter()
+                    .map(|n| Activation::from_name(n))
+                    .collect();
+                let Some(parsed) = parsed else {
+                    return err(
+                        names.span(),
+                        format!(
+                            "field `activations`: {:?} holds an unknown name; known: identity, \
+                             relu, elu, tanh, softsign, sigmoid",
+                            names.get_ref()
+                        ),
+                    );
+                };
+                spec.activations = Some(parsed);
+            }
+            let net_err = |e: sinew::Error| (file.span(), format!("group `{name}`: {e}"));
+            let limits = (
+                required("effort_limit", &g.effort_limit)?,
+                required("saturation_effort", &g.saturation_effort)?,
+                required("velocity_limit", &g.velocity_limit)?,
+            );
+            if kind == KindToml::LstmNet {
+                let net = LstmNet::load(&path, &spec).map_err(net_err)?;
+                LstmNetCfg::new(net, limits.0, limits.1, limits.2).into()
+            } else {
+                let net = Mlp::load(&path, &spec).map_err(net_err)?;
+                if let (Some(h), Some(t)) = (&g.history_length, &g.taps) {
+                    let span = h.span().start.max(t.span().start)..h.span().end.max(t.span().end);
+                    return err(span, "give `history_length` or `taps`, not both".into());
+                }
+                let mut cfg = LearnedMlpCfg::new(net, limits.0, limits.1, limits.2)
+                    .with_history_length(g.history_length.as_ref().map_or(3, |h| *h.get_ref()))
+                    .with_scales(
+                        value(&g.pos_scale).unwrap_or(1.0),
+                        value(&g.vel_scale).unwrap_or(1.0),
+                        value(&g.torque_scale).unwrap_or(1.0),
+                    );
+                if let Some(t) = &g.taps {
+                    cfg = cfg.with_taps(t.get_ref().clone());
+                }
+                if let Some(o) = &g.input_order {
+                    cfg = cfg.with_input_order(match o.get_ref() {
+                        OrderToml::PosVel => InputOrder::PosVel,
+                        OrderToml::VelPos => InputOrder::VelPos,
+                    });
+                }
+                if let Some(i) = &g.history_init {
+                    cfg = cfg.with_history_init(match i.get_ref() {
+                        HistoryInitToml::Backfill => HistoryInit::Backfill,
+                        HistoryInitToml::Zeros => HistoryInit::Zeros,
+                    });
+                }
+                cfg.into()
+            }
         }
     };
     let mut cfg = GroupCfg::new(

@@ -259,12 +259,14 @@ impl LearnedStage {
         state: &mut [f32],
         header: LearnedHeader,
     ) {
+        // One layer's input and output; each step writes before it reads.
+        let mut scratch = [[0.0f32; NET_MAX_WIDTH]; 2];
         for col in &self.columns {
             let (c, m) = (col.ctrl_column as usize, col.cmd_column as usize);
             let error = ctrl[c] - pos[m];
             let raw = match col.kind {
-                LEARNED_MLP => self.mlp_column(col, error, vel[m], state, header),
-                _ => self.lstm_column(col, error, vel[m], state, header),
+                LEARNED_MLP => self.mlp_column(col, error, vel[m], state, header, &mut scratch),
+                _ => self.lstm_column(col, error, vel[m], state, header, &mut scratch),
             };
             let [fl, sat, vlim] = limits.map(|row| row[c]);
             ctrl[c] = dc_motor_clip(raw, sat, vlim, fl, vel[m]);
@@ -284,6 +286,7 @@ impl LearnedStage {
         vel: f32,
         state: &mut [f32],
         [count, fresh]: LearnedHeader,
+        [x, y]: &mut [[f32; NET_MAX_WIDTH]; 2],
     ) -> f32 {
         let len = col.history_len as usize;
         let at = col.state_offset as usize;
@@ -298,7 +301,6 @@ impl LearnedStage {
         vels[now] = vel;
         let n = col.num_taps as usize;
         let taps = &self.taps[col.taps_offset as usize..][..n];
-        let mut x = [0.0f32; NET_MAX_WIDTH];
         let (pos_half, vel_half) = if col.input_order == 0 { (0, n) } else { (n, 0) };
         for (k, &t) in taps.iter().enumerate() {
             let slot = ((count + self.period - t) % col.history_len) as usize;
@@ -306,12 +308,7 @@ impl LearnedStage {
             x[vel_half + k] = col.vel_scale * vels[slot];
         }
         let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
-        let mut y = [0.0f32; NET_MAX_WIDTH];
-        for layer in layers {
-            dense(&self.weights, layer, &x, &mut y);
-            std::mem::swap(&mut x, &mut y);
-        }
-        x[0] * col.torque_scale
+        dense_stack(&self.weights, layers, x, y) * col.torque_scale
     }
 
     /// An LSTM column's output, before the DC clip.
@@ -322,6 +319,7 @@ impl LearnedStage {
         vel: f32,
         state: &mut [f32],
         [count, fresh]: LearnedHeader,
+        [x, y]: &mut [[f32; NET_MAX_WIDTH]; 2],
     ) -> f32 {
         let hidden = col.hidden as usize;
         let half = col.lstm_layers as usize * 2 * hidden;
@@ -333,22 +331,31 @@ impl LearnedStage {
         }
         let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
         let (lstm, head) = layers.split_at(col.lstm_layers as usize);
-        let mut x = [0.0f32; NET_MAX_WIDTH];
         x[0] = error;
         x[1] = vel;
         for (l, layer) in lstm.iter().enumerate() {
             let (h_old, c_old) = old[2 * l * hidden..][..2 * hidden].split_at(hidden);
             let (h_new, c_new) = new[2 * l * hidden..][..2 * hidden].split_at_mut(hidden);
-            lstm_cell(&self.weights, layer, &x, h_old, c_old, h_new, c_new);
+            lstm_cell(&self.weights, layer, x, h_old, c_old, h_new, c_new);
             x[..hidden].copy_from_slice(h_new);
         }
-        let mut y = [0.0f32; NET_MAX_WIDTH];
-        for layer in head {
-            dense(&self.weights, layer, &x, &mut y);
-            std::mem::swap(&mut x, &mut y);
-        }
-        x[0]
+        dense_stack(&self.weights, head, x, y)
     }
+}
+
+/// Dense layers in turn from `x` (WGSL `dense_stack`); returns the first
+/// output of the last (`x[0]` when there is none).
+fn dense_stack<'a>(
+    weights: &[f32],
+    layers: &[NetLayer],
+    mut x: &'a mut [f32; NET_MAX_WIDTH],
+    mut y: &'a mut [f32; NET_MAX_WIDTH],
+) -> f32 {
+    for layer in layers {
+        dense(weights, layer, x, y);
+        std::mem::swap(&mut x, &mut y);
+    }
+    x[0]
 }
 
 /// One dense layer (WGSL `dense_output` per output).
@@ -385,6 +392,7 @@ fn lstm_cell(
     let mut from_x = [0.0f32; 4 * NET_MAX_WIDTH];
     let mut from_h = [0.0f32; 4 * NET_MAX_WIDTH];
     let (from_x, from_h) = (&mut from_x[..g], &mut from_h[..g]);
+    // (Zeroed per call: an LSTM row is far costlier than the 4 KiB.)
     let w_ih = &weights[l.weight as usize..][..n_in * g];
     for (&xi, row) in x[..n_in].iter().zip(w_ih.chunks_exact(g)) {
         for (acc, &w) in from_x.iter_mut().zip(row) {
@@ -473,11 +481,10 @@ mod tests {
             let mut x = [0.0f32; NET_MAX_WIDTH];
             let mut y = [0.0f32; NET_MAX_WIDTH];
             x[..2].copy_from_slice(&input);
-            for layer in &stage.layers {
-                dense(&stage.weights, layer, &x, &mut y);
-                std::mem::swap(&mut x, &mut y);
-            }
-            assert_eq!(x[0], net.forward(&input));
+            assert_eq!(
+                dense_stack(&stage.weights, &stage.layers, &mut x, &mut y),
+                net.forward(&input)
+            );
         }
     }
 
