@@ -639,7 +639,7 @@ impl TensorFile {
             .filter(|n| keep(n))
             .filter_map(|n| n.strip_suffix(".weight").map(str::to_owned))
             .collect();
-        prefixes.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+        prefixes.sort_by_key(|p| natural_key(p));
         Ok(prefixes)
     }
 
@@ -998,7 +998,7 @@ mod tests {
     #[test]
     fn natural_order_sorts_numbers_as_numbers() {
         let mut names = vec!["net.10", "net.2", "net.0", "head"];
-        names.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+        names.sort_by_key(|n| natural_key(n));
         assert_eq!(names, ["head", "net.0", "net.2", "net.10"]);
     }
 
