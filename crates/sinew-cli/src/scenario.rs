@@ -966,9 +966,9 @@ fn group_cfg(
                     return err(
                         names.span(),
                         format!(
-                            "field `activations`: {:?} holds an unknown name; known: identity, \
-                             relu, elu, tanh, softsign, sigmoid",
-                            names.get_ref()
+                            "field `activations`: {:?} holds an unknown name; known: {}",
+                            names.get_ref(),
+                            Activation::known_names()
                         ),
                     );
                 };

@@ -1,10 +1,12 @@
 //! The compiled learned-network stage of a plan: every learned column's
 //! network as flat weight tables, its history or recurrent state per env,
-//! and the per-env evaluation both backends run (WGSL: `shaders/net.wgsl`).
+//! and the per-env evaluation both backends run (WGSL: `shaders/net.wgsl`
+//! and the learned functions of `shaders/step.wgsl`).
 //!
 //! State per env is `[header][column states]`. The header is a commit count
 //! (modulo [`LearnedStage::period`]) and a fresh flag set by a reset. An MLP
-//! column keeps two rings of `history_len` slots (errors, velocities): a step
+//! column keeps two rings of `history_len` slots (errors, velocities; at
+//! least the largest tap + 1, a power of two): a step
 //! writes its frame into slot `count mod len` (every slot when fresh, with
 //! the frame or zeros per [`HistoryInit`](crate::HistoryInit)) and reads tap
 //! `t` at slot `(count − t) mod len`. An LSTM column keeps two halves of
@@ -72,9 +74,9 @@ pub struct LearnedColumn {
     pub lstm_layers: u32,
     /// Hidden size (LSTM).
     pub hidden: u32,
-    /// Offset of its state in an env's state row (floats, after no header).
+    /// Offset of its state in an env's state row (floats; the header is kept apart).
     pub state_offset: u32,
-    /// Ring slots (MLP): the largest tap + 1.
+    /// Ring slots (MLP): the largest tap + 1, rounded up to a power of two.
     pub history_len: u32,
     /// Offset of its taps in [`LearnedStage::taps`].
     pub taps_offset: u32,
@@ -105,8 +107,8 @@ pub struct LearnedStage {
     pub taps: Vec<u32>,
     /// Floats of state per env.
     pub state_stride: usize,
-    /// The commit count wraps at this: a multiple of every ring length (and
-    /// of 2 with an LSTM column).
+    /// The commit count wraps at this: the longest ring (2 at least with an
+    /// LSTM column), a power of two and so a multiple of every ring length.
     pub period: u32,
 }
 
@@ -167,7 +169,10 @@ impl LearnedStage {
             };
             match actuator {
                 ActuatorCfg::LearnedMlp(cfg) => {
-                    let len = cfg.history_len() as u32;
+                    // Any ring of at least the largest tap + 1 slots reads
+                    // the same; powers of two keep every ring length a
+                    // divisor of the largest, the period.
+                    let len = cfg.history_len().next_power_of_two() as u32;
                     col.kind = LEARNED_MLP;
                     col.history_len = len;
                     col.taps_offset = stage.taps.len() as u32;
@@ -178,14 +183,14 @@ impl LearnedStage {
                     (col.pos_scale, col.vel_scale, col.torque_scale) =
                         (cfg.pos_scale, cfg.vel_scale, cfg.torque_scale);
                     stage.state_stride += 2 * len as usize;
-                    stage.period = lcm(stage.period, len);
+                    stage.period = stage.period.max(len);
                 }
                 ActuatorCfg::LstmNet(cfg) => {
                     let hidden = cfg.network.hidden();
                     col.kind = LEARNED_LSTM;
                     col.hidden = hidden as u32;
                     stage.state_stride += 2 * lstm_layers as usize * 2 * hidden;
-                    stage.period = lcm(stage.period, 2);
+                    stage.period = stage.period.max(2);
                 }
                 _ => unreachable!("only learned kinds are compiled"),
             }
@@ -419,17 +424,6 @@ fn lstm_cell(
     }
 }
 
-fn lcm(a: u32, b: u32) -> u32 {
-    fn gcd(a: u32, b: u32) -> u32 {
-        if b == 0 {
-            a
-        } else {
-            gcd(b, a % b)
-        }
-    }
-    a / gcd(a, b) * b
-}
-
 /// The parameters a learned column reads, in [`LearnedStage::env_efforts`]'s
 /// `limits` order.
 pub const LEARNED_LIMITS: [Param; 3] = [
@@ -535,12 +529,5 @@ mod tests {
             "{} vs {h_want}",
             h_new[0]
         );
-    }
-
-    #[test]
-    fn lcm_of_ring_lengths() {
-        assert_eq!(lcm(1, 3), 3);
-        assert_eq!(lcm(4, 6), 12);
-        assert_eq!(lcm(12, 2), 12);
     }
 }

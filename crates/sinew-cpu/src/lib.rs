@@ -480,17 +480,12 @@ impl Backend for CpuBackend {
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         self.plan
             .reset_delay_states(env_ids, &mut self.states, self.step)?;
+        let stride = self.plan.mj().state_stride();
         let n = self.plan.check_env_ids(env_ids)?;
         for i in 0..n {
-            self.learned_headers[Plan::env_at(env_ids, i)] = FRESH_HEADER;
-        }
-        let stride = self.plan.mj().state_stride();
-        if stride > 0 {
-            let n = self.plan.check_env_ids(env_ids)?;
-            for i in 0..n {
-                let env = Plan::env_at(env_ids, i);
-                self.mj_state[env * stride..(env + 1) * stride].fill(0.0);
-            }
+            let env = Plan::env_at(env_ids, i);
+            self.learned_headers[env] = FRESH_HEADER;
+            self.mj_state[env * stride..(env + 1) * stride].fill(0.0);
         }
         Ok(())
     }

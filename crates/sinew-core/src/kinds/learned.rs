@@ -67,6 +67,11 @@ impl Activation {
         }
     }
 
+    /// Every name, comma-separated (for messages).
+    pub fn known_names() -> String {
+        Activation::ALL.map(Activation::name).join(", ")
+    }
+
     /// Looks an activation up by name, case-insensitively (`none` and
     /// `linear` mean identity).
     pub fn from_name(name: &str) -> Option<Activation> {
@@ -650,33 +655,33 @@ impl TensorFile {
         spec: &NetSpec,
         identity_default: bool,
     ) -> Result<Vec<Dense>, Error> {
-        let activations = match (&spec.activations, self.metadata.get("activations")) {
-            (Some(a), _) => a.clone(),
-            (None, Some(text)) => split_list(text)
-                .iter()
-                .map(|name| {
-                    Activation::from_name(name).ok_or_else(|| {
-                        net_error(
-                            &self.origin,
-                            "(metadata activations)",
-                            format!(
-                                "unknown activation `{name}`; known: identity, relu, elu, tanh, softsign, sigmoid"
-                            ),
-                        )
+        let activations =
+            match (&spec.activations, self.metadata.get("activations")) {
+                (Some(a), _) => a.clone(),
+                (None, Some(text)) => split_list(text)
+                    .iter()
+                    .map(|name| {
+                        Activation::from_name(name).ok_or_else(|| {
+                            net_error(
+                                &self.origin,
+                                "(metadata activations)",
+                                format!(
+                                    "unknown activation `{name}`; known: {}",
+                                    Activation::known_names()
+                                ),
+                            )
+                        })
                     })
-                })
-                .collect::<Result<_, _>>()?,
-            (None, None) if identity_default => vec![Activation::Identity; prefixes.len()],
-            (None, None) => {
-                return Err(net_error(
+                    .collect::<Result<_, _>>()?,
+                (None, None) if identity_default => vec![Activation::Identity; prefixes.len()],
+                (None, None) => return Err(net_error(
                     &self.origin,
                     "(metadata activations)",
                     "missing: give one activation per layer in the file's `activations` metadata \
                      (e.g. \"elu,elu,identity\") or beside it"
                         .into(),
-                ))
-            }
-        };
+                )),
+            };
         if activations.len() != prefixes.len() {
             return Err(net_error(
                 &self.origin,
