@@ -17,7 +17,10 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::kinds::{dc_motor_clip, Activation, ActuatorCfg, Dense, LstmNet, Param, NET_MAX_WIDTH};
+use crate::kinds::{
+    dc_motor_clip, Activation, ActuatorCfg, Dense, HistoryInit, InputOrder, LstmNet, Param,
+    NET_MAX_WIDTH,
+};
 use crate::plan::{CtrlColumn, GroupInfo};
 
 /// `NetLayer.kind` of a dense layer.
@@ -298,7 +301,8 @@ impl LearnedStage {
         let (errors, vels) = state[at..at + 2 * len].split_at_mut(len);
         let now = (count as usize) % len;
         if fresh != 0 {
-            let fill = |x: f32| if col.history_init == 0 { x } else { 0.0 };
+            let backfill = col.history_init == HistoryInit::Backfill as u32;
+            let fill = |x: f32| if backfill { x } else { 0.0 };
             errors.fill(fill(error));
             vels.fill(fill(vel));
         }
@@ -306,7 +310,11 @@ impl LearnedStage {
         vels[now] = vel;
         let n = col.num_taps as usize;
         let taps = &self.taps[col.taps_offset as usize..][..n];
-        let (pos_half, vel_half) = if col.input_order == 0 { (0, n) } else { (n, 0) };
+        let (pos_half, vel_half) = if col.input_order == InputOrder::PosVel as u32 {
+            (0, n)
+        } else {
+            (n, 0)
+        };
         for (k, &t) in taps.iter().enumerate() {
             let slot = ((count + self.period - t) % col.history_len) as usize;
             x[pos_half + k] = col.pos_scale * errors[slot];
@@ -363,7 +371,16 @@ fn dense_stack<'a>(
     x[0]
 }
 
-/// One dense layer (WGSL `dense_output` per output).
+/// Dense layers on one row of `inputs` ([`Mlp::forward`](crate::Mlp::forward)).
+pub(crate) fn evaluate_dense(layers: &[Dense], inputs: &[f32]) -> f32 {
+    let mut stage = LearnedStage::default();
+    stage.push_dense(layers);
+    let [mut x, mut y] = [[0.0f32; NET_MAX_WIDTH]; 2];
+    x[..inputs.len()].copy_from_slice(inputs);
+    dense_stack(&stage.weights, &stage.layers, &mut x, &mut y)
+}
+
+/// One dense layer (WGSL `dense_stack`, per output).
 #[inline]
 fn dense(weights: &[f32], l: &NetLayer, x: &[f32], y: &mut [f32]) {
     let (n_in, n_out) = (l.inputs as usize, l.outputs as usize);
@@ -437,47 +454,39 @@ mod tests {
     use super::*;
     use crate::kinds::{Activation, Dense, LstmLayer, Mlp};
 
-    fn stage_of(net: &Mlp) -> LearnedStage {
-        let mut stage = LearnedStage {
-            period: 1,
-            ..LearnedStage::default()
-        };
-        stage.push_dense(net.layers());
-        stage
-    }
-
     #[test]
-    fn compiled_dense_layers_equal_the_reference_forward() {
+    fn compiled_dense_layers_compute_the_torch_layout() {
+        // torch's layout: weight [out][in]; the compiled table is transposed.
+        let (w0, b0) = ([0.5f32, -1.0, 2.0, 0.25, -0.3, 0.7], [0.1f32, -0.2, 0.3]);
+        let (w1, b1) = ([1.5f32, -0.5, 0.25], [0.05f32]);
         let net = Mlp::new(
             "t",
             vec![
-                Dense::new(
-                    "0",
-                    3,
-                    2,
-                    vec![0.5, -1.0, 2.0, 0.25, -0.3, 0.7],
-                    vec![0.1, -0.2, 0.3],
-                    Activation::Elu,
-                ),
-                Dense::new(
-                    "2",
-                    1,
-                    3,
-                    vec![1.5, -0.5, 0.25],
-                    vec![0.05],
-                    Activation::Tanh,
-                ),
+                Dense::new("0", 3, 2, w0.to_vec(), b0.to_vec(), Activation::Elu),
+                Dense::new("2", 1, 3, w1.to_vec(), b1.to_vec(), Activation::Tanh),
             ],
         )
         .unwrap();
-        let stage = stage_of(&net);
         for input in [[0.3f32, -0.8], [-2.0, 1.0], [0.0, 0.0]] {
-            let mut x = [0.0f32; NET_MAX_WIDTH];
-            let mut y = [0.0f32; NET_MAX_WIDTH];
-            x[..2].copy_from_slice(&input);
-            assert_eq!(
-                dense_stack(&stage.weights, &stage.layers, &mut x, &mut y),
-                net.forward(&input)
+            let hidden: Vec<f64> = (0..3)
+                .map(|o| {
+                    let z = f64::from(input[0]) * f64::from(w0[2 * o])
+                        + f64::from(input[1]) * f64::from(w0[2 * o + 1])
+                        + f64::from(b0[o]);
+                    if z > 0.0 {
+                        z
+                    } else {
+                        z.exp_m1()
+                    }
+                })
+                .collect();
+            let z: f64 =
+                (0..3).map(|o| hidden[o] * f64::from(w1[o])).sum::<f64>() + f64::from(b1[0]);
+            let got = net.forward(&input);
+            assert!(
+                (f64::from(got) - z.tanh()).abs() < 1e-6,
+                "{input:?}: {got} vs {}",
+                z.tanh()
             );
         }
     }

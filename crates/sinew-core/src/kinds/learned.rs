@@ -343,20 +343,21 @@ impl Mlp {
         self.layers[0].inputs
     }
 
-    /// Evaluates one row (a reference in plain Rust; the backends run the
-    /// same arithmetic over their compiled weight tables).
+    /// Evaluates one row with the CPU backend's arithmetic (for checks and
+    /// tools; a step evaluates every row itself).
+    ///
+    /// # Panics
+    ///
+    /// When `input` does not hold [`Mlp::input_width`] values.
     pub fn forward(&self, input: &[f32]) -> f32 {
-        let mut x = input.to_vec();
-        for layer in &self.layers {
-            x = (0..layer.outputs)
-                .map(|o| {
-                    let row = &layer.weight[o * layer.inputs..(o + 1) * layer.inputs];
-                    let acc = row.iter().zip(&x).fold(0.0f32, |acc, (w, v)| acc + v * w);
-                    layer.activation.apply(acc + layer.bias[o])
-                })
-                .collect();
-        }
-        x[0]
+        assert_eq!(
+            input.len(),
+            self.input_width(),
+            "the network {} takes {} inputs",
+            self.origin,
+            self.input_width()
+        );
+        crate::net::evaluate_dense(&self.layers, input)
     }
 
     /// Reads an MLP from safetensors bytes: the `Linear` layers' `weight`
@@ -373,8 +374,8 @@ impl Mlp {
     /// save_file(net.state_dict(), "net.safetensors", metadata={"activations": "softsign,softsign,identity"})
     /// ```
     pub fn from_safetensors(bytes: &[u8], origin: &str, spec: &NetSpec) -> Result<Mlp, Error> {
-        let file = TensorFile::parse(bytes, origin)?;
-        let prefixes = file.layer_order(spec, |_| true)?;
+        let mut file = TensorFile::parse(bytes, origin)?;
+        let prefixes = file.layer_order(spec)?;
         let layers = file.dense_layers(&prefixes, spec, false)?;
         file.check_all_used()?;
         Mlp::new(origin, layers)
@@ -485,7 +486,7 @@ impl LstmNet {
     /// pair as the dense head (ordered as in [`Mlp::from_safetensors`]). The
     /// head's activations default to identity.
     pub fn from_safetensors(bytes: &[u8], origin: &str, spec: &NetSpec) -> Result<LstmNet, Error> {
-        let file = TensorFile::parse(bytes, origin)?;
+        let mut file = TensorFile::parse(bytes, origin)?;
         let mut layers = Vec::new();
         for k in 0.. {
             let suffix = format!("_l{k}");
@@ -517,12 +518,8 @@ impl LstmNet {
                 bias_hh,
             });
         }
-        let lstm_tensor = |n: &str| {
-            ["weight_ih_l", "weight_hh_l", "bias_ih_l", "bias_hh_l"]
-                .iter()
-                .any(|w| n.contains(w))
-        };
-        let prefixes = file.layer_order(spec, |n| !lstm_tensor(n))?;
+        // The LSTM's tensors are taken: what is left is the head.
+        let prefixes = file.layer_order(spec)?;
         let head = file.dense_layers(&prefixes, spec, true)?;
         file.check_all_used()?;
         LstmNet::new(origin, layers, head)
@@ -551,13 +548,12 @@ pub struct NetSpec {
     pub activations: Option<Vec<Activation>>,
 }
 
-/// The tensors of one safetensors file, converted to f32, with the ones
-/// not yet taken by a layer.
+/// The tensors of one safetensors file not yet taken by a layer, converted
+/// to f32.
 struct TensorFile {
     origin: String,
     tensors: BTreeMap<String, (Vec<usize>, Vec<f32>)>,
     metadata: HashMap<String, String>,
-    taken: std::cell::RefCell<Vec<String>>,
 }
 
 impl TensorFile {
@@ -604,7 +600,6 @@ impl TensorFile {
             origin: origin.to_owned(),
             tensors,
             metadata: meta.metadata().clone().unwrap_or_default(),
-            taken: Default::default(),
         })
     }
 
@@ -612,27 +607,24 @@ impl TensorFile {
         self.tensors.keys().map(String::as_str)
     }
 
-    /// A tensor's shape and values, marked as used.
-    fn take(&self, name: &str) -> Result<(Vec<usize>, Vec<f32>), Error> {
-        let Some(t) = self.tensors.get(name) else {
-            let present: Vec<&str> = self.names().collect();
-            return Err(net_error(
+    /// Takes a tensor's shape and values out of the file.
+    fn take(&mut self, name: &str) -> Result<(Vec<usize>, Vec<f32>), Error> {
+        self.tensors.remove(name).ok_or_else(|| {
+            let left: Vec<&str> = self.names().collect();
+            net_error(
                 &self.origin,
                 name,
-                format!("missing; the file holds [{}]", present.join(", ")),
-            ));
-        };
-        self.taken.borrow_mut().push(name.to_owned());
-        Ok(t.clone())
+                format!(
+                    "missing; the tensors not yet used are [{}]",
+                    left.join(", ")
+                ),
+            )
+        })
     }
 
     /// The dense layers' prefixes: `spec`, else the `layers` metadata, else
-    /// every `*.weight` that `keep` accepts, in natural order.
-    fn layer_order(
-        &self,
-        spec: &NetSpec,
-        keep: impl Fn(&str) -> bool,
-    ) -> Result<Vec<String>, Error> {
+    /// every `*.weight` left, in natural order.
+    fn layer_order(&self, spec: &NetSpec) -> Result<Vec<String>, Error> {
         if let Some(layers) = &spec.layers {
             return Ok(layers.clone());
         }
@@ -641,7 +633,6 @@ impl TensorFile {
         }
         let mut prefixes: Vec<String> = self
             .names()
-            .filter(|n| keep(n))
             .filter_map(|n| n.strip_suffix(".weight").map(str::to_owned))
             .collect();
         prefixes.sort_by_key(|p| natural_key(p));
@@ -650,7 +641,7 @@ impl TensorFile {
 
     /// The dense layers named by `prefixes`, with their activations.
     fn dense_layers(
-        &self,
+        &mut self,
         prefixes: &[String],
         spec: &NetSpec,
         identity_default: bool,
@@ -729,8 +720,7 @@ impl TensorFile {
     }
 
     fn check_all_used(&self) -> Result<(), Error> {
-        let taken = self.taken.borrow();
-        match self.names().find(|n| !taken.iter().any(|t| t == n)) {
+        match self.names().next() {
             Some(unused) => Err(net_error(
                 &self.origin,
                 unused,
