@@ -8,7 +8,7 @@
 //! column keeps two rings of `history_len` slots (errors, velocities; at
 //! least the largest tap + 1, a power of two): a step
 //! writes its frame into slot `count mod len` (every slot when fresh, with
-//! the frame or zeros per [`HistoryInit`](crate::HistoryInit)) and reads tap
+//! the frame or zeros per [`HistoryInit`]) and reads tap
 //! `t` at slot `(count − t) mod len`. An LSTM column keeps two halves of
 //! `[layer][h, c]`: a step reads half `count mod 2` (zeros when fresh) and
 //! writes the other. Only a commit, after the env's outputs are known to be
@@ -85,9 +85,9 @@ pub struct LearnedColumn {
     pub taps_offset: u32,
     /// Number of taps.
     pub num_taps: u32,
-    /// [`InputOrder`](crate::InputOrder) code.
+    /// [`InputOrder`] code.
     pub input_order: u32,
-    /// [`HistoryInit`](crate::HistoryInit) code.
+    /// [`HistoryInit`] code.
     pub history_init: u32,
     /// Scale of the position errors.
     pub pos_scale: f32,
