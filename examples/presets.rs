@@ -45,11 +45,12 @@ fn main() -> Result<(), sinew_cli::CliError> {
                 .iter()
                 .map(|&c| peak[c])
                 .fold(0.0f32, f32::max);
-            let limit = group
-                .cfg
-                .actuator
-                .param_value(sinew::Param::EffortLimit)
-                .unwrap_or(f32::INFINITY);
+            let actuator = &group.cfg.actuator;
+            let limit = actuator
+                .params()
+                .iter()
+                .position(|p| p.name == "effort_limit")
+                .map_or(f32::INFINITY, |k| actuator.param_value(k));
             println!(
                 "  {:10} {:17} {:2} targets, armature {:.6} kg·m², peak |ctrl| {worst:7.3} (limit {limit})",
                 group.cfg.name,

@@ -40,3 +40,26 @@ fn rng_u32(seed: u32, stream: u32, env: u32, counter: u32) -> u32 {
 fn rng_unit(seed: u32, stream: u32, env: u32, counter: u32) -> f32 {
     return f32(rng_u32(seed, stream, env, counter) >> 8u) * (1.0 / 16777216.0);
 }
+
+// torch's clamp as two selects: lo > hi gives hi, a NaN x stays NaN
+// (twin of `clip` in crates/sinew-core/src/kinds/ideal_pd.rs).
+fn clip(x: f32, lo: f32, hi: f32) -> f32 {
+    let y = select(x, lo, x < lo);
+    return select(y, hi, y > hi);
+}
+
+// The unclamped PD torque, in mjlab's operation order (twin of `pd_torque`).
+fn pd_torque(
+    stiffness: f32,
+    damping: f32,
+    position_target: f32,
+    pos: f32,
+    velocity_target: f32,
+    vel: f32,
+    effort_target: f32,
+) -> f32 {
+    var tau = stiffness * (position_target - pos);
+    tau += damping * (velocity_target - vel);
+    tau += effort_target;
+    return tau;
+}

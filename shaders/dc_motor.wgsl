@@ -39,3 +39,19 @@ fn dc_motor_effort(
     );
     return dc_motor_clip(tau, saturation_effort, velocity_limit, effort_limit, vel);
 }
+
+// The kind's law (twin of `<DcMotorCfg as Kind>::law`).
+fn dc_motor_law() -> f32 {
+    return dc_motor_effort(
+        io_param(DC_MOTOR_STIFFNESS),
+        io_param(DC_MOTOR_DAMPING),
+        io_param(DC_MOTOR_EFFORT_LIMIT),
+        io_param(DC_MOTOR_SATURATION_EFFORT),
+        io_param(DC_MOTOR_VELOCITY_LIMIT),
+        io_target(FIELD_POSITION),
+        io_pos(),
+        io_target(FIELD_VELOCITY),
+        io_vel(),
+        io_target(FIELD_EFFORT),
+    );
+}

@@ -1,25 +1,17 @@
 // Ideal PD. Twin of crates/sinew-core/src/kinds/ideal_pd.rs.
 
-// torch's clamp as two selects: lo > hi gives hi, a NaN x stays NaN.
-fn clip(x: f32, lo: f32, hi: f32) -> f32 {
-    let y = select(x, lo, x < lo);
-    return select(y, hi, y > hi);
-}
-
-// The unclamped PD torque, in mjlab's operation order.
-fn pd_torque(
-    stiffness: f32,
-    damping: f32,
-    position_target: f32,
-    pos: f32,
-    velocity_target: f32,
-    vel: f32,
-    effort_target: f32,
-) -> f32 {
-    var tau = stiffness * (position_target - pos);
-    tau += damping * (velocity_target - vel);
-    tau += effort_target;
-    return tau;
+// The kind's law (twin of `<IdealPdCfg as Kind>::law`).
+fn ideal_pd_law() -> f32 {
+    return ideal_pd_effort(
+        io_param(IDEAL_PD_STIFFNESS),
+        io_param(IDEAL_PD_DAMPING),
+        io_param(IDEAL_PD_EFFORT_LIMIT),
+        io_target(FIELD_POSITION),
+        io_pos(),
+        io_target(FIELD_VELOCITY),
+        io_vel(),
+        io_target(FIELD_EFFORT),
+    );
 }
 
 fn ideal_pd_effort(

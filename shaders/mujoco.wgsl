@@ -237,3 +237,9 @@ fn mj_tendon_scale(total: f32, lo: f32, hi: f32) -> f32 {
     }
     return 1.0;
 }
+
+// The kind's law (twin of `<MjGeneralCfg as Kind>::law`): forwards MuJoCo's
+// ctrl; `mj_env_stage` in step.wgsl computes the force.
+fn mj_general_law() -> f32 {
+    return io_target(io_field());
+}

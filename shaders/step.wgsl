@@ -1,24 +1,16 @@
 // The step: three dispatches recorded into one compute pass.
 //   env_stage    one thread per env: non-finite input check, delay push, lag draw.
-//   law_stage    one thread per (env, ctrl column): the column's law (a
-//                learned column evaluates its network there).
+//   law_stage    one thread per (env, ctrl column): the column's kind's law
+//                through `kind_law`, the switch the generated prelude holds
+//                for the kinds of the plan (a learned column evaluates its
+//                network there).
 //   output_stage one thread per env: the MuJoCo stage, the non-finite output
-//                check, the activation and learned-state commits; advances
-//                the step counter.
+//                check, the state, activation and learned-state commits;
+//                advances the step counter.
 // Together they are the loop body of `StepInputs::env` in crates/sinew-cpu/src/lib.rs.
 
-// Law codes of `ColumnDesc.law` (sinew_wgpu::LAW_*).
-const LAW_IDEAL_PD: u32 = 0u;
-const LAW_DC_MOTOR: u32 = 1u;
-const LAW_PASS_THROUGH: u32 = 2u;
-const LAW_MJ_GENERAL: u32 = 3u;
-const LAW_LEARNED_MLP: u32 = 4u;
-const LAW_LSTM_NET: u32 = 5u;
-
-// Command fields (`CommandField` discriminants; the order of `CMD_FIELDS`).
-const FIELD_POSITION: u32 = 0u;
-const FIELD_VELOCITY: u32 = 1u;
-const FIELD_EFFORT: u32 = 2u;
+// Command fields (`CommandField` discriminants, generated in the prelude as
+// FIELD_POSITION, FIELD_VELOCITY, FIELD_EFFORT; the order of `CMD_FIELDS`).
 const FIELD_POS: u32 = 3u;
 const FIELD_VEL: u32 = 4u;
 
@@ -35,12 +27,12 @@ struct Dims {
     num_claimed: u32,
     claimed_offset: u32,
     seed: u32,
-    // Offsets of the parameter tables in `params`, by `Param` discriminant.
-    stiffness_offset: u32,
-    damping_offset: u32,
-    effort_limit_offset: u32,
-    saturation_effort_offset: u32,
-    velocity_limit_offset: u32,
+    // Parameter and state slots: `params` starts with [slot][env][ctrl]
+    // tables, `state` holds [slot][env][ctrl] tables and as many for the
+    // next state. The group data is in `params` at `data_offset`.
+    num_param_slots: u32,
+    num_state_slots: u32,
+    data_offset: u32,
     // The MuJoCo stage (`MjStage`): actuators, and the offsets in `words` of
     // their paths (column, coef bits), tendon limits (lo bits, hi bits,
     // members offset, members len) and joint limits (joint, lo bits, hi bits).
@@ -62,7 +54,9 @@ struct Dims {
     // u32s of learned state per env, after the per-env headers.
     learned_stride: u32,
     learned_period: u32,
-    _pad: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // One learned column (`LearnedColumn`), read from `words`.
@@ -99,11 +93,14 @@ struct NetLayer {
 
 // One ctrl column (`ColumnDesc`).
 struct ColumnDesc {
-    law: u32,
+    kind: u32,
     field: u32,
     cmd_column: u32,
     buffer: u32,
     ring_column: u32,
+    aux: u32,
+    data_offset: u32,
+    data_len: u32,
 }
 
 // One delay buffer (`BufferDesc`).
@@ -144,6 +141,8 @@ struct BufferDesc {
 // [env][2]: learned headers (commit count, fresh flag); then
 // [env][learned_stride]: histories and LSTM states, f32 bits.
 @group(0) @binding(14) var<storage, read_write> learned: array<u32>;
+// [slot][env][ctrl column] state, then as many slots of next state.
+@group(0) @binding(15) var<storage, read_write> state: array<f32>;
 
 fn cmd_at(field: u32, env: u32, column: u32) -> f32 {
     return cmd[(field * dims.num_envs + env) * dims.num_targets + column];
@@ -200,6 +199,50 @@ fn env_stage(
     }
 }
 
+// The law I/O: what `LawIo` gives a Rust law, for the (env, column) this
+// thread evaluates. law_stage sets the `law_*` values, then calls the law.
+var<private> law_env: u32;
+// env · num_ctrl + column: the element of every [slot][env][ctrl] table.
+var<private> law_at: u32;
+var<private> law_targets: vec3<f32>;
+var<private> law_pos: f32;
+var<private> law_vel: f32;
+var<private> law_field: u32;
+var<private> law_aux: u32;
+var<private> law_data_offset: u32;
+var<private> law_data_len: u32;
+
+fn plane() -> u32 {
+    return dims.num_envs * dims.num_ctrl;
+}
+fn io_param(k: u32) -> f32 {
+    return params[k * plane() + law_at];
+}
+fn io_target(field: u32) -> f32 {
+    return law_targets[field];
+}
+fn io_pos() -> f32 {
+    return law_pos;
+}
+fn io_vel() -> f32 {
+    return law_vel;
+}
+fn io_field() -> u32 {
+    return law_field;
+}
+fn io_state(k: u32) -> f32 {
+    return state[k * plane() + law_at];
+}
+fn io_set_state(k: u32, value: f32) {
+    state[(dims.num_state_slots + k) * plane() + law_at] = value;
+}
+fn io_data(i: u32) -> f32 {
+    return params[dims.data_offset + law_data_offset + i];
+}
+fn io_data_len() -> u32 {
+    return law_data_len;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn law_stage(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -217,216 +260,32 @@ fn law_stage(
     }
     let column = columns[c];
     let m = column.cmd_column;
-    var position_target: f32;
-    var velocity_target: f32;
-    var effort_target: f32;
     if column.buffer == NO_BUFFER {
-        position_target = cmd_at(FIELD_POSITION, env, m);
-        velocity_target = cmd_at(FIELD_VELOCITY, env, m);
-        effort_target = cmd_at(FIELD_EFFORT, env, m);
+        law_targets = vec3<f32>(
+            cmd_at(FIELD_POSITION, env, m),
+            cmd_at(FIELD_VELOCITY, env, m),
+            cmd_at(FIELD_EFFORT, env, m),
+        );
     } else {
         let buffer = buffers[column.buffer];
         let cols = buffer.num_columns;
         let slot = read_slot(buffer.params, states[env * dims.num_buffers + column.buffer]);
         let at = env * dims.ring_stride + buffer.ring_offset + slot * 3u * cols + column.ring_column;
-        position_target = ring[at];
-        velocity_target = ring[at + cols];
-        effort_target = ring[at + 2u * cols];
+        law_targets = vec3<f32>(ring[at], ring[at + cols], ring[at + 2u * cols]);
     }
-    let pos = cmd_at(FIELD_POS, env, m);
-    let vel = cmd_at(FIELD_VEL, env, m);
-    var out: f32;
-    switch column.law {
-        case LAW_IDEAL_PD: {
-            out = ideal_pd_effort(
-                params[dims.stiffness_offset + i],
-                params[dims.damping_offset + i],
-                params[dims.effort_limit_offset + i],
-                position_target,
-                pos,
-                velocity_target,
-                vel,
-                effort_target,
-            );
-        }
-        case LAW_DC_MOTOR: {
-            out = dc_motor_effort(
-                params[dims.stiffness_offset + i],
-                params[dims.damping_offset + i],
-                params[dims.effort_limit_offset + i],
-                params[dims.saturation_effort_offset + i],
-                params[dims.velocity_limit_offset + i],
-                position_target,
-                pos,
-                velocity_target,
-                vel,
-                effort_target,
-            );
-        }
-        case LAW_LEARNED_MLP, LAW_LSTM_NET: {
-            let col = learned_column(column.field);
-            let error = position_target - pos;
-            var raw: f32;
-            if column.law == LAW_LEARNED_MLP {
-                raw = mlp_effort(col, env, error, vel);
-            } else {
-                raw = lstm_effort(col, env, error, vel);
-            }
-            out = dc_motor_clip(
-                raw,
-                params[dims.saturation_effort_offset + i],
-                params[dims.velocity_limit_offset + i],
-                params[dims.effort_limit_offset + i],
-                vel,
-            );
-        }
-        default: {
-            switch column.field {
-                case FIELD_POSITION: {
-                    out = pass_through(position_target);
-                }
-                case FIELD_VELOCITY: {
-                    out = pass_through(velocity_target);
-                }
-                default: {
-                    out = pass_through(effort_target);
-                }
-            }
-        }
+    law_env = env;
+    law_at = i;
+    law_pos = cmd_at(FIELD_POS, env, m);
+    law_vel = cmd_at(FIELD_VEL, env, m);
+    law_field = column.field;
+    law_aux = column.aux;
+    law_data_offset = column.data_offset;
+    law_data_len = column.data_len;
+    // The next state starts as the current: slots a law does not write keep it.
+    for (var k = 0u; k < dims.num_state_slots; k++) {
+        state[(dims.num_state_slots + k) * plane() + i] = state[k * plane() + i];
     }
-    ctrl[i] = out;
-}
-
-fn learned_column(k: u32) -> LearnedColumn {
-    let at = dims.learned_columns_offset + 16u * k;
-    var w: array<u32, 16>;
-    for (var j = 0u; j < 16u; j++) {
-        w[j] = words[at + j];
-    }
-    return LearnedColumn(
-        w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12],
-        bitcast<f32>(w[13]), bitcast<f32>(w[14]), bitcast<f32>(w[15]),
-    );
-}
-
-fn net_layer(l: u32) -> NetLayer {
-    let at = dims.net_layers_offset + 8u * l;
-    return NetLayer(
-        words[at], words[at + 1u], words[at + 2u], words[at + 3u],
-        words[at + 4u], words[at + 5u], words[at + 6u], words[at + 7u],
-    );
-}
-
-fn net_weight(at: u32) -> f32 {
-    return params[dims.net_weights_offset + at];
-}
-
-// Offset in `learned` of an env's state row.
-fn learned_row(env: u32) -> u32 {
-    return 2u * dims.num_envs + env * dims.learned_stride;
-}
-
-// `count` dense layers from `first` on one row (twin of `dense`).
-fn dense_stack(first: u32, count: u32, input: array<f32, NET_MAX_WIDTH>) -> f32 {
-    var x = input;
-    var y: array<f32, NET_MAX_WIDTH>;
-    for (var l = first; l < first + count; l++) {
-        let layer = net_layer(l);
-        for (var o = 0u; o < layer.outputs; o++) {
-            var acc = 0.0;
-            for (var i = 0u; i < layer.inputs; i++) {
-                acc += x[i] * net_weight(layer.weight + i * layer.outputs + o);
-            }
-            y[o] = activate(layer.activation, acc + net_weight(layer.bias + o));
-        }
-        x = y;
-    }
-    return x[0];
-}
-
-// An MLP column's scaled output before the DC clip (twin of
-// `LearnedStage::mlp_column`): writes this step's frame into the rings.
-fn mlp_effort(col: LearnedColumn, env: u32, error: f32, vel: f32) -> f32 {
-    let count = learned[2u * env];
-    let fresh = learned[2u * env + 1u];
-    let len = col.history_len;
-    let at = learned_row(env) + col.state_offset;
-    if fresh != 0u {
-        let fill_error = select(error, 0.0, col.history_init != 0u);
-        let fill_vel = select(vel, 0.0, col.history_init != 0u);
-        for (var s = 0u; s < len; s++) {
-            learned[at + s] = bitcast<u32>(fill_error);
-            learned[at + len + s] = bitcast<u32>(fill_vel);
-        }
-    }
-    let now = count % len;
-    learned[at + now] = bitcast<u32>(error);
-    learned[at + len + now] = bitcast<u32>(vel);
-    let n = col.num_taps;
-    var pos_half = 0u;
-    var vel_half = n;
-    if col.input_order != 0u {
-        pos_half = n;
-        vel_half = 0u;
-    }
-    var x: array<f32, NET_MAX_WIDTH>;
-    for (var k = 0u; k < n; k++) {
-        let t = words[dims.learned_taps_offset + col.taps_offset + k];
-        let slot = (count + dims.learned_period - t) % len;
-        x[pos_half + k] = col.pos_scale * bitcast<f32>(learned[at + slot]);
-        x[vel_half + k] = col.vel_scale * bitcast<f32>(learned[at + len + slot]);
-    }
-    return dense_stack(col.first_layer, col.num_layers, x) * col.torque_scale;
-}
-
-// An LSTM column's output before the DC clip (twin of
-// `LearnedStage::lstm_column`): reads the half of the state the count
-// names (zeros when fresh), writes the other.
-fn lstm_effort(col: LearnedColumn, env: u32, error: f32, vel: f32) -> f32 {
-    let count = learned[2u * env];
-    let fresh = learned[2u * env + 1u];
-    let hidden = col.hidden;
-    let gates = 4u * hidden;
-    let half = col.lstm_layers * 2u * hidden;
-    let at = learned_row(env) + col.state_offset;
-    var old_at = at;
-    var new_at = at + half;
-    if count % 2u == 1u {
-        old_at = at + half;
-        new_at = at;
-    }
-    var x: array<f32, NET_MAX_WIDTH>;
-    x[0] = error;
-    x[1] = vel;
-    for (var l = 0u; l < col.lstm_layers; l++) {
-        let layer = net_layer(col.first_layer + l);
-        let h_old = old_at + 2u * l * hidden;
-        let h_new = new_at + 2u * l * hidden;
-        for (var u = 0u; u < hidden; u++) {
-            var pre: vec4<f32>;
-            for (var q = 0u; q < 4u; q++) {
-                let r = q * hidden + u;
-                var from_x = 0.0;
-                for (var i = 0u; i < layer.inputs; i++) {
-                    from_x += x[i] * net_weight(layer.weight + i * gates + r);
-                }
-                var from_h = 0.0;
-                for (var j = 0u; j < hidden; j++) {
-                    let h = select(bitcast<f32>(learned[h_old + j]), 0.0, fresh != 0u);
-                    from_h += h * net_weight(layer.weight_hh + j * gates + r);
-                }
-                pre[q] = (from_x + net_weight(layer.bias + r)) + (from_h + net_weight(layer.bias_hh + r));
-            }
-            let c_old = select(bitcast<f32>(learned[h_old + hidden + u]), 0.0, fresh != 0u);
-            let hc = lstm_unit(pre, c_old);
-            learned[h_new + u] = bitcast<u32>(hc.x);
-            learned[h_new + hidden + u] = bitcast<u32>(hc.y);
-        }
-        for (var u = 0u; u < hidden; u++) {
-            x[u] = bitcast<f32>(learned[h_new + u]);
-        }
-    }
-    return dense_stack(col.first_layer + col.lstm_layers, col.num_layers - col.lstm_layers, x);
+    ctrl[i] = kind_law(column.kind);
 }
 
 // One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
@@ -553,6 +412,13 @@ fn output_stage(
         mj_zero(env);
         flags[env] = 1u;
     } else {
+        // The kinds' state (twin of `SlotRows::copy_env_from`).
+        let s = dims.num_state_slots;
+        for (var k = 0u; k < s; k++) {
+            for (var c = 0u; c < dims.num_ctrl; c++) {
+                state[k * plane() + row + c] = state[(s + k) * plane() + row + c];
+            }
+        }
         // Twin of `MjStage::commit`.
         for (var k = 0u; k < m; k++) {
             let at = env * 2u * m + k;

@@ -160,6 +160,18 @@ impl Backend for Engine {
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
         each_backend!(self, b => b.read_param(group, name, out))
     }
+    fn set_state(
+        &mut self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        each_backend!(self, b => b.set_state(group, name, env_ids, values))
+    }
+    fn read_state(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        each_backend!(self, b => b.read_state(group, name, out))
+    }
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {
         each_backend!(self, b => b.set_lags(group, env_ids, lags))
     }

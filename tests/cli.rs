@@ -256,8 +256,8 @@ fn every_preset_parses_and_matches_its_source() {
         let cfg = g1.groups.iter().find(|g| g.name == group).unwrap();
         let a = f64::from(cfg.armature.unwrap());
         assert!((a - armature).abs() < 1e-9, "{group}: armature {a}");
-        let kp = f64::from(cfg.actuator.param_value(sinew::Param::Stiffness).unwrap());
-        let kd = f64::from(cfg.actuator.param_value(sinew::Param::Damping).unwrap());
+        let kp = f64::from(cfg.actuator.param_value(0));
+        let kd = f64::from(cfg.actuator.param_value(1));
         assert!(
             (kp / (armature * w * w) - 1.0).abs() < 1e-6,
             "{group}: kp {kp}"

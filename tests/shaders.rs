@@ -11,14 +11,11 @@ use sinew::net::{LEARNED_LSTM, LEARNED_MLP, NET_DENSE, NET_LSTM};
 use sinew::{
     Activation, ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
     BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayState, Dense, DynType, GainType, IdealPdCfg,
-    KindId, Law, LearnedColumn, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg, MjActuator,
-    MjGeneralCfg, Mlp, NetLayer, Param, WrappedCfg, CMD_FIELDS, MJ_ACT_EARLY, MJ_ACT_LIMITED,
-    MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL, NET_MAX_WIDTH,
+    KindId, LearnedColumn, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg, MjActuator, MjGeneralCfg,
+    Mlp, NetLayer, WrappedCfg, CMD_FIELDS, MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED,
+    MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL, NET_MAX_WIDTH,
 };
-use sinew_wgpu::layout::{
-    BufferDesc, ColumnDesc, Dims, LAW_DC_MOTOR, LAW_IDEAL_PD, LAW_LEARNED_MLP, LAW_LSTM_NET,
-    LAW_MJ_GENERAL, LAW_PASS_THROUGH, NO_BUFFER,
-};
+use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, NO_BUFFER};
 use sinew_wgpu::{shaders, WORKGROUP_SIZE};
 
 fn parse(source: &str, what: &str) -> Module {
@@ -34,42 +31,28 @@ fn parse(source: &str, what: &str) -> Module {
 }
 
 fn step_module() -> Module {
-    parse(&shaders::module_source(), "the step module")
+    parse(&shaders::module_source(KindId::ALL), "the step module")
 }
 
 #[test]
-fn every_shader_file_parses_and_validates_in_module_order() {
-    for n in 1..=shaders::FILES.len() {
-        let (name, _) = shaders::FILES[n - 1];
+fn the_module_validates_for_each_kind_alone_and_for_all() {
+    for &kind in KindId::ALL {
         parse(
-            &shaders::source_of_first(n),
-            &format!("{name} (after the files before it)"),
+            &shaders::module_source(&[kind]),
+            &format!("the module specialized to {}", kind.name()),
         );
     }
-    // No file in shaders/ is left out of the module.
+    parse(&shaders::module_source(&[]), "the module with no kind");
+    step_module();
+    // Every file in shaders/ is a driver file or some kind's file.
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
-        .expect("shaders/")
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".wgsl"))
-        .collect();
-    on_disk.sort();
-    let mut listed: Vec<String> = shaders::FILES.iter().map(|(n, _)| n.to_string()).collect();
-    listed.sort();
-    assert_eq!(on_disk, listed, "shaders/ and shaders::FILES differ");
-}
-
-/// The WGSL function each law runs, with its argument count.
-fn law_function(law: Law) -> (&'static str, usize) {
-    match law {
-        Law::IdealPd => ("ideal_pd_effort", 8),
-        Law::DcMotor => ("dc_motor_effort", 10),
-        Law::PassThrough(_) => ("pass_through", 1),
-        // The law stage forwards the control; the MuJoCo stage runs mj_force.
-        Law::MjGeneral(_) => ("mj_force", 5),
-        // The law stage runs the network, then the DC clip.
-        Law::LearnedMlp => ("mlp_effort", 4),
-        Law::LstmNet => ("lstm_effort", 4),
+    let kind_files = shaders::kind_files();
+    for entry in std::fs::read_dir(&dir).expect("shaders/") {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let used = shaders::DRIVER_FILES.iter().any(|(_, t)| *t == text)
+            || kind_files.contains(&text.as_str());
+        assert!(used, "{} is in no module", path.display());
     }
 }
 
@@ -134,17 +117,26 @@ fn every_kind_has_its_wgsl_function() {
         .into(),
     ];
     let ids: Vec<KindId> = kinds.iter().map(|k| k.kind_id()).collect();
-    assert_eq!(ids.len(), KindId::LstmNet as usize + 1, "a kind is missing");
-    for kind in &kinds {
-        let law = kind.law().unwrap_or(Law::PassThrough(CommandField::Effort));
-        let (name, arity) = law_function(law);
+    assert_eq!(ids, KindId::ALL, "a kind is missing from this list");
+    for &kind in KindId::ALL {
+        let name = shaders::law_function(kind);
         assert_eq!(
-            functions.get(name),
-            Some(&arity),
-            "kind {} runs `{name}` with {arity} arguments; the WGSL has {:?}",
-            kind.kind_name(),
-            functions.get(name)
+            functions.get(&name),
+            Some(&0),
+            "kind {}: no WGSL `fn {name}() -> f32`",
+            kind.name()
         );
+        // Its law is a case of the switch of a module specialized to it.
+        let prelude = shaders::prelude(&[kind]);
+        assert!(prelude.contains(&format!("return {name}();")), "{prelude}");
+    }
+    // The scalar laws the kinds' WGSL laws call, with the Rust arity.
+    for (name, arity) in [
+        ("ideal_pd_effort", 8),
+        ("dc_motor_effort", 10),
+        ("mj_force", 5),
+    ] {
+        assert_eq!(functions.get(name), Some(&arity), "WGSL fn {name}");
     }
     // The helpers each law and the delay stage call, as in the Rust.
     for helper in [
@@ -267,11 +259,9 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 num_claimed,
                 claimed_offset,
                 seed,
-                stiffness_offset,
-                damping_offset,
-                effort_limit_offset,
-                saturation_effort_offset,
-                velocity_limit_offset,
+                num_param_slots,
+                num_state_slots,
+                data_offset,
                 num_mj,
                 mj_path_offset,
                 mj_tendon_offset,
@@ -286,7 +276,9 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 net_weights_offset,
                 learned_stride,
                 learned_period,
-                _pad
+                _pad0,
+                _pad1,
+                _pad2
             }),
         ),
         (
@@ -352,11 +344,14 @@ fn repr_c_structs_match_their_wgsl_twins() {
         (
             "ColumnDesc",
             rust_struct!(ColumnDesc {
-                law,
+                kind,
                 field,
                 cmd_column,
                 buffer,
-                ring_column
+                ring_column,
+                aux,
+                data_offset,
+                data_len
             }),
         ),
         (
@@ -377,25 +372,6 @@ fn repr_c_structs_match_their_wgsl_twins() {
             "struct {name}: WGSL vs Rust"
         );
     }
-    // Every parameter has its table offset in Dims, named after it.
-    let (_, dims) = wgsl_struct(&module, "Dims");
-    for p in Param::ALL {
-        let member = format!("{}_offset", p.name());
-        assert!(
-            dims.iter().any(|(m, _)| *m == member),
-            "Dims has no {member}"
-        );
-        let mut d = Dims::default();
-        let field: &mut u32 = match p {
-            Param::Stiffness => &mut d.stiffness_offset,
-            Param::Damping => &mut d.damping_offset,
-            Param::EffortLimit => &mut d.effort_limit_offset,
-            Param::SaturationEffort => &mut d.saturation_effort_offset,
-            Param::VelocityLimit => &mut d.velocity_limit_offset,
-        };
-        *field = 7;
-        assert_eq!(d.param_offset(p), 7, "Dims::param_offset({p:?})");
-    }
 }
 
 fn wgsl_u32_constants(module: &Module) -> BTreeMap<String, u32> {
@@ -414,10 +390,27 @@ fn wgsl_constants_equal_the_rust_values() {
     let module = step_module();
     let wgsl = wgsl_u32_constants(&module);
     let field = |name: &str| CMD_FIELDS.iter().position(|f| *f == name).unwrap() as u32;
-    let rust: [(&str, u32); 40] = [
+    let mut rust: Vec<(String, u32)> = vec![];
+    // The generated prelude: every kind's id and slot indices, from its spec.
+    for &kind in KindId::ALL {
+        let spec = kind.spec();
+        let prefix = shaders::wgsl_constant(spec.key);
+        rust.push((shaders::kind_constant(kind), kind as u32));
+        for (k, p) in spec.params.iter().enumerate() {
+            rust.push((
+                format!("{prefix}_{}", shaders::wgsl_constant(p.name)),
+                k as u32,
+            ));
+        }
+        for (k, st) in spec.state.iter().enumerate() {
+            rust.push((
+                format!("{prefix}_{}", shaders::wgsl_constant(st.name)),
+                k as u32,
+            ));
+        }
+    }
+    let fixed: [(&str, u32); 34] = [
         ("WORKGROUP_SIZE", WORKGROUP_SIZE),
-        ("LAW_LEARNED_MLP", LAW_LEARNED_MLP),
-        ("LAW_LSTM_NET", LAW_LSTM_NET),
         ("NET_MAX_WIDTH", NET_MAX_WIDTH as u32),
         ("NET_DENSE", NET_DENSE),
         ("NET_LSTM", NET_LSTM),
@@ -429,10 +422,6 @@ fn wgsl_constants_equal_the_rust_values() {
         ("ACT_TANH", Activation::Tanh as u32),
         ("ACT_SOFTSIGN", Activation::Softsign as u32),
         ("ACT_SIGMOID", Activation::Sigmoid as u32),
-        ("LAW_IDEAL_PD", LAW_IDEAL_PD),
-        ("LAW_DC_MOTOR", LAW_DC_MOTOR),
-        ("LAW_PASS_THROUGH", LAW_PASS_THROUGH),
-        ("LAW_MJ_GENERAL", LAW_MJ_GENERAL),
         ("MJ_CTRL_LIMITED", MJ_CTRL_LIMITED),
         ("MJ_FORCE_LIMITED", MJ_FORCE_LIMITED),
         ("MJ_ACT_LIMITED", MJ_ACT_LIMITED),
@@ -456,8 +445,9 @@ fn wgsl_constants_equal_the_rust_values() {
         ("STREAM_CANDIDATE", STREAM_CANDIDATE),
         ("STREAM_HOLD", STREAM_HOLD),
     ];
+    rust.extend(fixed.map(|(n, v)| (n.to_owned(), v)));
     for (name, value) in rust {
-        assert_eq!(wgsl.get(name), Some(&value), "WGSL const {name}");
+        assert_eq!(wgsl.get(&name), Some(&value), "WGSL const {name}");
     }
     let floats: BTreeMap<String, f32> = module
         .constants

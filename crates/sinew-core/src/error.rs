@@ -216,6 +216,18 @@ pub enum Error {
         /// The parameters it has.
         known: String,
     },
+    /// The group's kind has no state slot of this name.
+    #[error("group `{group}` ({kind}) has no state `{name}`; its state slots are [{known}]")]
+    UnknownState {
+        /// The group.
+        group: String,
+        /// Its kind.
+        kind: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The state slots it has.
+        known: String,
+    },
     /// Setter values do not fit the env ids and the group's targets.
     #[error("group `{group}`: {field} got {got} values for {num_envs} env(s) × {num_targets} target(s); give 1, {num_envs} (one per env) or {} (one per env and target)", num_envs * num_targets)]
     ValuesShape {

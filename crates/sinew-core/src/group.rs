@@ -2,7 +2,7 @@
 
 use crate::delay::DelayCfg;
 use crate::error::Error;
-use crate::kinds::{invalid, ActuatorCfg};
+use crate::kinds::{invalid, ActuatorCfg, CtrlMeaning};
 use crate::robot::Transmission;
 
 /// One actuator group: a kind applied to the targets its regexes match.
@@ -100,12 +100,11 @@ impl GroupCfg {
     pub fn validate(&self) -> Result<(), Error> {
         let group = self.name.as_str();
         self.actuator.validate(group, self.transmission)?;
-        if self.compute_force
-            && self
-                .actuator
-                .law()
-                .is_some_and(|l| !matches!(l, crate::kinds::Law::PassThrough(_)))
-        {
+        let forwards = matches!(
+            self.actuator.meaning(crate::kinds::CommandField::Effort),
+            CtrlMeaning::PositionTarget | CtrlMeaning::VelocityTarget | CtrlMeaning::EffortTarget
+        );
+        if self.compute_force && !forwards {
             return Err(Error::InvalidParam {
                 group: group.to_owned(),
                 field: "compute_force".into(),

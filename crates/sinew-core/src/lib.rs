@@ -59,8 +59,9 @@ pub trait Backend {
     fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error>;
 
     /// Clears the delay state of these envs (history, push count, lag, step
-    /// count, phase) and zeroes their MuJoCo activations (as `mj_resetData`);
-    /// parameters and other envs do not move.
+    /// count, phase), writes every kind state slot's reset value and zeroes
+    /// their MuJoCo activations (as `mj_resetData`); parameters and other
+    /// envs do not move.
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error>;
 
     /// Writes a parameter (by name or mjlab alias) for some envs, in place.
@@ -74,6 +75,21 @@ pub trait Backend {
 
     /// Copies a parameter's `(num_envs, group targets)` values into `out`.
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error>;
+
+    /// Writes a state slot of a group's kind (by name, see
+    /// [`ActuatorCfg::state`]) for some envs; values must be finite. The
+    /// next step reads it.
+    fn set_state(
+        &mut self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error>;
+
+    /// Copies a state slot's `(num_envs, group targets)` values into `out`:
+    /// after a step, the state that step left.
+    fn read_state(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error>;
 
     /// Sets the lag of the group's delay buffer for some envs (clamped into
     /// `[min_lag, max_lag]`). Every group sharing the buffer moves with it,

@@ -18,8 +18,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use crate::kinds::{
-    dc_motor_clip, Activation, ActuatorCfg, Dense, HistoryInit, InputOrder, LstmNet, Param,
-    NET_MAX_WIDTH,
+    dc_motor_clip, Activation, ActuatorCfg, Dense, HistoryInit, InputOrder, LstmNet, NET_MAX_WIDTH,
 };
 use crate::plan::{CtrlColumn, GroupInfo};
 
@@ -440,14 +439,6 @@ fn lstm_cell(
         h_new[u] = o * net_tanh(c);
     }
 }
-
-/// The parameters a learned column reads, in [`LearnedStage::env_efforts`]'s
-/// `limits` order.
-pub const LEARNED_LIMITS: [Param; 3] = [
-    Param::EffortLimit,
-    Param::SaturationEffort,
-    Param::VelocityLimit,
-];
 
 #[cfg(test)]
 mod tests {

@@ -6,8 +6,8 @@ use crate::delay::{DelayCfg, DelayParams, DelayShare, DelayState};
 use crate::error::Error;
 use crate::group::GroupCfg;
 use crate::kinds::{
-    detect_command_field, ActuatorCfg, CtrlMeaning, KindId, Law, MjActuator, MjGeneralCfg, Param,
-    MJ_DEFAULT_TIMESTEP,
+    detect_command_field, ActuatorCfg, CommandField, CtrlMeaning, KindId, MjActuator, MjGeneralCfg,
+    ParamSpec, Stage, StateSpec, MJ_DEFAULT_TIMESTEP,
 };
 use crate::net::LearnedStage;
 use crate::robot::{Robot, Transmission};
@@ -59,8 +59,7 @@ pub struct MjTendonLimit {
     pub members: Vec<u32>,
 }
 
-/// The MuJoCo stage of a plan: every column whose law is
-/// [`Law::MjGeneral`], compiled, with what couples them per env.
+/// The MuJoCo stage of a plan: every column in [`Stage::MuJoCo`], compiled, with what couples them per env.
 ///
 /// Per env, after the laws forward each actuator's control: clamp the
 /// controls, apply MuJoCo's bad-control guard, [`mj_force`](crate::mj_force)
@@ -191,8 +190,17 @@ impl MjStage {
 pub struct GroupInfo {
     /// The configuration as given.
     pub cfg: GroupCfg,
-    /// The law every column of this group runs.
-    pub law: Law,
+    /// Its kind.
+    pub kind: KindId,
+    /// The command field its law forwards or computes from.
+    pub field: CommandField,
+    /// Where its columns go after the law: [`Stage::MuJoCo`] for MuJoCo-law
+    /// kinds and groups that compute their force.
+    pub stage: Stage,
+    /// Offset of its [`ActuatorCfg::group_data`] in [`Plan::group_data`].
+    pub data_offset: usize,
+    /// Length of its group data.
+    pub data_len: usize,
     /// Resolved target names, in definition order.
     pub targets: Vec<String>,
     /// Command column of each target.
@@ -268,8 +276,12 @@ pub enum TargetSource {
 /// unit a backend's inner loop vectorizes over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Run {
-    /// The law.
-    pub law: Law,
+    /// The kind whose law runs.
+    pub kind: KindId,
+    /// The command field of its columns.
+    pub field: CommandField,
+    /// Its group (for the group data).
+    pub group: usize,
     /// First ctrl column (also the first column of every parameter table).
     pub ctrl_start: usize,
     /// First command column (for `pos`/`vel`, and the targets when not delayed).
@@ -383,7 +395,9 @@ pub struct Plan {
     runs: Vec<Run>,
     ring_stride: usize,
     claimed: Vec<(usize, usize)>,
-    param_defaults: [Option<Vec<f32>>; 5],
+    param_defaults: Vec<f32>,
+    state_resets: Vec<f32>,
+    group_data: Vec<f32>,
     warnings: Vec<String>,
     mj: MjStage,
     learned: LearnedStage,
@@ -421,6 +435,7 @@ impl Plan {
         robot.validate()?;
         let mut infos: Vec<GroupInfo> = Vec::with_capacity(groups.len());
         let mut warnings = Vec::new();
+        let mut group_data = Vec::new();
         // (transmission, index) -> group that claimed it.
         let mut claims: Vec<((Transmission, usize), usize)> = Vec::new();
         for cfg in groups {
@@ -430,26 +445,27 @@ impl Plan {
             cfg.validate()?;
             let mut ids = robot.resolve(&cfg.name, &cfg.targets, cfg.transmission)?;
             let names = robot.names(cfg.transmission);
-            let law = match (&cfg.actuator, cfg.actuator.law()) {
-                (ActuatorCfg::Wrapped(w), _) => {
-                    let (kept, law) = resolve_wrapped(robot, &cfg, w.command_field, &ids)?;
+            let field = match &cfg.actuator {
+                ActuatorCfg::Wrapped(w) => {
+                    let (kept, field) = resolve_wrapped(robot, &cfg, w.command_field, &ids)?;
                     ids = kept;
-                    law
+                    field
                 }
-                (_, Some(law)) => law,
-                (_, None) => unreachable!("only wrapped groups detect their law"),
+                other => other
+                    .command_field()
+                    .expect("only wrapped groups detect their command field"),
             };
-            let law = match law {
-                Law::PassThrough(field) if cfg.compute_force => Law::MjGeneral(field),
-                law => law,
+            let stage = if cfg.compute_force {
+                Stage::MuJoCo
+            } else {
+                cfg.actuator.stage()
             };
-            let mujoco = matches!(law, Law::MjGeneral(_));
+            let mujoco = stage == Stage::MuJoCo;
             for &id in &ids {
                 // Several MuJoCo-law groups may share a target, as MuJoCo
                 // actuators share a joint: their efforts add up.
                 if let Some(&(_, first)) = claims.iter().find(|&&(key, g)| {
-                    key == (cfg.transmission, id)
-                        && !(mujoco && matches!(infos[g].law, Law::MjGeneral(_)))
+                    key == (cfg.transmission, id) && !(mujoco && infos[g].stage == Stage::MuJoCo)
                 }) {
                     let regex = cfg
                         .targets
@@ -467,19 +483,8 @@ impl Plan {
                 }
                 claims.push(((cfg.transmission, id), infos.len()));
             }
-            if let ActuatorCfg::DcMotor(dc) = &cfg.actuator {
-                if dc.effort_limit.is_infinite() {
-                    warnings.push(format!(
-                        "group `{}`: effort_limit is inf; only the DC curve limits the torque",
-                        cfg.name
-                    ));
-                } else if dc.effort_limit > dc.saturation_effort {
-                    warnings.push(format!(
-                        "group `{}`: effort_limit {} exceeds saturation_effort {}; the curve caps it",
-                        cfg.name, dc.effort_limit, dc.saturation_effort
-                    ));
-                }
-            }
+            warnings.extend(cfg.actuator.warnings(&cfg.name));
+            let data = cfg.actuator.group_data();
             infos.push(GroupInfo {
                 targets: ids.iter().map(|&i| names[i].clone()).collect(),
                 cmd_columns: ids
@@ -489,9 +494,14 @@ impl Plan {
                 ctrl_columns: Vec::new(),
                 delay_buffer: None,
                 mj_indices: Vec::new(),
-                law,
+                kind: cfg.actuator.kind_id(),
+                field,
+                stage,
+                data_offset: group_data.len(),
+                data_len: data.len(),
                 cfg,
             });
+            group_data.extend(data);
         }
 
         // Ctrl order: declaration order, then target order; or mjlab's sort.
@@ -526,7 +536,10 @@ impl Plan {
                 target: info.targets[t].clone(),
                 transmission: info.cfg.transmission,
                 cmd_column: info.cmd_columns[t],
-                meaning: info.law.meaning(),
+                meaning: match info.stage {
+                    Stage::MuJoCo => CtrlMeaning::ActuatorForce,
+                    Stage::Law | Stage::Learned => info.cfg.actuator.meaning(info.field),
+                },
                 ctrl_range,
                 force_range,
             });
@@ -547,7 +560,9 @@ impl Plan {
             runs: Vec::new(),
             ring_stride: 0,
             claimed: Vec::new(),
-            param_defaults: Default::default(),
+            param_defaults: Vec::new(),
+            state_resets: Vec::new(),
+            group_data,
             warnings,
             mj,
             learned,
@@ -599,7 +614,7 @@ impl Plan {
                     ) => a == b && cb == ca + last.len,
                     _ => false,
                 };
-                if last.law == group.law
+                if last.group == column.group
                     && column.cmd_column == last.cmd_start + last.len
                     && contiguous_targets
                 {
@@ -608,7 +623,9 @@ impl Plan {
                 }
             }
             runs.push(Run {
-                law: group.law,
+                kind: group.kind,
+                field: group.field,
+                group: column.group,
                 ctrl_start: c,
                 cmd_start: column.cmd_column,
                 len: 1,
@@ -629,24 +646,25 @@ impl Plan {
         }
         self.claimed = claimed;
 
-        for param in Param::ALL {
-            if self
-                .groups
+        // Parameter and state slots: `[slot][ctrl]`, a kind's slot k at k.
+        let slots = |of: fn(&ActuatorCfg) -> usize| {
+            self.groups
                 .iter()
-                .any(|g| g.cfg.actuator.params().contains(&param))
-            {
-                let defaults = self
-                    .ctrl
-                    .iter()
-                    .map(|c| {
-                        self.groups[c.group]
-                            .cfg
-                            .actuator
-                            .param_value(param)
-                            .unwrap_or(0.0)
-                    })
-                    .collect();
-                self.param_defaults[param as usize] = Some(defaults);
+                .map(|g| of(&g.cfg.actuator))
+                .max()
+                .unwrap_or(0)
+        };
+        let (num_params, num_state) = (slots(|a| a.params().len()), slots(|a| a.state().len()));
+        let num_ctrl = self.ctrl.len();
+        self.param_defaults = vec![0.0; num_params * num_ctrl];
+        self.state_resets = vec![0.0; num_state * num_ctrl];
+        for (c, column) in self.ctrl.iter().enumerate() {
+            let actuator = &self.groups[column.group].cfg.actuator;
+            for k in 0..actuator.params().len() {
+                self.param_defaults[k * num_ctrl + c] = actuator.param_value(k);
+            }
+            for (k, state) in actuator.state().iter().enumerate() {
+                self.state_resets[k * num_ctrl + c] = state.reset;
             }
         }
     }
@@ -692,9 +710,29 @@ impl Plan {
     pub fn claimed_columns(&self) -> &[(usize, usize)] {
         &self.claimed
     }
-    /// Default value of a parameter per ctrl column, `None` when no group has it.
-    pub fn param_defaults(&self, param: Param) -> Option<&[f32]> {
-        self.param_defaults[param as usize].as_deref()
+    /// Parameter slots: the most parameters of any kind in the plan. Tables
+    /// are `[slot][env][ctrl column]`; a column's slot `k` holds its kind's
+    /// `k`-th parameter (unused slots hold 0).
+    pub fn num_param_slots(&self) -> usize {
+        self.param_defaults.len() / self.ctrl.len().max(1)
+    }
+    /// State slots: the most state slots of any kind in the plan, laid out
+    /// as the parameters.
+    pub fn num_state_slots(&self) -> usize {
+        self.state_resets.len() / self.ctrl.len().max(1)
+    }
+    /// The configured parameter values, `[slot][ctrl column]`: every env's row.
+    pub fn param_defaults(&self) -> &[f32] {
+        &self.param_defaults
+    }
+    /// The state each slot resets to, `[slot][ctrl column]`.
+    pub fn state_resets(&self) -> &[f32] {
+        &self.state_resets
+    }
+    /// Every group's [`ActuatorCfg::group_data`], at its
+    /// [`GroupInfo::data_offset`].
+    pub fn group_data(&self) -> &[f32] {
+        &self.group_data
     }
     /// Things worth telling the user that are not errors (mjlab's warnings).
     pub fn warnings(&self) -> &[String] {
@@ -814,22 +852,44 @@ impl Plan {
             })
     }
 
-    /// Looks up a parameter of a group by name (or mjlab alias).
-    pub fn group_param(&self, group: &str, name: &str) -> Result<(usize, Param), Error> {
+    /// Looks up a parameter of a group by name (or mjlab alias): the
+    /// group's index, the slot and the spec.
+    pub fn group_param(
+        &self,
+        group: &str,
+        name: &str,
+    ) -> Result<(usize, usize, &'static ParamSpec), Error> {
         let g = self.group_index(group)?;
         let actuator = &self.groups[g].cfg.actuator;
-        match Param::from_name(name) {
-            Some(p) if actuator.params().contains(&p) => Ok((g, p)),
-            _ => Err(Error::UnknownParam {
+        let params = actuator.params();
+        match params.iter().position(|p| p.answers_to(name)) {
+            Some(k) => Ok((g, k, &params[k])),
+            None => Err(Error::UnknownParam {
                 group: group.to_owned(),
                 kind: actuator.kind_name(),
                 name: name.to_owned(),
-                known: actuator
-                    .params()
-                    .iter()
-                    .map(|p| p.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                known: names_of(params.iter().map(|p| p.name)),
+            }),
+        }
+    }
+
+    /// Looks up a state slot of a group by name: the group's index, the
+    /// slot and the spec.
+    pub fn group_state(
+        &self,
+        group: &str,
+        name: &str,
+    ) -> Result<(usize, usize, &'static StateSpec), Error> {
+        let g = self.group_index(group)?;
+        let actuator = &self.groups[g].cfg.actuator;
+        let state = actuator.state();
+        match state.iter().position(|s| s.name == name) {
+            Some(k) => Ok((g, k, &state[k])),
+            None => Err(Error::UnknownState {
+                group: group.to_owned(),
+                kind: actuator.kind_name(),
+                name: name.to_owned(),
+                known: names_of(state.iter().map(|s| s.name)),
             }),
         }
     }
@@ -860,29 +920,41 @@ impl Plan {
     }
 
     /// Checks a parameter write without doing it: env ids, shape, and every
-    /// value against the parameter's domain.
+    /// value against the parameter's domain. Returns the group and the slot.
     pub fn check_param_write(
         &self,
         group: &str,
         name: &str,
         env_ids: EnvIds<'_>,
         values: Values<'_>,
-    ) -> Result<(usize, Param), Error> {
-        let (g, param) = self.group_param(group, name)?;
-        let num_envs = self.check_env_ids(env_ids)?;
-        let num_targets = self.groups[g].targets.len();
-        let given = values.checked(group, param.name(), num_envs, num_targets)?;
-        if let Some((bad, reason)) = given
-            .iter()
-            .find_map(|&v| param.check(v).err().map(|r| (v, r)))
-        {
-            return Err(crate::kinds::invalid(group, param.name(), bad, reason));
-        }
-        Ok((g, param))
+    ) -> Result<(usize, usize), Error> {
+        let (g, slot, spec) = self.group_param(group, name)?;
+        self.check_write(g, spec.name, env_ids, values, |v| spec.domain.check(v))?;
+        Ok((g, slot))
     }
 
-    /// Writes parameter values into a `(num_envs, num_ctrl)` table after
-    /// [`Plan::check_param_write`]; nothing is written on error.
+    /// Checks env ids, the values' shape and each value.
+    fn check_write(
+        &self,
+        g: usize,
+        field: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+        check: impl Fn(f32) -> Result<(), &'static str>,
+    ) -> Result<(), Error> {
+        let group = self.groups[g].cfg.name.as_str();
+        let num_envs = self.check_env_ids(env_ids)?;
+        let num_targets = self.groups[g].targets.len();
+        let given = values.checked(group, field, num_envs, num_targets)?;
+        if let Some((bad, reason)) = given.iter().find_map(|&v| check(v).err().map(|r| (v, r))) {
+            return Err(crate::kinds::invalid(group, field, bad, reason));
+        }
+        Ok(())
+    }
+
+    /// Writes a parameter into a `[slot][env][ctrl]` table (every slot) after
+    /// [`Plan::check_param_write`]; nothing is written on error. Returns the
+    /// group and the slot.
     pub fn write_param(
         &self,
         group: &str,
@@ -890,21 +962,52 @@ impl Plan {
         env_ids: EnvIds<'_>,
         values: Values<'_>,
         table: &mut [f32],
-    ) -> Result<Param, Error> {
-        let (g, param) = self.check_param_write(group, name, env_ids, values)?;
-        let columns = &self.groups[g].ctrl_columns;
-        let num_ctrl = self.num_ctrl();
-        let n = self.check_env_ids(env_ids)?;
-        for i in 0..n {
-            let env = Self::env_at(env_ids, i);
-            for (t, &c) in columns.iter().enumerate() {
-                table[env * num_ctrl + c] = values.at(i, t, columns.len());
-            }
-        }
-        Ok(param)
+    ) -> Result<(usize, usize), Error> {
+        let (g, slot) = self.check_param_write(group, name, env_ids, values)?;
+        self.scatter(g, slot, env_ids, values, table);
+        Ok((g, slot))
     }
 
-    /// Copies a group's parameter from a `(num_envs, num_ctrl)` table into
+    /// Writes a state slot of a group into a `[slot][env][ctrl]` state table
+    /// after checking everything (finite values, shape, env ids); nothing is
+    /// written on error. Returns the group and the slot.
+    pub fn write_state(
+        &self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+        table: &mut [f32],
+    ) -> Result<(usize, usize), Error> {
+        let (g, slot, spec) = self.group_state(group, name)?;
+        self.check_write(g, spec.name, env_ids, values, |v| {
+            crate::kinds::Domain::Finite.check(v)
+        })?;
+        self.scatter(g, slot, env_ids, values, table);
+        Ok((g, slot))
+    }
+
+    /// Writes checked values into slot `slot` of a `[slot][env][ctrl]` table.
+    fn scatter(
+        &self,
+        g: usize,
+        slot: usize,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+        table: &mut [f32],
+    ) {
+        let columns = &self.groups[g].ctrl_columns;
+        let num_ctrl = self.num_ctrl();
+        let plane = &mut table[slot * self.num_envs * num_ctrl..][..self.num_envs * num_ctrl];
+        for i in 0..self.selected(env_ids) {
+            let env = Self::env_at(env_ids, i);
+            for (t, &c) in columns.iter().enumerate() {
+                plane[env * num_ctrl + c] = values.at(i, t, columns.len());
+            }
+        }
+    }
+
+    /// Copies a group's parameter from a `[slot][env][ctrl]` table into
     /// `out`, `(num_envs, group targets)` row-major.
     pub fn read_param(
         &self,
@@ -913,23 +1016,65 @@ impl Plan {
         table: &[f32],
         out: &mut [f32],
     ) -> Result<(), Error> {
-        let (g, _) = self.group_param(group, name)?;
+        let (g, slot, _) = self.group_param(group, name)?;
+        self.gather(g, slot, "the parameter buffer", table, out)
+    }
+
+    /// Copies a group's state slot from a `[slot][env][ctrl]` state table
+    /// into `out`, `(num_envs, group targets)` row-major.
+    pub fn read_state(
+        &self,
+        group: &str,
+        name: &str,
+        table: &[f32],
+        out: &mut [f32],
+    ) -> Result<(), Error> {
+        let (g, slot, _) = self.group_state(group, name)?;
+        self.gather(g, slot, "the state buffer", table, out)
+    }
+
+    fn gather(
+        &self,
+        g: usize,
+        slot: usize,
+        what: &'static str,
+        table: &[f32],
+        out: &mut [f32],
+    ) -> Result<(), Error> {
         let columns = &self.groups[g].ctrl_columns;
-        Self::check_len(
-            "the parameter buffer",
-            out.len(),
-            self.num_envs * columns.len(),
-        )?;
+        Self::check_len(what, out.len(), self.num_envs * columns.len())?;
         let num_ctrl = self.num_ctrl();
+        let plane = &table[slot * self.num_envs * num_ctrl..][..self.num_envs * num_ctrl];
         for (row, table_row) in out
             .chunks_exact_mut(columns.len())
-            .zip(table.chunks_exact(num_ctrl))
+            .zip(plane.chunks_exact(num_ctrl))
         {
             for (o, &c) in row.iter_mut().zip(columns) {
                 *o = table_row[c];
             }
         }
         Ok(())
+    }
+
+    /// Writes every state slot's reset value for the selected envs into a
+    /// `[slot][env][ctrl]` state table (env ids already checked).
+    pub fn reset_state(&self, env_ids: EnvIds<'_>, table: &mut [f32]) {
+        let num_ctrl = self.num_ctrl();
+        let plane = self.num_envs * num_ctrl;
+        for (k, resets) in self.state_resets.chunks_exact(num_ctrl.max(1)).enumerate() {
+            for i in 0..self.selected(env_ids) {
+                let env = Self::env_at(env_ids, i);
+                table[k * plane + env * num_ctrl..][..num_ctrl].copy_from_slice(resets);
+            }
+        }
+    }
+
+    /// How many envs a (checked) selection holds.
+    fn selected(&self, env_ids: EnvIds<'_>) -> usize {
+        match env_ids {
+            EnvIds::All => self.num_envs,
+            EnvIds::List(ids) => ids.len(),
+        }
     }
 
     /// `set_lags` on the buffer of `group` (every group sharing it moves),
@@ -1033,6 +1178,10 @@ impl Plan {
     }
 }
 
+fn names_of<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
 fn regex_full_match(re: &str, name: &str) -> bool {
     regex::Regex::new(&format!("^(?:{re})$")).is_ok_and(|r| r.is_match(name))
 }
@@ -1043,7 +1192,7 @@ fn resolve_wrapped(
     cfg: &GroupCfg,
     field: Option<crate::kinds::CommandField>,
     ids: &[usize],
-) -> Result<(Vec<usize>, Law), Error> {
+) -> Result<(Vec<usize>, CommandField), Error> {
     let names = robot.names(cfg.transmission);
     let mut kept = Vec::new();
     let mut detected: Option<(String, crate::kinds::CommandField)> = None;
@@ -1092,7 +1241,7 @@ fn resolve_wrapped(
     let field = field
         .or(detected.map(|(_, f)| f))
         .expect("a kept target was detected");
-    Ok((kept, Law::PassThrough(field)))
+    Ok((kept, field))
 }
 
 /// Gives every delayed group its buffer, by its `DelayShare` rule.
@@ -1153,9 +1302,7 @@ fn assign_buffers(infos: &mut [GroupInfo]) -> Result<Vec<DelayBuffer>, Error> {
 /// The MuJoCo configuration of a MuJoCo-law group's target `t`.
 fn mj_cfg_of(robot: &Robot, info: &GroupInfo, t: usize) -> Result<MjGeneralCfg, Error> {
     let group = info.cfg.name.as_str();
-    let Law::MjGeneral(field) = info.law else {
-        unreachable!("only MuJoCo-law groups are compiled")
-    };
+    let field = info.field;
     let cfg = match &info.cfg.actuator {
         ActuatorCfg::MjGeneral(c) => *c,
         ActuatorCfg::Wrapped(_) => {
@@ -1197,7 +1344,7 @@ fn mj_stage(
     let mut on_tendon: Vec<(String, u32)> = Vec::new();
     for (c, column) in ctrl.iter().enumerate() {
         let info = &infos[column.group];
-        if !matches!(info.law, Law::MjGeneral(_)) {
+        if info.stage != Stage::MuJoCo {
             continue;
         }
         let t = info

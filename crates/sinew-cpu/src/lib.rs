@@ -15,13 +15,13 @@
 //! # Ok::<(), sinew_core::Error>(())
 //! ```
 
+mod io;
+
+use io::{RunLaw, SlotRows};
 use rayon::prelude::*;
-use sinew_core::net::{LearnedHeader, FRESH_HEADER, LEARNED_LIMITS};
+use sinew_core::net::{LearnedHeader, FRESH_HEADER};
 use sinew_core::plan::{Run, TargetSource};
-use sinew_core::{
-    dc_motor_effort, ideal_pd_effort, ActuatorCmd, Backend, CommandField, DelayState, EnvIds,
-    Error, Lags, Law, Param, Plan, Values,
-};
+use sinew_core::{ActuatorCmd, Backend, DelayState, EnvIds, Error, Lags, Plan, Values};
 
 /// The CPU backend: every table and history in host memory.
 #[derive(Debug, Clone)]
@@ -29,8 +29,13 @@ pub struct CpuBackend {
     plan: Plan,
     /// `(num_envs, num_ctrl)`.
     ctrl: Vec<f32>,
-    /// One `(num_envs, num_ctrl)` table per [`Param`], empty when unused.
-    tables: [Vec<f32>; 5],
+    /// `[slot][env][ctrl]`: every kind's parameters.
+    params: Vec<f32>,
+    /// `[slot][env][ctrl]`: every kind's state.
+    state: Vec<f32>,
+    /// `[env][slot][ctrl]`: the state a step computes, committed into
+    /// `state` only for envs whose outputs are finite.
+    state_next: Vec<f32>,
     /// `(num_envs, ring_stride)`: every buffer's `[slot][field][column]` ring.
     ring: Vec<f32>,
     /// `(num_envs, num_buffers)`.
@@ -71,10 +76,8 @@ impl CpuBackend {
     pub fn new(plan: Plan) -> Self {
         let num_envs = plan.num_envs();
         let num_ctrl = plan.num_ctrl();
-        let tables = Param::ALL.map(|p| match plan.param_defaults(p) {
-            Some(defaults) => defaults.repeat(num_envs),
-            None => Vec::new(),
-        });
+        let params = per_env(plan.param_defaults(), num_envs, num_ctrl);
+        let state = per_env(plan.state_resets(), num_envs, num_ctrl);
         let num_buffers = plan.buffers().len();
         let mut states = vec![DelayState::default(); num_envs * num_buffers.max(1)];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)
@@ -83,7 +86,8 @@ impl CpuBackend {
         let fast = match plan.runs() {
             _ if plan.claimed_columns() != [(0, t)]
                 || !plan.mj().is_empty()
-                || !plan.learned().is_empty() =>
+                || !plan.learned().is_empty()
+                || plan.num_state_slots() > 0 =>
             {
                 FastPath::None
             }
@@ -95,7 +99,9 @@ impl CpuBackend {
         CpuBackend {
             fast,
             ctrl: vec![0.0; num_envs * num_ctrl],
-            tables,
+            params,
+            state_next: vec![0.0; num_envs * (plan.num_state_slots() * num_ctrl).max(1)],
+            state,
             ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
             states,
             mj_state: vec![0.0; num_envs * plan.mj().state_stride().max(1)],
@@ -135,10 +141,12 @@ impl CpuBackend {
         let inputs = StepInputs {
             plan,
             cmd: cmd.fields(),
-            tables: [0, 1, 2, 3, 4].map(|p| self.tables[p].as_slice()),
+            params: &self.params,
+            state: SlotRows::new(&mut self.state, plan.num_envs(), plan.num_ctrl()),
             seed: plan.seed(),
             step: self.step,
         };
+        let next_stride = (plan.num_state_slots() * plan.num_ctrl()).max(1);
         let num_ctrl = plan.num_ctrl().max(1);
         let ring_stride = plan.ring_stride().max(1);
         let num_buffers = plan.buffers().len().max(1);
@@ -160,9 +168,13 @@ impl CpuBackend {
             .zip(self.learned.par_chunks_mut(learned_stride * chunk))
             .zip(self.learned_headers.par_chunks_mut(chunk))
             .zip(self.flags.par_chunks_mut(chunk))
+            .zip(self.state_next.par_chunks_mut(next_stride * chunk))
             .enumerate()
             .map(
-                |(c, (((((((ctrl, ring), states), mj), effort), learned), headers), flags))| {
+                |(
+                    c,
+                    ((((((((ctrl, ring), states), mj), effort), learned), headers), flags), next),
+                )| {
                     if fast != FastPath::None {
                         if let Some(zeroed) =
                             inputs.chunk(fast, c * chunk, ctrl, ring, states, flags)
@@ -181,6 +193,7 @@ impl CpuBackend {
                             &mut effort[i * effort_width..(i + 1) * effort_width],
                             &mut learned[i * learned_stride..(i + 1) * learned_stride],
                             &mut headers[i],
+                            &mut next[i * next_stride..(i + 1) * next_stride],
                         );
                         *flag = u8::from(hit);
                         zeroed += usize::from(hit);
@@ -204,11 +217,22 @@ impl CpuBackend {
     }
 }
 
+/// Every env's rows of a `[slot][ctrl]` table of defaults: `[slot][env][ctrl]`.
+fn per_env(defaults: &[f32], num_envs: usize, num_ctrl: usize) -> Vec<f32> {
+    defaults
+        .chunks_exact(num_ctrl.max(1))
+        .flat_map(|row| row.repeat(num_envs))
+        .collect()
+}
+
 /// Everything one env's step reads besides its own rows.
 struct StepInputs<'a> {
     plan: &'a Plan,
     cmd: [&'a [f32]; 5],
-    tables: [&'a [f32]; 5],
+    /// `[slot][env][ctrl]`.
+    params: &'a [f32],
+    /// `[slot][env][ctrl]`, read for an env's law and written by its commit.
+    state: SlotRows,
     seed: u32,
     step: u32,
 }
@@ -240,6 +264,7 @@ impl StepInputs<'_> {
         effort: &mut [f32],
         learned_state: &mut [f32],
         learned_header: &mut LearnedHeader,
+        next: &mut [f32],
     ) -> bool {
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
@@ -253,13 +278,19 @@ impl StepInputs<'_> {
         if finite {
             self.delay_stage(env, &rows, ring, states);
             let num_ctrl = ctrl.len();
+            let stateful = self.plan.num_state_slots() > 0;
+            if stateful {
+                // SAFETY: this env's rows are touched by this thread alone.
+                unsafe { self.state.copy_env_to(env, next) };
+            }
             for run in self.plan.runs() {
-                self.run(run, env * num_ctrl, &rows, ring, states, ctrl);
+                self.run(run, env, env * num_ctrl, &rows, ring, states, ctrl, next);
             }
             let learned = self.plan.learned();
             if !learned.is_empty() {
-                let limits = LEARNED_LIMITS
-                    .map(|p| &self.tables[p as usize][env * num_ctrl..(env + 1) * num_ctrl]);
+                let plane = self.plan.num_envs() * num_ctrl;
+                let limits: [&[f32]; 3] =
+                    std::array::from_fn(|k| &self.params[k * plane + env * num_ctrl..][..num_ctrl]);
                 learned.env_efforts(
                     rows[3],
                     rows[4],
@@ -281,6 +312,10 @@ impl StepInputs<'_> {
             }
             if finite && !learned.is_empty() {
                 *learned_header = learned.commit(*learned_header);
+            }
+            if finite && stateful {
+                // SAFETY: as above.
+                unsafe { self.state.copy_env_from(env, next) };
             }
         }
         if !finite {
@@ -358,7 +393,7 @@ impl StepInputs<'_> {
                     len: envs * t,
                     ..*run
                 };
-                self.run(&whole, first * t, &rows, &[], &[], ctrl);
+                self.run(&whole, first, first * t, &rows, &[], &[], ctrl, &mut []);
             }
             (_, runs) => {
                 let ring_stride = self.plan.ring_stride();
@@ -369,7 +404,8 @@ impl StepInputs<'_> {
                     let states = &mut states[i * num_buffers..(i + 1) * num_buffers];
                     self.delay_stage(first + i, &row, ring, states);
                     for run in runs {
-                        self.run(run, (first + i) * num_ctrl, &row, ring, states, out);
+                        let env = first + i;
+                        self.run(run, env, env * num_ctrl, &row, ring, states, out, &mut []);
                     }
                 }
             }
@@ -389,69 +425,51 @@ impl StepInputs<'_> {
         Some(zeroed)
     }
 
-    /// One law over one contiguous run of one env.
+    /// One law over one contiguous run of one env (or, on the whole-chunk
+    /// path, of a chunk of envs whose rows are one stretch): `table_row` is
+    /// the run's row in the parameter tables, `next` the env's next-state row.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn run(
         &self,
         run: &Run,
+        env: usize,
         table_row: usize,
         rows: &[&[f32]; 5],
         ring: &[f32],
         states: &[DelayState],
         ctrl: &mut [f32],
+        next: &mut [f32],
     ) {
         let n = run.len;
         let m = run.cmd_start;
-        let (pt, vt, et): (&[f32], &[f32], &[f32]) = match run.targets {
-            TargetSource::Cmd => (&rows[0][m..m + n], &rows[1][m..m + n], &rows[2][m..m + n]),
+        let targets: [&[f32]; 3] = match run.targets {
+            TargetSource::Cmd => [0, 1, 2].map(|f| &rows[f][m..m + n]),
             TargetSource::Ring { buffer, column } => {
                 let buf = &self.plan.buffers()[buffer];
                 let cols = buf.cmd_columns.len();
                 let slot = buf.params.read_slot(&states[buffer]) as usize;
                 let frame = &ring[buf.ring_offset + slot * 3 * cols..][..3 * cols];
-                (
-                    &frame[column..column + n],
-                    &frame[cols + column..][..n],
-                    &frame[2 * cols + column..][..n],
-                )
+                [0, 1, 2].map(|f| &frame[f * cols + column..][..n])
             }
         };
-        let (pos, vel) = (&rows[3][m..m + n], &rows[4][m..m + n]);
-        let out = &mut ctrl[run.ctrl_start..run.ctrl_start + n];
-        let param = |p: Param| &self.tables[p as usize][table_row + run.ctrl_start..][..n];
-        match run.law {
-            Law::IdealPd => {
-                let (kp, kd, fl) = (
-                    param(Param::Stiffness),
-                    param(Param::Damping),
-                    param(Param::EffortLimit),
-                );
-                for i in 0..n {
-                    out[i] =
-                        ideal_pd_effort(kp[i], kd[i], fl[i], pt[i], pos[i], vt[i], vel[i], et[i]);
-                }
-            }
-            Law::DcMotor => {
-                let (kp, kd, fl) = (
-                    param(Param::Stiffness),
-                    param(Param::Damping),
-                    param(Param::EffortLimit),
-                );
-                let (sat, vmax) = (param(Param::SaturationEffort), param(Param::VelocityLimit));
-                for i in 0..n {
-                    out[i] = dc_motor_effort(
-                        kp[i], kd[i], fl[i], sat[i], vmax[i], pt[i], pos[i], vt[i], vel[i], et[i],
-                    );
-                }
-            }
-            // The learned stage reads the (delayed) position target here.
-            Law::LearnedMlp | Law::LstmNet => out.copy_from_slice(pt),
-            Law::PassThrough(field) | Law::MjGeneral(field) => out.copy_from_slice(match field {
-                CommandField::Position => pt,
-                CommandField::Velocity => vt,
-                CommandField::Effort => et,
-            }),
-        }
+        let group = &self.plan.groups()[run.group];
+        run.kind.visit(RunLaw {
+            params: self.params,
+            plane: self.plan.num_envs() * self.plan.num_ctrl(),
+            at: table_row + run.ctrl_start,
+            state: self.state,
+            env,
+            targets,
+            pos: &rows[3][m..m + n],
+            vel: &rows[4][m..m + n],
+            field: run.field,
+            data: &self.plan.group_data()[group.data_offset..][..group.data_len],
+            out: &mut ctrl[run.ctrl_start..run.ctrl_start + n],
+            next,
+            next_at: run.ctrl_start,
+            num_ctrl: self.plan.num_ctrl(),
+        });
     }
 }
 
@@ -487,6 +505,7 @@ impl Backend for CpuBackend {
             self.learned_headers[env] = FRESH_HEADER;
             self.mj_state[env * stride..(env + 1) * stride].fill(0.0);
         }
+        self.plan.reset_state(env_ids, &mut self.state);
         Ok(())
     }
 
@@ -525,21 +544,29 @@ impl Backend for CpuBackend {
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error> {
-        let (_, param) = self.plan.group_param(group, name)?;
-        self.plan.write_param(
-            group,
-            name,
-            env_ids,
-            values,
-            &mut self.tables[param as usize],
-        )?;
+        self.plan
+            .write_param(group, name, env_ids, values, &mut self.params)?;
         Ok(())
     }
 
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
-        let (_, param) = self.plan.group_param(group, name)?;
+        self.plan.read_param(group, name, &self.params, out)
+    }
+
+    fn set_state(
+        &mut self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
         self.plan
-            .read_param(group, name, &self.tables[param as usize], out)
+            .write_state(group, name, env_ids, values, &mut self.state)?;
+        Ok(())
+    }
+
+    fn read_state(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        self.plan.read_state(group, name, &self.state, out)
     }
 
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {

@@ -1,15 +1,15 @@
 //! A wgpu device with Sinew's kernels compiled on it, shared by every
 //! backend made from it.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use sinew_core::Error;
+use sinew_core::{Error, KindId};
 
 use crate::shaders;
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
-const BINDINGS: [(u32, Binding); 15] = [
+const BINDINGS: [(u32, Binding); 16] = [
     (0, Binding::Uniform),
     (1, Binding::Read),       // cmd
     (2, Binding::ReadWrite),  // ctrl
@@ -25,10 +25,11 @@ const BINDINGS: [(u32, Binding); 15] = [
     (12, Binding::ReadWrite), // mj_state
     (13, Binding::ReadWrite), // effort
     (14, Binding::ReadWrite), // learned
+    (15, Binding::ReadWrite), // state
 ];
 
 /// Storage buffers the step module binds in one stage.
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 14;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 15;
 
 #[derive(Clone, Copy)]
 enum Binding {
@@ -40,6 +41,13 @@ enum Binding {
 /// The three kernels of one step, in dispatch order.
 pub(crate) struct Kernels {
     pub layout: wgpu::BindGroupLayout,
+    pipeline_layout: wgpu::PipelineLayout,
+    /// Pipelines specialized to a set of kinds, made on first use.
+    specialized: Mutex<Vec<(Vec<KindId>, Arc<Pipelines>)>>,
+}
+
+/// The three kernels of a step, for the kinds of one plan.
+pub(crate) struct Pipelines {
     pub env_stage: wgpu::ComputePipeline,
     pub law_stage: wgpu::ComputePipeline,
     pub output_stage: wgpu::ComputePipeline,
@@ -148,15 +156,8 @@ impl GpuContext {
         description: String,
         software: bool,
     ) -> Result<Self, Error> {
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let kernels = Kernels::new(&device);
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(Error::Gpu {
-                what: "kernels",
-                message: e.to_string(),
-            });
-        }
-        Ok(GpuContext {
+        let ctx = GpuContext {
             inner: Arc::new(Inner {
                 device,
                 queue,
@@ -164,7 +165,34 @@ impl GpuContext {
                 description,
                 software,
             }),
-        })
+        };
+        // Build every kind's law once, so a broken shader fails here.
+        ctx.pipelines(KindId::ALL)?;
+        Ok(ctx)
+    }
+
+    /// The step's pipelines specialized to `kinds` (sorted, distinct), built
+    /// on first use and shared by every backend on this context.
+    pub(crate) fn pipelines(&self, kinds: &[KindId]) -> Result<Arc<Pipelines>, Error> {
+        let kernels = &self.inner.kernels;
+        let mut cache = kernels
+            .specialized
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, pipelines)) = cache.iter().find(|(k, _)| k == kinds) {
+            return Ok(pipelines.clone());
+        }
+        let device = &self.inner.device;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let pipelines = Arc::new(kernels.pipelines(device, kinds));
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(Error::Gpu {
+                what: "kernels",
+                message: e.to_string(),
+            });
+        }
+        cache.push((kinds.to_vec(), pipelines.clone()));
+        Ok(pipelines)
     }
 
     /// The adapter in words: name, graphics API, type and driver.
@@ -191,10 +219,6 @@ impl GpuContext {
 
 impl Kernels {
     fn new(device: &wgpu::Device) -> Kernels {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("sinew step"),
-            source: wgpu::ShaderSource::Wgsl(shaders::module_source().into()),
-        });
         let entries: Vec<wgpu::BindGroupLayoutEntry> = BINDINGS
             .iter()
             .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
@@ -221,21 +245,33 @@ impl Kernels {
             bind_group_layouts: &[Some(&layout)],
             immediate_size: 0,
         });
+        Kernels {
+            layout,
+            pipeline_layout,
+            specialized: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn pipelines(&self, device: &wgpu::Device, kinds: &[KindId]) -> Pipelines {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("sinew step"),
+            source: wgpu::ShaderSource::Wgsl(shaders::module_source(kinds).into()),
+        });
+        let pipeline_layout = &self.pipeline_layout;
         let pipeline = |entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
-                layout: Some(&pipeline_layout),
+                layout: Some(pipeline_layout),
                 module: &module,
                 entry_point: Some(entry),
                 compilation_options: Default::default(),
                 cache: None,
             })
         };
-        Kernels {
+        Pipelines {
             env_stage: pipeline("env_stage"),
             law_stage: pipeline("law_stage"),
             output_stage: pipeline("output_stage"),
-            layout,
         }
     }
 }

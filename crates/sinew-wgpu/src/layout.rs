@@ -4,25 +4,11 @@
 use bytemuck::{Pod, Zeroable};
 use sinew_core::delay::DelayParams;
 use sinew_core::plan::TargetSource;
-use sinew_core::{Law, Param, Plan};
+use sinew_core::{Plan, Stage};
 
 /// Threads per workgroup of every kernel (`WORKGROUP_SIZE` in `common.wgsl`).
 pub const WORKGROUP_SIZE: u32 = 64;
 
-/// `ColumnDesc.law` of an ideal PD column.
-pub const LAW_IDEAL_PD: u32 = 0;
-/// `ColumnDesc.law` of a DC motor column.
-pub const LAW_DC_MOTOR: u32 = 1;
-/// `ColumnDesc.law` of a pass-through column (its `field` says which).
-pub const LAW_PASS_THROUGH: u32 = 2;
-/// `ColumnDesc.law` of a MuJoCo-law column: the law stage forwards its
-/// `field`, the output stage's MuJoCo stage computes the force.
-pub const LAW_MJ_GENERAL: u32 = 3;
-/// `ColumnDesc.law` of a learned MLP column (its `field` is its index in
-/// [`sinew_core::LearnedStage::columns`]).
-pub const LAW_LEARNED_MLP: u32 = 4;
-/// `ColumnDesc.law` of a learned LSTM column (likewise).
-pub const LAW_LSTM_NET: u32 = 5;
 /// `ColumnDesc.buffer` of an undelayed column.
 pub const NO_BUFFER: u32 = u32::MAX;
 
@@ -46,17 +32,14 @@ pub struct Dims {
     pub claimed_offset: u32,
     /// The lag RNG's seed.
     pub seed: u32,
-    /// Offset of the stiffness table in the params buffer (0 when no group
-    /// has the parameter: then no column reads it). Likewise the next four.
-    pub stiffness_offset: u32,
-    /// Offset of the damping table.
-    pub damping_offset: u32,
-    /// Offset of the effort-limit table.
-    pub effort_limit_offset: u32,
-    /// Offset of the saturation-effort table.
-    pub saturation_effort_offset: u32,
-    /// Offset of the velocity-limit table.
-    pub velocity_limit_offset: u32,
+    /// Parameter slots ([`Plan::num_param_slots`]): the params buffer
+    /// starts with `[slot][env][ctrl]` tables.
+    pub num_param_slots: u32,
+    /// State slots ([`Plan::num_state_slots`]): the state buffer holds
+    /// `[slot][env][ctrl]` tables, then as many for the next state.
+    pub num_state_slots: u32,
+    /// Offset of the group data ([`Plan::group_data`]) in the params buffer.
+    pub data_offset: u32,
     /// MuJoCo-law actuators ([`sinew_core::MjStage::actuators`]).
     pub num_mj: u32,
     /// Offset in the words table of the MuJoCo paths: `(column, coef bits)`.
@@ -86,31 +69,20 @@ pub struct Dims {
     /// [`sinew_core::LearnedStage::period`].
     pub learned_period: u32,
     /// Padding to a multiple of 16 bytes (uniform layout).
-    pub _pad: u32,
-}
-
-impl Dims {
-    /// The table offset of a parameter.
-    pub fn param_offset(&self, param: Param) -> u32 {
-        match param {
-            Param::Stiffness => self.stiffness_offset,
-            Param::Damping => self.damping_offset,
-            Param::EffortLimit => self.effort_limit_offset,
-            Param::SaturationEffort => self.saturation_effort_offset,
-            Param::VelocityLimit => self.velocity_limit_offset,
-        }
-    }
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
 }
 
 /// One ctrl column (WGSL `ColumnDesc`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
 #[repr(C)]
 pub struct ColumnDesc {
-    /// One of the `LAW_*` codes.
-    pub law: u32,
-    /// The forwarded [`sinew_core::CommandField`] of a pass-through or
-    /// MuJoCo-law column; a learned column's index in
-    /// [`sinew_core::LearnedStage::columns`].
+    /// Its [`sinew_core::KindId`].
+    pub kind: u32,
+    /// Its [`sinew_core::CommandField`].
     pub field: u32,
     /// Command column of its target.
     pub cmd_column: u32,
@@ -118,6 +90,12 @@ pub struct ColumnDesc {
     pub buffer: u32,
     /// Its column in that buffer's ring frame.
     pub ring_column: u32,
+    /// A learned column's index in [`sinew_core::LearnedStage::columns`] (0 otherwise).
+    pub aux: u32,
+    /// Offset of its group's data in the group data.
+    pub data_offset: u32,
+    /// Length of its group's data.
+    pub data_len: u32,
 }
 
 /// One delay buffer (WGSL `BufferDesc`).
@@ -134,18 +112,6 @@ pub struct BufferDesc {
     pub columns_offset: u32,
     /// Padding.
     pub _pad: u32,
-}
-
-/// `(law code, field)` of a law.
-pub fn law_code(law: Law) -> (u32, u32) {
-    match law {
-        Law::IdealPd => (LAW_IDEAL_PD, 0),
-        Law::DcMotor => (LAW_DC_MOTOR, 0),
-        Law::PassThrough(field) => (LAW_PASS_THROUGH, field as u32),
-        Law::MjGeneral(field) => (LAW_MJ_GENERAL, field as u32),
-        Law::LearnedMlp => (LAW_LEARNED_MLP, 0),
-        Law::LstmNet => (LAW_LSTM_NET, 0),
-    }
 }
 
 /// Everything the kernels read that a plan fixes.
@@ -170,22 +136,25 @@ impl Layout {
                 .map_or(0, |k| k as u32)
         };
         for run in plan.runs() {
-            let (law, field) = law_code(run.law);
+            let group = &plan.groups()[run.group];
             for k in 0..run.len {
                 let (buffer, ring_column) = match run.targets {
                     TargetSource::Cmd => (NO_BUFFER, 0),
                     TargetSource::Ring { buffer, column } => (buffer as u32, (column + k) as u32),
                 };
-                let field = match run.law {
-                    Law::LearnedMlp | Law::LstmNet => learned_index(run.ctrl_start + k),
-                    _ => field,
+                let aux = match group.stage {
+                    Stage::Learned => learned_index(run.ctrl_start + k),
+                    Stage::Law | Stage::MuJoCo => 0,
                 };
                 columns[run.ctrl_start + k] = ColumnDesc {
-                    law,
-                    field,
+                    kind: run.kind as u32,
+                    field: run.field as u32,
                     cmd_column: (run.cmd_start + k) as u32,
                     buffer,
                     ring_column,
+                    aux,
+                    data_offset: group.data_offset as u32,
+                    data_len: group.data_len as u32,
                 };
             }
         }
@@ -240,18 +209,11 @@ impl Layout {
         words.extend_from_slice(bytemuck::cast_slice(&learned.layers));
         let learned_taps_offset = words.len() as u32;
         words.extend(&learned.taps);
-        let mut offsets = [0u32; 5];
-        let mut params_len = 0;
-        for p in Param::ALL {
-            if plan.param_defaults(p).is_some() {
-                offsets[p as usize] = params_len as u32;
-                params_len += num_envs * num_ctrl;
-            }
-        }
+        let mut params_len = plan.num_param_slots() * num_envs * num_ctrl;
         let net_weights_offset = params_len as u32;
         params_len += learned.weights.len();
-        let [stiffness_offset, damping_offset, effort_limit_offset, saturation_effort_offset, velocity_limit_offset] =
-            offsets;
+        let data_offset = params_len as u32;
+        params_len += plan.group_data().len();
         Layout {
             dims: Dims {
                 num_envs: num_envs as u32,
@@ -262,11 +224,9 @@ impl Layout {
                 num_claimed: plan.claimed_columns().len() as u32,
                 claimed_offset,
                 seed: plan.seed(),
-                stiffness_offset,
-                damping_offset,
-                effort_limit_offset,
-                saturation_effort_offset,
-                velocity_limit_offset,
+                num_param_slots: plan.num_param_slots() as u32,
+                num_state_slots: plan.num_state_slots() as u32,
+                data_offset,
                 num_mj: mj.actuators.len() as u32,
                 mj_path_offset,
                 mj_tendon_offset,
@@ -281,7 +241,9 @@ impl Layout {
                 net_weights_offset,
                 learned_stride: learned.state_stride as u32,
                 learned_period: learned.period,
-                _pad: 0,
+                _pad0: 0,
+                _pad1: 0,
+                _pad2: 0,
             },
             columns,
             buffers,

@@ -32,13 +32,14 @@ mod context;
 pub mod layout;
 pub mod shaders;
 
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use bytemuck::Pod;
 use sinew_core::net::FRESH_HEADER;
-use sinew_core::{ActuatorCmd, Backend, DelayState, EnvIds, Error, Lags, Param, Plan, Values};
+use sinew_core::{ActuatorCmd, Backend, DelayState, EnvIds, Error, KindId, Lags, Plan, Values};
 use wgpu::util::DeviceExt;
 
+use context::Pipelines;
 pub use context::{GpuContext, STORAGE_BUFFERS_PER_STAGE};
 pub use layout::WORKGROUP_SIZE;
 use layout::{Dims, Layout};
@@ -54,6 +55,8 @@ pub struct WgpuBackend {
     ctx: GpuContext,
     plan: Plan,
     dims: Dims,
+    /// The kernels, specialized to the plan's kinds.
+    pipelines: Arc<Pipelines>,
     /// Host copy of the params buffer (only the host writes it).
     params_host: Vec<f32>,
     buffers: DeviceBuffers,
@@ -83,6 +86,7 @@ struct DeviceBuffers {
     mj_state: wgpu::Buffer,
     effort: wgpu::Buffer,
     learned: wgpu::Buffer,
+    state: wgpu::Buffer,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -106,17 +110,25 @@ impl WgpuBackend {
         let plane = num_envs * plan.num_targets();
 
         let mut params_host = vec![0.0f32; layout.params_len];
-        for p in Param::ALL {
-            if let Some(defaults) = plan.param_defaults(p) {
-                let at = layout.dims.param_offset(p) as usize;
-                for row in params_host[at..at + num_envs * num_ctrl].chunks_exact_mut(num_ctrl) {
-                    row.copy_from_slice(defaults);
-                }
+        let plane_len = num_envs * num_ctrl;
+        for (slot, defaults) in plan
+            .param_defaults()
+            .chunks_exact(num_ctrl.max(1))
+            .enumerate()
+        {
+            for row in params_host[slot * plane_len..][..plane_len].chunks_exact_mut(num_ctrl) {
+                row.copy_from_slice(defaults);
             }
         }
         let learned = plan.learned();
         let at = layout.dims.net_weights_offset as usize;
         params_host[at..at + learned.weights.len()].copy_from_slice(&learned.weights);
+        let at = layout.dims.data_offset as usize;
+        params_host[at..at + plan.group_data().len()].copy_from_slice(plan.group_data());
+        // The state, then the next state (which law_stage fills before use).
+        let state_len = plan.num_state_slots() * plane_len;
+        let mut state_host = vec![0.0f32; 2 * state_len];
+        plan.reset_state(EnvIds::All, &mut state_host[..state_len]);
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
 
@@ -150,6 +162,11 @@ impl WgpuBackend {
         check("joint effort", num_envs * mj.effort_width() * 4)?;
         let learned_words = num_envs * (2 + learned.state_stride);
         check("learned state", learned_words * 4)?;
+        check("kind state", state_host.len() * 4)?;
+        let mut kinds: Vec<KindId> = plan.groups().iter().map(|g| g.kind).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        let pipelines = ctx.pipelines(&kinds)?;
 
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
@@ -215,6 +232,11 @@ impl WgpuBackend {
                 bytemuck::cast_slice(&fresh_learned(num_envs, learned_words)),
                 storage,
             ),
+            state: init(
+                "sinew kind state",
+                bytemuck::cast_slice(&state_host),
+                storage,
+            ),
         };
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu {
@@ -227,6 +249,7 @@ impl WgpuBackend {
             ctx: ctx.clone(),
             plan,
             dims: layout.dims,
+            pipelines,
             params_host,
             buffers,
             bind_group,
@@ -320,7 +343,7 @@ impl WgpuBackend {
             self.external = Some((cmd.clone(), ctrl_out.clone(), group));
         }
         let (_, _, group) = self.external.as_ref().expect("just set");
-        record(&self.ctx, &self.dims, encoder, group);
+        record(&self.ctx, &self.pipelines, &self.dims, encoder, group);
         self.after_step(true);
         Ok(())
     }
@@ -380,6 +403,15 @@ impl WgpuBackend {
         Ok(())
     }
 
+    /// The kinds' current state, `[slot][env][ctrl]`, read back.
+    fn state_host(&mut self) -> Result<Vec<f32>, Error> {
+        let len = self.plan.num_state_slots() * self.plan.num_envs() * self.plan.num_ctrl();
+        let mut state = vec![0.0f32; len];
+        let src = self.buffers.state.clone();
+        self.read_into(&src, 0, &mut state)?;
+        Ok(state)
+    }
+
     /// The whole MuJoCo state, `(num_envs, state_stride)`, read back.
     fn mj_state_host(&mut self) -> Result<Vec<f32>, Error> {
         let mut state = vec![0.0f32; self.plan.num_envs() * self.plan.mj().state_stride()];
@@ -393,6 +425,60 @@ impl WgpuBackend {
             self.ctx
                 .queue()
                 .write_buffer(dst, offset, bytemuck::cast_slice(values));
+        }
+    }
+}
+
+impl WgpuBackend {
+    /// Uploads the rows of `env_ids` in the parameter plane at `at`, over
+    /// the span of group `g`'s columns.
+    fn upload_rows(&self, g: usize, at: usize, env_ids: EnvIds<'_>) {
+        let num_ctrl = self.plan.num_ctrl();
+        let columns = &self.plan.groups()[g].ctrl_columns;
+        let lo = *columns.iter().min().expect("a group has targets");
+        let hi = *columns.iter().max().expect("a group has targets") + 1;
+        match env_ids {
+            EnvIds::All => {
+                let len = self.plan.num_envs() * num_ctrl;
+                self.write(
+                    &self.buffers.params,
+                    at as u64 * 4,
+                    &self.params_host[at..at + len],
+                );
+            }
+            EnvIds::List(ids) => {
+                for &env in ids {
+                    let start = at + env as usize * num_ctrl;
+                    self.write(
+                        &self.buffers.params,
+                        (start + lo) as u64 * 4,
+                        &self.params_host[start + lo..start + hi],
+                    );
+                }
+            }
+        }
+    }
+
+    /// Writes the kinds' reset state of the selected (checked) envs.
+    fn reset_state(&self, env_ids: EnvIds<'_>) {
+        let plan = &self.plan;
+        let num_ctrl = plan.num_ctrl();
+        let plane = plan.num_envs() * num_ctrl;
+        let resets = plan.state_resets();
+        match env_ids {
+            EnvIds::All => {
+                let mut state = vec![0.0f32; plan.num_state_slots() * plane];
+                plan.reset_state(env_ids, &mut state);
+                self.write(&self.buffers.state, 0, &state);
+            }
+            EnvIds::List(ids) => {
+                for (k, row) in resets.chunks_exact(num_ctrl).enumerate() {
+                    for &env in ids {
+                        let at = k * plane + env as usize * num_ctrl;
+                        self.write(&self.buffers.state, at as u64 * 4, row);
+                    }
+                }
+            }
         }
     }
 }
@@ -429,6 +515,7 @@ fn bind_group(
         &b.mj_state,
         &b.effort,
         &b.learned,
+        &b.state,
     ];
     let entries: Vec<wgpu::BindGroupEntry> = resources
         .iter()
@@ -456,11 +543,11 @@ fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
 /// The three dispatches of one step, in one compute pass.
 fn record(
     ctx: &GpuContext,
+    k: &Pipelines,
     dims: &Dims,
     encoder: &mut wgpu::CommandEncoder,
     group: &wgpu::BindGroup,
 ) {
-    let k = &ctx.inner.kernels;
     let max = ctx.device().limits().max_compute_workgroups_per_dimension;
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some("sinew step"),
@@ -493,7 +580,13 @@ impl Backend for WgpuBackend {
             .ctx
             .device()
             .create_command_encoder(&Default::default());
-        record(&self.ctx, &self.dims, &mut encoder, &self.bind_group);
+        record(
+            &self.ctx,
+            &self.pipelines,
+            &self.dims,
+            &mut encoder,
+            &self.bind_group,
+        );
         self.ctx.queue().submit([encoder.finish()]);
         self.after_step(false);
         Ok(())
@@ -563,6 +656,9 @@ impl Backend for WgpuBackend {
                 }
             }
         }
+        if self.plan.num_state_slots() > 0 {
+            self.reset_state(env_ids);
+        }
         let nb = self.plan.buffers().len();
         if nb == 0 {
             return Ok(());
@@ -590,46 +686,41 @@ impl Backend for WgpuBackend {
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error> {
-        let (g, param) = self.plan.group_param(group, name)?;
         let num_ctrl = self.plan.num_ctrl();
-        let at = self.dims.param_offset(param) as usize;
-        let len = self.plan.num_envs() * num_ctrl;
-        self.plan.write_param(
-            group,
-            name,
-            env_ids,
-            values,
-            &mut self.params_host[at..at + len],
-        )?;
-        // Upload the touched rows' span of the group's columns.
-        let columns = &self.plan.groups()[g].ctrl_columns;
-        let lo = *columns.iter().min().expect("a group has targets");
-        let hi = *columns.iter().max().expect("a group has targets") + 1;
-        let upload = |env: usize| {
-            let start = at + env * num_ctrl;
-            self.write(
-                &self.buffers.params,
-                (start + lo) as u64 * 4,
-                &self.params_host[start + lo..start + hi],
-            );
-        };
-        match env_ids {
-            EnvIds::All => self.write(
-                &self.buffers.params,
-                at as u64 * 4,
-                &self.params_host[at..at + len],
-            ),
-            EnvIds::List(ids) => ids.iter().for_each(|&env| upload(env as usize)),
-        }
+        let len = self.plan.num_param_slots() * self.plan.num_envs() * num_ctrl;
+        let (g, slot) =
+            self.plan
+                .write_param(group, name, env_ids, values, &mut self.params_host[..len])?;
+        let at = slot * self.plan.num_envs() * num_ctrl;
+        self.upload_rows(g, at, env_ids);
         Ok(())
     }
 
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
-        let (_, param) = self.plan.group_param(group, name)?;
-        let at = self.dims.param_offset(param) as usize;
-        let len = self.plan.num_envs() * self.plan.num_ctrl();
+        let len = self.plan.num_param_slots() * self.plan.num_envs() * self.plan.num_ctrl();
         self.plan
-            .read_param(group, name, &self.params_host[at..at + len], out)
+            .read_param(group, name, &self.params_host[..len], out)
+    }
+
+    fn set_state(
+        &mut self,
+        group: &str,
+        name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        self.plan.group_state(group, name)?;
+        let mut state = self.state_host()?;
+        self.plan
+            .write_state(group, name, env_ids, values, &mut state)?;
+        self.write(&self.buffers.state, 0, &state);
+        Ok(())
+    }
+
+    fn read_state(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        self.plan.group_state(group, name)?;
+        let state = self.state_host()?;
+        self.plan.read_state(group, name, &state, out)
     }
 
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {

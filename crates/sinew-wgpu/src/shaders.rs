@@ -1,37 +1,129 @@
-//! The WGSL sources, from the repository's top-level `shaders/`. This is the
-//! only place shader text enters the crate.
+//! The WGSL sources: the step's driver files from the repository's top-level
+//! `shaders/`, each registered kind's own file ([`Kind::WGSL`]), and a
+//! prelude generated here from the kind registry. This is the only place
+//! shader text enters the crate.
+//!
+//! WGSL declarations may come in any order, so the module is the prelude,
+//! the driver files and the kind files concatenated.
 
-/// Every WGSL file as `(name, text)`, in the order the module concatenates
-/// them: a file may use what the files before it define.
-pub const FILES: [(&str, &str); 8] = [
+use std::fmt::Write;
+
+use sinew_core::{CommandField, Kind, KindId, KindVisitor};
+
+/// The driver files as `(name, text)`: index helpers and the lag RNG, the
+/// delay stage, network helpers, and the bindings and kernels.
+pub const DRIVER_FILES: [(&str, &str); 4] = [
     ("common.wgsl", include_str!("../../../shaders/common.wgsl")),
     ("delay.wgsl", include_str!("../../../shaders/delay.wgsl")),
-    (
-        "ideal_pd.wgsl",
-        include_str!("../../../shaders/ideal_pd.wgsl"),
-    ),
-    (
-        "dc_motor.wgsl",
-        include_str!("../../../shaders/dc_motor.wgsl"),
-    ),
-    (
-        "builtin.wgsl",
-        include_str!("../../../shaders/builtin.wgsl"),
-    ),
-    ("mujoco.wgsl", include_str!("../../../shaders/mujoco.wgsl")),
     ("net.wgsl", include_str!("../../../shaders/net.wgsl")),
     ("step.wgsl", include_str!("../../../shaders/step.wgsl")),
 ];
 
-/// The WGSL of the first `n` files of [`FILES`], concatenated.
-pub fn source_of_first(n: usize) -> String {
-    FILES[..n]
-        .iter()
-        .map(|(name, text)| format!("// ---- {name}\n{text}\n"))
-        .collect()
+/// The WGSL name of a Rust name: `IdealPd` or `effort_limit` → `IDEAL_PD`,
+/// `EFFORT_LIMIT`.
+pub fn wgsl_constant(name: &str) -> String {
+    let mut out = String::new();
+    for (i, ch) in name.chars().enumerate() {
+        if ch.is_ascii_uppercase() && i > 0 && !out.ends_with('_') {
+            out.push('_');
+        }
+        out.push(ch.to_ascii_uppercase());
+    }
+    out
 }
 
-/// The whole step module (all of [`FILES`]).
-pub fn module_source() -> String {
-    source_of_first(FILES.len())
+/// The WGSL constant holding a kind's id: `KIND_IDEAL_PD`.
+pub fn kind_constant(kind: KindId) -> String {
+    format!("KIND_{}", wgsl_constant(kind.spec().key))
+}
+
+/// The WGSL law function of a kind: `ideal_pd_law`.
+pub fn law_function(kind: KindId) -> String {
+    format!("{}_law", kind.spec().key)
+}
+
+/// The prelude for a plan using `kinds`: every kind's id and slot
+/// constants, the command-field constants, and `kind_law`, the switch over
+/// the plan's kinds only (so a pipeline carries no other kind's law).
+pub fn prelude(kinds: &[KindId]) -> String {
+    let mut out =
+        String::from("// Generated from the kind registry (sinew_wgpu::shaders::prelude).\n");
+    for (name, field) in [
+        ("FIELD_POSITION", CommandField::Position),
+        ("FIELD_VELOCITY", CommandField::Velocity),
+        ("FIELD_EFFORT", CommandField::Effort),
+    ] {
+        let _ = writeln!(out, "const {name}: u32 = {}u;", field as u32);
+    }
+    for &kind in KindId::ALL {
+        let spec = kind.spec();
+        let prefix = wgsl_constant(spec.key);
+        let _ = writeln!(
+            out,
+            "const {}: u32 = {}u;",
+            kind_constant(kind),
+            kind as u32
+        );
+        for (k, p) in spec.params.iter().enumerate() {
+            let _ = writeln!(out, "const {prefix}_{}: u32 = {k}u;", wgsl_constant(p.name));
+        }
+        for (k, s) in spec.state.iter().enumerate() {
+            let _ = writeln!(out, "const {prefix}_{}: u32 = {k}u;", wgsl_constant(s.name));
+        }
+    }
+    out.push_str("\n// The law of a column's kind, for the kinds of this plan.\n");
+    out.push_str("fn kind_law(kind: u32) -> f32 {\n    switch kind {\n");
+    for &kind in kinds {
+        let _ = writeln!(
+            out,
+            "        case {}: {{ return {}(); }}",
+            kind_constant(kind),
+            law_function(kind)
+        );
+    }
+    out.push_str("        default: { return 0.0; }\n    }\n}\n");
+    out
+}
+
+/// Every distinct kind file, in registry order (kinds may share one).
+pub fn kind_files() -> Vec<&'static str> {
+    struct Wgsl;
+    impl KindVisitor for Wgsl {
+        type Output = &'static str;
+        fn visit<K: Kind>(self) -> &'static str {
+            K::WGSL
+        }
+    }
+    let mut files: Vec<&'static str> = Vec::new();
+    for &kind in KindId::ALL {
+        let text = kind.visit(Wgsl);
+        if !files.contains(&text) {
+            files.push(text);
+        }
+    }
+    files
+}
+
+/// The step module specialized to `kinds`.
+pub fn module_source(kinds: &[KindId]) -> String {
+    let mut out = prelude(kinds);
+    for (name, text) in DRIVER_FILES {
+        let _ = write!(out, "// ---- {name}\n{text}\n");
+    }
+    for text in kind_files() {
+        let _ = write!(out, "// ---- kind file\n{text}\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_are_screaming_snake_case() {
+        assert_eq!(wgsl_constant("effort_limit"), "EFFORT_LIMIT");
+        assert_eq!(wgsl_constant("IdealPd"), "IDEAL_PD");
+        assert_eq!(kind_constant(KindId::DcMotor), "KIND_DC_MOTOR");
+    }
 }

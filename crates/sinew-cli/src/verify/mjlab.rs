@@ -5,8 +5,7 @@ use serde_json::Value;
 use sinew::{
     Activation, ActuatorCfg, ActuatorCmd, Backend, BuiltinMotorCfg, BuiltinPositionCfg,
     BuiltinVelocityCfg, DcMotorCfg, DelayCfg, DelayShare, Dense, EnvIds, GroupCfg, IdealPdCfg,
-    InputOrder, Lags, Law, LearnedMlpCfg, Mlp, Plan, PlanOptions, Resample, Robot, Transmission,
-    Values,
+    InputOrder, Lags, LearnedMlpCfg, Mlp, Plan, PlanOptions, Resample, Robot, Transmission, Values,
 };
 
 use super::json::{
@@ -415,8 +414,7 @@ fn run(
                     .ok_or_else(|| format!("step {k}: expected ctrl has more values than Sinew"))?;
                 let want = num(want)? as f32;
                 let group = b.plan().ctrl_columns()[j].group;
-                let learned =
-                    matches!(b.plan().groups()[group].law, Law::LearnedMlp | Law::LstmNet);
+                let learned = b.plan().groups()[group].stage == sinew::Stage::Learned;
                 let scale = f64::from(ours.abs().max(want.abs()));
                 let allowed = if learned {
                     // torch sums the matrix products in another order.

@@ -5,8 +5,184 @@
 //! Their gains and limits are metadata for building the simulator model; they
 //! do not enter `ctrl`.
 
-use super::invalid;
+use super::spec::{Kind, LawIo, ParamSpec, StateSpec};
+use super::{
+    check, check_opt_limit, invalid, CommandField, CtrlMeaning, Domain, MjGeneralCfg, MjMuscleCfg,
+    MjPositionCfg,
+};
 use crate::error::Error;
+
+/// The law of every pass-through kind: the column's (delayed) command field.
+#[inline(always)]
+fn forward<I: LawIo>(io: &mut I) -> f32 {
+    pass_through(io.target(io.field()))
+}
+
+/// The `Kind` items every pass-through kind shares.
+macro_rules! pass_through_kind {
+    ($name:literal, $key:literal, $field:expr) => {
+        const NAME: &'static str = $name;
+        const KEY: &'static str = $key;
+        const PARAMS: &'static [ParamSpec] = &[];
+        const STATE: &'static [StateSpec] = &[];
+        const READS: &'static [CommandField] = &[$field];
+        const WGSL: &'static str = include_str!("../../../../shaders/builtin.wgsl");
+
+        fn param_value(&self, k: usize) -> f32 {
+            unreachable!("{} has no parameter slot {k}", $name)
+        }
+
+        fn command_field(&self) -> Option<CommandField> {
+            Some($field)
+        }
+
+        fn meaning(&self, field: CommandField) -> CtrlMeaning {
+            CtrlMeaning::forwarded(field)
+        }
+
+        #[inline(always)]
+        fn law<I: LawIo>(io: &mut I) -> f32 {
+            forward(io)
+        }
+    };
+}
+
+impl Kind for BuiltinPositionCfg {
+    pass_through_kind!(
+        "BuiltinPosition",
+        "builtin_position",
+        CommandField::Position
+    );
+
+    fn validate(&self, group: &str) -> Result<(), Error> {
+        check(group, "stiffness", self.stiffness, Domain::Gain)?;
+        check(group, "damping", self.damping, Domain::Gain)?;
+        check_opt_limit(group, self.effort_limit)
+    }
+
+    fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+        (None, self.effort_limit.map(|l| [-l, l]))
+    }
+
+    fn mujoco_equivalent(&self, group: &str) -> Result<Option<MjGeneralCfg>, Error> {
+        let position = MjPositionCfg {
+            kp: self.stiffness,
+            kv: Some(self.damping),
+            ..MjPositionCfg::default()
+        }
+        .position()
+        .map_err(|e| e.in_group(group))?;
+        Ok(Some(MjGeneralCfg {
+            force_range: self.effort_limit.map(|l| [-l, l]),
+            ..position
+        }))
+    }
+}
+
+impl Kind for BuiltinVelocityCfg {
+    pass_through_kind!(
+        "BuiltinVelocity",
+        "builtin_velocity",
+        CommandField::Velocity
+    );
+
+    fn validate(&self, group: &str) -> Result<(), Error> {
+        check(group, "damping", self.damping, Domain::Gain)?;
+        check_opt_limit(group, self.effort_limit)
+    }
+
+    fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+        (None, self.effort_limit.map(|l| [-l, l]))
+    }
+
+    fn mujoco_equivalent(&self, _group: &str) -> Result<Option<MjGeneralCfg>, Error> {
+        Ok(Some(MjGeneralCfg {
+            force_range: self.effort_limit.map(|l| [-l, l]),
+            ..MjGeneralCfg::velocity(self.damping)
+        }))
+    }
+}
+
+impl Kind for BuiltinMotorCfg {
+    pass_through_kind!("BuiltinMotor", "builtin_motor", CommandField::Effort);
+    const SITES: bool = true;
+
+    fn validate(&self, group: &str) -> Result<(), Error> {
+        check(group, "effort_limit", self.effort_limit, Domain::Limit)?;
+        check_gear(group, self.gear)
+    }
+
+    fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+        let l = self.effort_limit;
+        (Some([-l, l]), Some([-l, l]))
+    }
+
+    fn mujoco_equivalent(&self, _group: &str) -> Result<Option<MjGeneralCfg>, Error> {
+        let l = self.effort_limit;
+        Ok(Some(
+            MjGeneralCfg::motor()
+                .with_gear(self.gear)
+                .with_ctrl_range([-l, l])
+                .with_force_range([-l, l]),
+        ))
+    }
+}
+
+impl Kind for BuiltinMuscleCfg {
+    pass_through_kind!("BuiltinMuscle", "builtin_muscle", CommandField::Effort);
+
+    fn validate(&self, group: &str) -> Result<(), Error> {
+        BuiltinMuscleCfg::validate(self, group)
+    }
+
+    fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+        (Some([0.0, 1.0]), None)
+    }
+
+    fn mujoco_equivalent(&self, group: &str) -> Result<Option<MjGeneralCfg>, Error> {
+        if self.length_range.0 >= self.length_range.1 {
+            return Err(invalid(
+                group,
+                "length_range",
+                self.length_range.0,
+                "computing a muscle's force needs its compiled lengthrange (lo < hi)",
+            ));
+        }
+        let muscle = MjMuscleCfg {
+            timeconst: [self.timeconst.0, self.timeconst.1],
+            tausmooth: self.tausmooth,
+            range: [self.range.0, self.range.1],
+            force: self.force,
+            scale: self.scale,
+            lmin: self.lmin,
+            lmax: self.lmax,
+            vmax: self.vmax,
+            fpmax: self.fpmax,
+            fvmax: self.fvmax,
+            length_range: [self.length_range.0, self.length_range.1],
+            acc0: self.acc0,
+            ctrl_range: Some([0.0, 1.0]),
+            force_range: None,
+            gear: self.gear,
+        }
+        .compile()
+        .map_err(|e| e.in_group(group))?;
+        Ok(Some(muscle))
+    }
+}
+
+fn check_gear(group: &str, gear: f32) -> Result<(), Error> {
+    if gear.is_finite() && gear != 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(
+            group,
+            "gear",
+            gear,
+            "the gear must be finite and non-zero",
+        ))
+    }
+}
 
 /// A native position servo (MuJoCo `<position>`): `ctrl` = position target.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,15 +300,7 @@ impl BuiltinMuscleCfg {
         if !(self.lmin < 1.0 && self.lmax > 1.0) {
             return Err(invalid(group, "lmin", self.lmin, "needs lmin < 1 < lmax"));
         }
-        if !(self.gear.is_finite() && self.gear != 0.0) {
-            return Err(invalid(
-                group,
-                "gear",
-                self.gear,
-                "the gear must be finite and non-zero",
-            ));
-        }
-        Ok(())
+        check_gear(group, self.gear)
     }
 }
 

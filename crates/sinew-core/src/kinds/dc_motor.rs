@@ -1,6 +1,25 @@
 //! DC motor: mjlab's `DcMotorActuator`, Isaac Lab's `DCMotor` (four-quadrant).
 
-use super::ideal_pd::{clip, pd_torque};
+use super::ideal_pd::{clip, pd_torque, DAMPING, EFFORT_LIMIT, PD_READS, STIFFNESS};
+use super::spec::{param_slot, Domain, Kind, LawIo, ParamSpec};
+use super::CommandField;
+
+/// The stall torque of a DC motor clip (DC motors and learned networks).
+pub(crate) const SATURATION_EFFORT: ParamSpec = ParamSpec {
+    name: "saturation_effort",
+    aliases: &[],
+    unit: "N·m",
+    doc: "stall torque of the torque–speed curve",
+    domain: Domain::Positive,
+};
+/// The no-load speed of a DC motor clip.
+pub(crate) const VELOCITY_LIMIT: ParamSpec = ParamSpec {
+    name: "velocity_limit",
+    aliases: &["velocity_limit_motor"],
+    unit: "rad/s",
+    doc: "no-load speed of the torque–speed curve",
+    domain: Domain::Positive,
+};
 
 /// PD torque clipped by a DC motor's torque–speed curve.
 ///
@@ -23,6 +42,72 @@ pub struct DcMotorCfg {
     pub saturation_effort: f32,
     /// No-load speed `v_max` (rad/s), finite and > 0.
     pub velocity_limit: f32,
+}
+
+impl Kind for DcMotorCfg {
+    const NAME: &'static str = "DcMotor";
+    const KEY: &'static str = "dc_motor";
+    const PARAMS: &'static [ParamSpec] = &[
+        STIFFNESS,
+        DAMPING,
+        EFFORT_LIMIT,
+        SATURATION_EFFORT,
+        VELOCITY_LIMIT,
+    ];
+    const STATE: &'static [super::StateSpec] = &[];
+    const READS: &'static [CommandField] = PD_READS;
+    const WGSL: &'static str = include_str!("../../../../shaders/dc_motor.wgsl");
+
+    fn param_value(&self, k: usize) -> f32 {
+        [
+            self.stiffness,
+            self.damping,
+            self.effort_limit,
+            self.saturation_effort,
+            self.velocity_limit,
+        ][k]
+    }
+
+    fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+        let l = self.effort_limit;
+        (Some([-l, l]), Some([-l, l]))
+    }
+
+    fn warnings(&self, group: &str) -> Vec<String> {
+        if self.effort_limit.is_infinite() {
+            vec![format!(
+                "group `{group}`: effort_limit is inf; only the DC curve limits the torque"
+            )]
+        } else if self.effort_limit > self.saturation_effort {
+            vec![format!(
+                "group `{group}`: effort_limit {} exceeds saturation_effort {}; the curve caps it",
+                self.effort_limit, self.saturation_effort
+            )]
+        } else {
+            Vec::new()
+        }
+    }
+
+    #[inline(always)]
+    fn law<I: LawIo>(io: &mut I) -> f32 {
+        const KP: usize = param_slot(DcMotorCfg::PARAMS, "stiffness");
+        const KD: usize = param_slot(DcMotorCfg::PARAMS, "damping");
+        const LIMIT: usize = param_slot(DcMotorCfg::PARAMS, "effort_limit");
+        const SAT: usize = param_slot(DcMotorCfg::PARAMS, "saturation_effort");
+        const VMAX: usize = param_slot(DcMotorCfg::PARAMS, "velocity_limit");
+        dc_motor_effort(
+            io.param(KP),
+            io.param(KD),
+            io.param(LIMIT),
+            io.param(SAT),
+            io.param(VMAX),
+            io.target(CommandField::Position),
+            io.pos(),
+            io.target(CommandField::Velocity),
+            io.vel(),
+            io.target(CommandField::Effort),
+        )
+    }
 }
 
 /// The DC motor clip of a torque `tau` at velocity `vel`.

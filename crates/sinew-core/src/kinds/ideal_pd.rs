@@ -1,5 +1,39 @@
 //! Ideal PD: mjlab's `IdealPdActuator`, Isaac Lab's `IdealPDActuator`.
 
+use super::spec::{param_slot, Domain, Kind, LawIo, ParamSpec};
+use super::CommandField;
+
+/// `kp`, shared by every PD-family kind.
+pub(crate) const STIFFNESS: ParamSpec = ParamSpec {
+    name: "stiffness",
+    aliases: &["kp"],
+    unit: "N·m/rad",
+    doc: "proportional gain",
+    domain: Domain::Gain,
+};
+/// `kd`, shared by every PD-family kind.
+pub(crate) const DAMPING: ParamSpec = ParamSpec {
+    name: "damping",
+    aliases: &["kd"],
+    unit: "N·m·s/rad",
+    doc: "derivative gain",
+    domain: Domain::Gain,
+};
+/// The symmetric output limit, shared by every PD-family kind.
+pub(crate) const EFFORT_LIMIT: ParamSpec = ParamSpec {
+    name: "effort_limit",
+    aliases: &["force_limit"],
+    unit: "N·m",
+    doc: "symmetric output limit, inf for none",
+    domain: Domain::Limit,
+};
+/// The command fields a PD law reads.
+pub(crate) const PD_READS: &[CommandField] = &[
+    CommandField::Position,
+    CommandField::Velocity,
+    CommandField::Effort,
+];
+
 /// Explicit PD controller with a symmetric effort limit.
 ///
 /// `τ = clamp(kp·(q* − q) + kd·(q̇* − q̇) + τff, −effort_limit, effort_limit)`,
@@ -30,6 +64,41 @@ impl IdealPdCfg {
             effort_limit,
             ..self
         }
+    }
+}
+
+impl Kind for IdealPdCfg {
+    const NAME: &'static str = "IdealPd";
+    const KEY: &'static str = "ideal_pd";
+    const PARAMS: &'static [ParamSpec] = &[STIFFNESS, DAMPING, EFFORT_LIMIT];
+    const STATE: &'static [super::StateSpec] = &[];
+    const READS: &'static [CommandField] = PD_READS;
+    const WGSL: &'static str = include_str!("../../../../shaders/ideal_pd.wgsl");
+
+    fn param_value(&self, k: usize) -> f32 {
+        [self.stiffness, self.damping, self.effort_limit][k]
+    }
+
+    fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+        let l = self.effort_limit;
+        (Some([-l, l]), Some([-l, l]))
+    }
+
+    #[inline(always)]
+    fn law<I: LawIo>(io: &mut I) -> f32 {
+        const KP: usize = param_slot(IdealPdCfg::PARAMS, "stiffness");
+        const KD: usize = param_slot(IdealPdCfg::PARAMS, "damping");
+        const LIMIT: usize = param_slot(IdealPdCfg::PARAMS, "effort_limit");
+        ideal_pd_effort(
+            io.param(KP),
+            io.param(KD),
+            io.param(LIMIT),
+            io.target(CommandField::Position),
+            io.pos(),
+            io.target(CommandField::Velocity),
+            io.vel(),
+            io.target(CommandField::Effort),
+        )
     }
 }
 

@@ -16,7 +16,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
-use super::invalid;
+use super::dc_motor::{SATURATION_EFFORT, VELOCITY_LIMIT};
+use super::ideal_pd::EFFORT_LIMIT;
+use super::spec::{Kind, LawIo, ParamSpec, Stage, StateSpec};
+use super::{invalid, CommandField};
 use crate::error::Error;
 
 /// The widest layer (and LSTM hidden size) a network may have: the WGSL
@@ -941,6 +944,60 @@ impl LearnedMlpCfg {
         }
         Ok(())
     }
+}
+
+/// The DC clip's parameters of a learned column, in slot order
+/// ([`LearnedStage::env_efforts`](crate::LearnedStage::env_efforts) reads them so).
+pub const LEARNED_PARAMS: &[ParamSpec] = &[EFFORT_LIMIT, SATURATION_EFFORT, VELOCITY_LIMIT];
+
+/// The `Kind` items both learned kinds share: the DC clip's parameters, the
+/// position target forwarded to the learned stage.
+macro_rules! learned_kind {
+    ($name:literal, $key:literal) => {
+        const NAME: &'static str = $name;
+        const KEY: &'static str = $key;
+        const PARAMS: &'static [ParamSpec] = LEARNED_PARAMS;
+        const STATE: &'static [StateSpec] = &[];
+        const READS: &'static [CommandField] = &[CommandField::Position];
+        const WGSL: &'static str = include_str!("../../../../shaders/learned.wgsl");
+        const STAGE: Stage = Stage::Learned;
+
+        fn param_value(&self, k: usize) -> f32 {
+            [
+                self.effort_limit,
+                self.saturation_effort,
+                self.velocity_limit,
+            ][k]
+        }
+
+        fn command_field(&self) -> Option<CommandField> {
+            Some(CommandField::Position)
+        }
+
+        fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+            let l = self.effort_limit;
+            (Some([-l, l]), Some([-l, l]))
+        }
+
+        /// Forwards the (delayed) position target; the learned stage runs
+        /// the network (on the GPU, the WGSL twin does).
+        #[inline(always)]
+        fn law<I: LawIo>(io: &mut I) -> f32 {
+            io.target(CommandField::Position)
+        }
+    };
+}
+
+impl Kind for LearnedMlpCfg {
+    learned_kind!("LearnedMlp", "learned_mlp");
+
+    fn validate(&self, group: &str) -> Result<(), Error> {
+        LearnedMlpCfg::validate(self, group)
+    }
+}
+
+impl Kind for LstmNetCfg {
+    learned_kind!("LstmNet", "lstm_net");
 }
 
 /// A learned LSTM actuator (Isaac Lab `ActuatorNetLSTMCfg`): the network

@@ -11,7 +11,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::{clip, invalid, CommandField};
+use super::spec::{Kind, LawIo, ParamSpec, Stage, StateSpec};
+use super::{clip, invalid, CommandField, CtrlMeaning};
 use crate::error::Error;
 use crate::robot::{BiasType, DynType, GainType};
 
@@ -107,6 +108,47 @@ fn prm(values: &[f32]) -> [f32; 10] {
 /// The muscle parameters of MuJoCo's `<muscle>` in `gainprm` order, with
 /// MuJoCo's defaults.
 pub const MJ_MUSCLE_DEFAULTS: [f32; 9] = [0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5, 1.3, 1.2];
+
+impl Kind for MjGeneralCfg {
+    const NAME: &'static str = "MjGeneral";
+    const KEY: &'static str = "mj_general";
+    const PARAMS: &'static [ParamSpec] = &[];
+    const STATE: &'static [StateSpec] = &[];
+    const READS: &'static [CommandField] = &[
+        CommandField::Position,
+        CommandField::Velocity,
+        CommandField::Effort,
+    ];
+    const WGSL: &'static str = include_str!("../../../../shaders/mujoco.wgsl");
+    const STAGE: Stage = Stage::MuJoCo;
+    const SITES: bool = true;
+
+    fn param_value(&self, k: usize) -> f32 {
+        unreachable!("MjGeneral has no parameter slot {k}")
+    }
+
+    fn validate(&self, group: &str) -> Result<(), Error> {
+        MjGeneralCfg::validate(self, group)
+    }
+
+    fn command_field(&self) -> Option<CommandField> {
+        Some(self.command_field)
+    }
+
+    fn meaning(&self, _field: CommandField) -> CtrlMeaning {
+        CtrlMeaning::ActuatorForce
+    }
+
+    fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+        (self.ctrl_range, self.force_range)
+    }
+
+    /// Forwards MuJoCo's `ctrl`; the plan's MuJoCo stage computes the force.
+    #[inline(always)]
+    fn law<I: LawIo>(io: &mut I) -> f32 {
+        io.target(io.field())
+    }
+}
 
 impl MjGeneralCfg {
     /// `<motor>`: `force = ctrl` (gain 1, no bias), on the effort target.

@@ -1,7 +1,8 @@
 //! Wrapped native actuators (mjlab's `XmlActuatorCfg`): actuators the model
 //! already declares, found by target name; Sinew forwards their command field.
 
-use super::CommandField;
+use super::spec::{Kind, LawIo, ParamSpec, StateSpec};
+use super::{pass_through, CommandField, CtrlMeaning};
 use crate::robot::{BiasType, DynType, GainType, NativeActuator};
 
 /// Wraps the native actuators the robot declares on the matched targets.
@@ -14,6 +15,37 @@ use crate::robot::{BiasType, DynType, GainType, NativeActuator};
 pub struct WrappedCfg {
     /// The command forwarded into `ctrl`; `None` detects it (the default).
     pub command_field: Option<CommandField>,
+}
+
+impl Kind for WrappedCfg {
+    const NAME: &'static str = "Wrapped";
+    const KEY: &'static str = "wrapped";
+    const PARAMS: &'static [ParamSpec] = &[];
+    const STATE: &'static [StateSpec] = &[];
+    const READS: &'static [CommandField] = &[
+        CommandField::Position,
+        CommandField::Velocity,
+        CommandField::Effort,
+    ];
+    const WGSL: &'static str = include_str!("../../../../shaders/builtin.wgsl");
+    const SITES: bool = true;
+
+    fn param_value(&self, k: usize) -> f32 {
+        unreachable!("Wrapped has no parameter slot {k}")
+    }
+
+    fn command_field(&self) -> Option<CommandField> {
+        self.command_field
+    }
+
+    fn meaning(&self, field: CommandField) -> CtrlMeaning {
+        CtrlMeaning::forwarded(field)
+    }
+
+    #[inline(always)]
+    fn law<I: LawIo>(io: &mut I) -> f32 {
+        pass_through(io.target(io.field()))
+    }
 }
 
 /// mjlab's `detect_command_field`, checked in its order muscle → position →

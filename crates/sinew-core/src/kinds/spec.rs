@@ -1,0 +1,295 @@
+//! The kind spec: what every actuator kind declares about itself, and the
+//! one interface through which both backends run its law.
+//!
+//! A kind is a config struct implementing [`Kind`]: its parameters (stored
+//! per (env, target) in `[slot][env][ctrl column]` tables, so every one is
+//! randomizable), its state slots (same layout, reset per env, advanced only
+//! when the env's outputs are finite), the command fields its law reads, the
+//! per-group data it needs (e.g. a lookup table), and its pure scalar law
+//! over a [`LawIo`]. The CPU backend implements [`LawIo`] over slices and
+//! inlines the law; the GPU backend runs the kind's WGSL twin
+//! ([`Kind::WGSL`]), whose accessors (`param`, `target`, `pos`, `vel`,
+//! `state`, `set_state`, `data`, `data_len`) mirror [`LawIo`]'s methods.
+
+use super::{ActuatorCfg, CommandField, CtrlMeaning};
+use crate::error::Error;
+
+/// The most parameter slots a kind may declare (checked at compile time by
+/// the registry).
+pub const MAX_PARAMS: usize = 16;
+/// The most state slots a kind may declare.
+pub const MAX_STATE: usize = 8;
+
+/// One randomizable parameter of a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamSpec {
+    /// The canonical name (setters, scenario files, WGSL constant suffix).
+    pub name: &'static str,
+    /// Other names a setter accepts (mjlab's, Isaac Lab's).
+    pub aliases: &'static [&'static str],
+    /// The unit, for docs and `sinew` listings.
+    pub unit: &'static str,
+    /// What it is.
+    pub doc: &'static str,
+    /// Its domain.
+    pub domain: Domain,
+}
+
+impl ParamSpec {
+    /// True when `name` is this parameter's name or one of its aliases.
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.name == name || self.aliases.contains(&name)
+    }
+}
+
+/// The values a parameter (or a state slot written by a setter) may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Domain {
+    /// A gain: finite and ≥ 0.
+    Gain,
+    /// A limit: > 0, `inf` for none.
+    Limit,
+    /// Finite and > 0.
+    Positive,
+    /// Finite and ≥ 0.
+    NonNegative,
+    /// Any finite value.
+    Finite,
+}
+
+impl Domain {
+    /// Checks one value; the error is the rule broken.
+    pub fn check(self, value: f32) -> Result<(), &'static str> {
+        let ok = match self {
+            Domain::Gain | Domain::NonNegative => value.is_finite() && value >= 0.0,
+            Domain::Limit => value > 0.0,
+            Domain::Positive => value.is_finite() && value > 0.0,
+            Domain::Finite => value.is_finite(),
+        };
+        if ok {
+            return Ok(());
+        }
+        Err(match self {
+            Domain::Gain => "a gain must be finite and >= 0",
+            Domain::Limit => "a limit must be > 0 (inf for none)",
+            Domain::Positive => "must be finite and > 0",
+            Domain::NonNegative => "must be finite and >= 0",
+            Domain::Finite => "must be finite",
+        })
+    }
+}
+
+/// One per-(env, target) state slot of a kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StateSpec {
+    /// Its name (`read_state`/`set_state`, WGSL constant suffix).
+    pub name: &'static str,
+    /// The unit.
+    pub unit: &'static str,
+    /// What it holds.
+    pub doc: &'static str,
+    /// The value `reset` writes.
+    pub reset: f32,
+}
+
+/// The index of `name` in a list of parameter specs, for a kind's named
+/// slot constants; a missing name fails at compile time.
+pub const fn param_slot(specs: &[ParamSpec], name: &str) -> usize {
+    let mut i = 0;
+    while i < specs.len() {
+        if str_eq(specs[i].name, name) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no parameter of that name in the kind's PARAMS")
+}
+
+/// The index of `name` in a list of state specs (see [`param_slot`]).
+pub const fn state_slot(specs: &[StateSpec], name: &str) -> usize {
+    let mut i = 0;
+    while i < specs.len() {
+        if str_eq(specs[i].name, name) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no state slot of that name in the kind's STATE")
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// What a law reads and writes for one (env, ctrl column). Every method is
+/// `#[inline(always)]` in the backends' implementations, so a law compiles
+/// to the same loop as one written against slices.
+pub trait LawIo {
+    /// Parameter slot `k` of this (env, column).
+    fn param(&self, k: usize) -> f32;
+    /// The (delayed) command target of `field`.
+    fn target(&self, field: CommandField) -> f32;
+    /// The joint (or tendon) position `q`, undelayed.
+    fn pos(&self) -> f32;
+    /// The joint (or tendon) velocity `q̇`, undelayed.
+    fn vel(&self) -> f32;
+    /// The command field this column forwards or computes from (a
+    /// pass-through kind's field, MuJoCo's `ctrl`).
+    fn field(&self) -> CommandField;
+    /// State slot `k` as it was before this step.
+    fn state(&self, k: usize) -> f32;
+    /// Writes state slot `k` for after this step; it is committed only
+    /// when the env's outputs are finite. Slots not written keep their value.
+    fn set_state(&mut self, k: usize, value: f32);
+    /// Entry `i` of the group's data ([`Kind::group_data`]).
+    fn data(&self, i: usize) -> f32;
+    /// Length of the group's data.
+    fn data_len(&self) -> usize;
+}
+
+/// Where a kind's columns go after their law.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// The law's value is the column's output.
+    Law,
+    /// The law forwards MuJoCo's `ctrl`; the plan's MuJoCo stage computes
+    /// `actuator_force` per env.
+    MuJoCo,
+    /// The law forwards the position target; the plan's learned stage
+    /// evaluates the network (on the GPU the kind's WGSL law does).
+    Learned,
+}
+
+/// Everything a kind declares. One registry line in `kinds/mod.rs` turns
+/// an implementation into a variant of [`ActuatorCfg`], a [`KindId`](super::KindId),
+/// a CPU dispatch arm and a case of the WGSL law switch.
+pub trait Kind: Clone + Into<ActuatorCfg> {
+    /// The kind's name, as in mjlab without "Actuator" (`"IdealPd"`).
+    const NAME: &'static str;
+    /// Its snake-case key: the scenario files' `kind`, the WGSL prefix.
+    const KEY: &'static str;
+    /// Its randomizable parameters, in slot order.
+    const PARAMS: &'static [ParamSpec];
+    /// Its per-(env, target) state, in slot order.
+    const STATE: &'static [StateSpec];
+    /// The command fields its law reads, besides `pos` and `vel`.
+    const READS: &'static [CommandField];
+    /// Its WGSL twin: the law as `fn <KEY>_law() -> f32` over the WGSL
+    /// accessors, and whatever helpers it needs.
+    const WGSL: &'static str;
+    /// Where its columns go after the law.
+    const STAGE: Stage = Stage::Law;
+    /// True when its targets may be sites (the simulator resolves the
+    /// transmission; Sinew reads no joint state).
+    const SITES: bool = false;
+
+    /// The configured value of parameter slot `k` (`k < PARAMS.len()`).
+    fn param_value(&self, k: usize) -> f32;
+
+    /// Checks the settings that are not parameters (each parameter's
+    /// configured value is checked against its [`Domain`] before this).
+    fn validate(&self, group: &str) -> Result<(), Error> {
+        let _ = group;
+        Ok(())
+    }
+
+    /// The command field the law forwards or computes from, when the kind
+    /// fixes it; `None` when the plan resolves it from the robot (wrapped
+    /// actuators).
+    fn command_field(&self) -> Option<CommandField> {
+        Some(CommandField::Effort)
+    }
+
+    /// What its ctrl columns hold.
+    fn meaning(&self, field: CommandField) -> CtrlMeaning {
+        let _ = field;
+        CtrlMeaning::Effort
+    }
+
+    /// Per-group constants the law reads through [`LawIo::data`] (e.g. a
+    /// lookup table); not randomizable.
+    fn group_data(&self) -> Vec<f32> {
+        Vec::new()
+    }
+
+    /// The `ctrlrange` and `forcerange` of the simulator actuator the kind
+    /// compiles to, `None` where unlimited. Informational.
+    fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+        (None, None)
+    }
+
+    /// The MuJoCo actuator the kind compiles to when a group computes its
+    /// force ([`GroupCfg::compute_force`](crate::GroupCfg::compute_force)).
+    fn mujoco_equivalent(&self, group: &str) -> Result<Option<super::MjGeneralCfg>, Error> {
+        let _ = group;
+        Ok(None)
+    }
+
+    /// Warnings worth telling the user (mjlab's), not errors.
+    fn warnings(&self, group: &str) -> Vec<String> {
+        let _ = group;
+        Vec::new()
+    }
+
+    /// The law for one (env, target): returns the column's value.
+    fn law<I: LawIo>(io: &mut I) -> f32;
+}
+
+/// Code generic over every registered kind (see [`KindId::visit`](super::KindId::visit)):
+/// the backends' dispatch, the WGSL prelude, the tests that cover every kind.
+pub trait KindVisitor {
+    /// What a visit returns.
+    type Output;
+    /// Called with the kind as a type parameter.
+    fn visit<K: Kind>(self) -> Self::Output;
+}
+
+/// A kind's declarations, without its type.
+#[derive(Debug, Clone, Copy)]
+pub struct SpecInfo {
+    /// [`Kind::NAME`].
+    pub name: &'static str,
+    /// [`Kind::KEY`].
+    pub key: &'static str,
+    /// [`Kind::PARAMS`].
+    pub params: &'static [ParamSpec],
+    /// [`Kind::STATE`].
+    pub state: &'static [StateSpec],
+    /// [`Kind::READS`].
+    pub reads: &'static [CommandField],
+    /// [`Kind::WGSL`].
+    pub wgsl: &'static str,
+    /// [`Kind::STAGE`].
+    pub stage: Stage,
+    /// [`Kind::SITES`].
+    pub sites: bool,
+}
+
+pub(crate) struct InfoOf;
+
+impl KindVisitor for InfoOf {
+    type Output = SpecInfo;
+    fn visit<K: Kind>(self) -> SpecInfo {
+        SpecInfo {
+            name: K::NAME,
+            key: K::KEY,
+            params: K::PARAMS,
+            state: K::STATE,
+            reads: K::READS,
+            wgsl: K::WGSL,
+            stage: K::STAGE,
+            sites: K::SITES,
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The CPU side of the kind spec: [`LawIo`] over one run's slices, and the
+//! dispatch that monomorphizes each kind's law into its own loop.
+
+use sinew_core::{CommandField, Kind, KindVisitor, LawIo, MAX_PARAMS, MAX_STATE};
+
+/// A `[slot][env][ctrl]` table that the parallel chunks of a step read and
+/// write, each only at the rows of its own envs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SlotRows {
+    ptr: *mut f32,
+    slots: usize,
+    num_envs: usize,
+    num_ctrl: usize,
+}
+
+// SAFETY: a `SlotRows` is only dereferenced at rows of envs that the calling
+// thread owns for the duration of the step (see the methods' contracts).
+unsafe impl Send for SlotRows {}
+unsafe impl Sync for SlotRows {}
+
+impl SlotRows {
+    /// The table of a plan with `num_envs` × `num_ctrl` planes.
+    pub fn new(table: &mut [f32], num_envs: usize, num_ctrl: usize) -> SlotRows {
+        let plane = num_envs * num_ctrl;
+        SlotRows {
+            ptr: table.as_mut_ptr(),
+            slots: if plane == 0 { 0 } else { table.len() / plane },
+            num_envs,
+            num_ctrl,
+        }
+    }
+
+    /// `len` values of slot `slot` from env `env`'s column `at`.
+    ///
+    /// # Safety
+    /// No other thread writes this env's rows while the slice lives.
+    #[inline(always)]
+    pub unsafe fn read(&self, slot: usize, env: usize, at: usize, len: usize) -> &[f32] {
+        assert!(slot < self.slots && env < self.num_envs && at + len <= self.num_ctrl);
+        let start = (slot * self.num_envs + env) * self.num_ctrl + at;
+        // SAFETY: in bounds (asserted); the caller owns the env.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(start), len) }
+    }
+
+    /// Copies env `env`'s rows of every slot into `out` (`[slot][ctrl]`).
+    ///
+    /// # Safety
+    /// No other thread touches this env's rows meanwhile.
+    pub unsafe fn copy_env_to(&self, env: usize, out: &mut [f32]) {
+        for (k, row) in out.chunks_exact_mut(self.num_ctrl).enumerate() {
+            // SAFETY: forwarded.
+            row.copy_from_slice(unsafe { self.read(k, env, 0, self.num_ctrl) });
+        }
+    }
+
+    /// Copies `rows` (`[slot][ctrl]`) into env `env`'s rows of every slot.
+    ///
+    /// # Safety
+    /// No other thread touches this env's rows meanwhile.
+    pub unsafe fn copy_env_from(&self, env: usize, rows: &[f32]) {
+        for (k, row) in rows.chunks_exact(self.num_ctrl).enumerate() {
+            assert!(k < self.slots && env < self.num_envs);
+            let start = (k * self.num_envs + env) * self.num_ctrl;
+            // SAFETY: in bounds (asserted); the caller owns the env.
+            let dst = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), self.num_ctrl) };
+            dst.copy_from_slice(row);
+        }
+    }
+}
+
+/// One run of one kind's law, as a [`KindVisitor`]: the visit is the loop.
+pub(crate) struct RunLaw<'a> {
+    /// `[slot][env][ctrl]`.
+    pub params: &'a [f32],
+    /// `num_envs × num_ctrl`.
+    pub plane: usize,
+    /// The run's first element in a parameter plane.
+    pub at: usize,
+    /// The state table; read at `env` (the single-env path only).
+    pub state: SlotRows,
+    pub env: usize,
+    pub targets: [&'a [f32]; 3],
+    pub pos: &'a [f32],
+    pub vel: &'a [f32],
+    pub field: CommandField,
+    pub data: &'a [f32],
+    pub out: &'a mut [f32],
+    /// The env's next-state row, `[slot][ctrl]` (empty without state).
+    pub next: &'a mut [f32],
+    /// The run's first column in `next`'s rows.
+    pub next_at: usize,
+    pub num_ctrl: usize,
+}
+
+impl KindVisitor for RunLaw<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn visit<K: Kind>(self) {
+        let n = self.out.len();
+        let params: [&[f32]; MAX_PARAMS] = std::array::from_fn(|k| {
+            if k < K::PARAMS.len() {
+                &self.params[k * self.plane + self.at..][..n]
+            } else {
+                &[]
+            }
+        });
+        let state: [&[f32]; MAX_STATE] = std::array::from_fn(|k| {
+            if k < K::STATE.len() {
+                // SAFETY: the step gives each env's rows to one thread.
+                unsafe { self.state.read(k, self.env, self.next_at, n) }
+            } else {
+                &[]
+            }
+        });
+        let mut io = CpuIo {
+            i: 0,
+            params: &params,
+            targets: self.targets.map(|t| &t[..n]),
+            pos: &self.pos[..n],
+            vel: &self.vel[..n],
+            field: self.field,
+            state: &state,
+            next: self.next,
+            next_at: self.next_at,
+            num_ctrl: self.num_ctrl,
+            data: self.data,
+        };
+        for (i, out) in self.out.iter_mut().enumerate() {
+            io.i = i;
+            *out = K::law(&mut io);
+        }
+    }
+}
+
+/// [`LawIo`] at element `i` of a run.
+struct CpuIo<'a, 'b> {
+    i: usize,
+    params: &'b [&'a [f32]; MAX_PARAMS],
+    targets: [&'a [f32]; 3],
+    pos: &'a [f32],
+    vel: &'a [f32],
+    field: CommandField,
+    state: &'b [&'a [f32]; MAX_STATE],
+    next: &'b mut [f32],
+    next_at: usize,
+    num_ctrl: usize,
+    data: &'a [f32],
+}
+
+impl LawIo for CpuIo<'_, '_> {
+    #[inline(always)]
+    fn param(&self, k: usize) -> f32 {
+        self.params[k][self.i]
+    }
+    #[inline(always)]
+    fn target(&self, field: CommandField) -> f32 {
+        self.targets[field as usize][self.i]
+    }
+    #[inline(always)]
+    fn pos(&self) -> f32 {
+        self.pos[self.i]
+    }
+    #[inline(always)]
+    fn vel(&self) -> f32 {
+        self.vel[self.i]
+    }
+    #[inline(always)]
+    fn field(&self) -> CommandField {
+        self.field
+    }
+    #[inline(always)]
+    fn state(&self, k: usize) -> f32 {
+        self.state[k][self.i]
+    }
+    #[inline(always)]
+    fn set_state(&mut self, k: usize, value: f32) {
+        self.next[k * self.num_ctrl + self.next_at + self.i] = value;
+    }
+    #[inline(always)]
+    fn data(&self, i: usize) -> f32 {
+        self.data[i]
+    }
+    #[inline(always)]
+    fn data_len(&self) -> usize {
+        self.data.len()
+    }
+}
