@@ -9,10 +9,8 @@ use naga::{Expression, Literal, Module, TypeInner};
 use sinew::delay::{DelayParams, STREAMS, STREAM_CANDIDATE, STREAM_HOLD};
 use sinew::net::{LEARNED_LSTM, LEARNED_MLP, NET_DENSE, NET_LSTM};
 use sinew::{
-    Activation, ActuatorCfg, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
-    BuiltinVelocityCfg, CommandField, DcMotorCfg, DelayState, Dense, DynType, GainType, IdealPdCfg,
-    KindId, LearnedColumn, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg, MjActuator, MjGeneralCfg,
-    Mlp, NetLayer, WrappedCfg, CMD_FIELDS, MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED,
+    Activation, BiasType, CommandField, DelayState, DynType, GainType, KindId, LearnedColumn,
+    MjActuator, NetLayer, CMD_FIELDS, MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED,
     MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL, NET_MAX_WIDTH,
 };
 use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, NO_BUFFER};
@@ -64,60 +62,6 @@ fn every_kind_has_its_wgsl_function() {
         .iter()
         .filter_map(|(_, f)| Some((f.name.clone()?, f.arguments.len())))
         .collect();
-    let dc = DcMotorCfg {
-        stiffness: 1.0,
-        damping: 0.0,
-        effort_limit: 1.0,
-        saturation_effort: 2.0,
-        velocity_limit: 3.0,
-    };
-    let kinds: Vec<ActuatorCfg> = vec![
-        IdealPdCfg::new(1.0, 0.0).into(),
-        dc.into(),
-        BuiltinPositionCfg {
-            stiffness: 1.0,
-            damping: 0.0,
-            effort_limit: None,
-        }
-        .into(),
-        BuiltinVelocityCfg {
-            damping: 1.0,
-            effort_limit: None,
-        }
-        .into(),
-        BuiltinMotorCfg::new(1.0).into(),
-        BuiltinMuscleCfg::default().into(),
-        WrappedCfg {
-            command_field: Some(CommandField::Effort),
-        }
-        .into(),
-        MjGeneralCfg::motor().into(),
-        LearnedMlpCfg::new(one_layer(2), 1.0, 2.0, 3.0)
-            .with_history_length(1)
-            .into(),
-        LstmNetCfg::new(
-            LstmNet::new(
-                "t",
-                vec![LstmLayer {
-                    name: ("".into(), "_l0".into()),
-                    inputs: 2,
-                    hidden: 1,
-                    weight_ih: vec![0.0; 8],
-                    weight_hh: vec![0.0; 4],
-                    bias_ih: vec![0.0; 4],
-                    bias_hh: vec![0.0; 4],
-                }],
-                vec![],
-            )
-            .unwrap(),
-            1.0,
-            2.0,
-            3.0,
-        )
-        .into(),
-    ];
-    let ids: Vec<KindId> = kinds.iter().map(|k| k.kind_id()).collect();
-    assert_eq!(ids, KindId::ALL, "a kind is missing from this list");
     for &kind in KindId::ALL {
         let name = shaders::law_function(kind);
         assert_eq!(
@@ -176,21 +120,6 @@ fn every_kind_has_its_wgsl_function() {
     ] {
         assert!(functions.contains_key(helper), "no WGSL fn `{helper}`");
     }
-}
-
-fn one_layer(inputs: usize) -> Mlp {
-    Mlp::new(
-        "t",
-        vec![Dense::new(
-            "0",
-            1,
-            inputs,
-            vec![1.0; inputs],
-            vec![0.0],
-            Activation::Identity,
-        )],
-    )
-    .unwrap()
 }
 
 /// `(size, [(member, offset)])` of a named WGSL struct.
