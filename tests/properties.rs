@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 use sinew::{
     ActuatorCmd, Backend, BuiltinPositionCfg, DcMotorCfg, DelayCfg, EnvIds, GroupCfg, IdealPdCfg,
-    Plan, PlanOptions,
+    Plan, PlanOptions, RemotizedPdCfg,
 };
 
 use crate::support::{backends, joints};
@@ -187,4 +187,213 @@ proptest! {
         prop_assert_eq!(lags(seed), lags(seed));
         prop_assert_ne!(lags(seed), lags(seed.wrapping_add(1)), "64 envs × {} steps of lags in 0..=7 collide", steps);
     }
+}
+
+/// Isaac Lab's Spot knee `joint_parameter_lookup` (data collected by the
+/// Boston Dynamics AI Institute; rows `[angle rad, transmission ratio, max
+/// torque N·m]`, 101 rows on a 0.025458 rad grid).
+const SPOT_KNEE_LOOKUP: [[f32; 3]; 101] = [
+    [-2.792900, -24.776718, 37.165077],
+    [-2.767442, -26.290108, 39.435162],
+    [-2.741984, -27.793369, 41.690054],
+    [-2.716526, -29.285997, 43.928996],
+    [-2.691068, -30.767536, 46.151304],
+    [-2.665610, -32.237423, 48.356134],
+    [-2.640152, -33.695168, 50.542751],
+    [-2.614694, -35.140221, 52.710331],
+    [-2.589236, -36.572052, 54.858078],
+    [-2.563778, -37.990086, 56.985128],
+    [-2.538320, -39.393730, 59.090595],
+    [-2.512862, -40.782406, 61.173609],
+    [-2.487404, -42.155487, 63.233231],
+    [-2.461946, -43.512371, 65.268557],
+    [-2.436488, -44.852371, 67.278557],
+    [-2.411030, -46.174873, 69.262310],
+    [-2.385572, -47.479156, 71.218735],
+    [-2.360114, -48.764549, 73.146824],
+    [-2.334656, -50.030334, 75.045502],
+    [-2.309198, -51.275761, 76.913641],
+    [-2.283740, -52.500103, 78.750154],
+    [-2.258282, -53.702587, 80.000000],
+    [-2.232824, -54.882442, 80.000000],
+    [-2.207366, -56.038860, 80.000000],
+    [-2.181908, -57.171028, 80.000000],
+    [-2.156450, -58.278133, 80.000000],
+    [-2.130992, -59.359314, 80.000000],
+    [-2.105534, -60.413738, 80.000000],
+    [-2.080076, -61.440529, 80.000000],
+    [-2.054618, -62.438812, 80.000000],
+    [-2.029160, -63.407692, 80.000000],
+    [-2.003702, -64.346268, 80.000000],
+    [-1.978244, -65.253670, 80.000000],
+    [-1.952786, -66.128944, 80.000000],
+    [-1.927328, -66.971176, 80.000000],
+    [-1.901870, -67.779457, 80.000000],
+    [-1.876412, -68.552864, 80.000000],
+    [-1.850954, -69.290451, 80.000000],
+    [-1.825496, -69.991325, 80.000000],
+    [-1.800038, -70.654541, 80.000000],
+    [-1.774580, -71.279190, 80.000000],
+    [-1.749122, -71.864319, 80.000000],
+    [-1.723664, -72.409088, 80.000000],
+    [-1.698206, -72.912567, 80.000000],
+    [-1.672748, -73.373871, 80.000000],
+    [-1.647290, -73.792130, 80.000000],
+    [-1.621832, -74.166512, 80.000000],
+    [-1.596374, -74.496147, 80.000000],
+    [-1.570916, -74.780251, 80.000000],
+    [-1.545458, -75.017998, 80.000000],
+    [-1.520000, -75.208656, 80.000000],
+    [-1.494542, -75.351448, 80.000000],
+    [-1.469084, -75.445686, 80.000000],
+    [-1.443626, -75.490677, 80.000000],
+    [-1.418168, -75.485771, 80.000000],
+    [-1.392710, -75.430344, 80.000000],
+    [-1.367252, -75.323830, 80.000000],
+    [-1.341794, -75.165688, 80.000000],
+    [-1.316336, -74.955406, 80.000000],
+    [-1.290878, -74.692551, 80.000000],
+    [-1.265420, -74.376694, 80.000000],
+    [-1.239962, -74.007477, 80.000000],
+    [-1.214504, -73.584579, 80.000000],
+    [-1.189046, -73.107742, 80.000000],
+    [-1.163588, -72.576752, 80.000000],
+    [-1.138130, -71.991455, 80.000000],
+    [-1.112672, -71.351707, 80.000000],
+    [-1.087214, -70.657486, 80.000000],
+    [-1.061756, -69.908813, 80.000000],
+    [-1.036298, -69.105721, 80.000000],
+    [-1.010840, -68.248337, 80.000000],
+    [-0.985382, -67.336861, 80.000000],
+    [-0.959924, -66.371513, 80.000000],
+    [-0.934466, -65.352615, 80.000000],
+    [-0.909008, -64.280533, 80.000000],
+    [-0.883550, -63.155693, 80.000000],
+    [-0.858092, -61.978588, 80.000000],
+    [-0.832634, -60.749775, 80.000000],
+    [-0.807176, -59.469845, 80.000000],
+    [-0.781718, -58.139503, 80.000000],
+    [-0.756260, -56.759487, 80.000000],
+    [-0.730802, -55.330616, 80.000000],
+    [-0.705344, -53.853729, 80.000000],
+    [-0.679886, -52.329796, 78.494694],
+    [-0.654428, -50.759762, 76.139643],
+    [-0.628970, -49.144699, 73.717049],
+    [-0.603512, -47.485737, 71.228605],
+    [-0.578054, -45.784004, 68.676006],
+    [-0.552596, -44.040764, 66.061146],
+    [-0.527138, -42.257267, 63.385900],
+    [-0.501680, -40.434883, 60.652325],
+    [-0.476222, -38.574947, 57.862421],
+    [-0.450764, -36.678982, 55.018473],
+    [-0.425306, -34.748432, 52.122648],
+    [-0.399848, -32.784836, 49.177254],
+    [-0.374390, -30.789810, 46.184715],
+    [-0.348932, -28.764952, 43.147428],
+    [-0.323474, -26.711969, 40.067954],
+    [-0.298016, -24.632576, 36.948864],
+    [-0.272558, -22.528547, 33.792821],
+    [-0.247100, -20.401667, 30.602500],
+];
+
+/// Isaac Lab's `LinearInterpolation` written out in f64 from its definition:
+/// `n = #{x_i < q}`, rows `max(n−1, 0)` and `min(n, K−1)`, weight 0 when
+/// they coincide.
+fn isaac_interpolation(q: f64) -> f64 {
+    let k = SPOT_KNEE_LOOKUP.len();
+    let n = SPOT_KNEE_LOOKUP
+        .iter()
+        .filter(|r| f64::from(r[0]) < q)
+        .count();
+    let (a, b) = (n.saturating_sub(1), n.min(k - 1));
+    let (xa, xb) = (
+        f64::from(SPOT_KNEE_LOOKUP[a][0]),
+        f64::from(SPOT_KNEE_LOOKUP[b][0]),
+    );
+    let (ya, yb) = (
+        f64::from(SPOT_KNEE_LOOKUP[a][2]),
+        f64::from(SPOT_KNEE_LOOKUP[b][2]),
+    );
+    let w = if a == b { 0.0 } else { (q - xa) / (xb - xa) };
+    ya + w * (yb - ya)
+}
+
+#[test]
+fn remotized_pd_clamps_by_the_spot_knee_table() {
+    // The table's own figures: flat at 80 N·m from -2.258 to -0.705 rad,
+    // 60.47 at -0.5 and 37.19 at -0.3, the end values held outside.
+    for (q, limit) in [
+        (-1.0f64, 80.0),
+        (-0.5, 60.47),
+        (-0.3, 37.19),
+        (-3.5, 37.165077),
+        (0.5, 30.6025),
+    ] {
+        approx::assert_abs_diff_eq!(isaac_interpolation(q), limit, epsilon = 0.005);
+    }
+    let group = GroupCfg::new(
+        "knee",
+        [".*"],
+        RemotizedPdCfg::new(400.0, 2.0, SPOT_KNEE_LOOKUP),
+    );
+    let plan = Plan::new(
+        &joints(NUM_TARGETS),
+        vec![group],
+        NUM_ENVS,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    let mut cmd = ActuatorCmd::zeros(NUM_ENVS, NUM_TARGETS);
+    // Positions across and beyond the table, targets far enough to saturate
+    // some (env, target)s and not others.
+    let n = NUM_ENVS * NUM_TARGETS;
+    for i in 0..n {
+        let t = i as f32 / (n - 1) as f32;
+        cmd.pos[i] = -3.2 + 3.4 * t;
+        cmd.position_target[i] = cmd.pos[i] + if i % 2 == 0 { 0.5 } else { -0.01 };
+        cmd.vel[i] = 0.3 - t;
+    }
+    let kp_per_env: Vec<f32> = (0..NUM_ENVS).map(|e| 100.0 + 150.0 * e as f32).collect();
+    let mut saturated = 0;
+    let mut reference: Option<Vec<f32>> = None;
+    for (name, make, tolerance) in backends() {
+        let mut b = make(plan.clone());
+        b.set_param(
+            "knee",
+            "kp",
+            EnvIds::All,
+            sinew::Values::PerEnv(&kp_per_env),
+        )
+        .unwrap();
+        b.step(&cmd).unwrap();
+        let mut ctrl = vec![f32::NAN; n];
+        b.read_ctrl(&mut ctrl).unwrap();
+        for (i, &tau) in ctrl.iter().enumerate() {
+            let (q, kp) = (
+                f64::from(cmd.pos[i]),
+                f64::from(kp_per_env[i / NUM_TARGETS]),
+            );
+            let pd =
+                kp * f64::from(cmd.position_target[i] - cmd.pos[i]) - 2.0 * f64::from(cmd.vel[i]);
+            let limit = isaac_interpolation(q);
+            saturated += usize::from(pd.abs() > limit);
+            let expected = pd.clamp(-limit, limit);
+            approx::assert_relative_eq!(
+                f64::from(tau),
+                expected,
+                epsilon = 1e-3,
+                max_relative = 1e-5
+            );
+        }
+        // Every backend agrees with the CPU reference within its tolerance.
+        match &reference {
+            None => reference = Some(ctrl),
+            Some(cpu) => {
+                for (&a, &b) in cpu.iter().zip(&ctrl) {
+                    assert!(tolerance.accepts(a, b), "{name}: {b} vs CPU {a}");
+                }
+            }
+        }
+    }
+    assert!(saturated > 0, "no (env, target) reached the table's limit");
 }

@@ -12,6 +12,7 @@ mod dc_motor;
 mod ideal_pd;
 mod learned;
 mod mj_general;
+mod remotized_pd;
 pub mod spec;
 mod wrapped;
 
@@ -24,6 +25,7 @@ pub use dc_motor::{dc_motor_clip, dc_motor_effort, DcMotorCfg};
 pub use ideal_pd::{clip, ideal_pd_effort, pd_torque, IdealPdCfg};
 pub use learned::*;
 pub use mj_general::*;
+pub use remotized_pd::{lookup_limit, RemotizedPdCfg};
 pub use spec::{
     Domain, Kind, KindVisitor, LawIo, ParamSpec, SpecInfo, Stage, StateSpec, MAX_PARAMS, MAX_STATE,
 };
@@ -229,6 +231,8 @@ registry! {
     /// A learned LSTM over `[q* − q, q̇]` with per-(env, target) state, then
     /// the DC motor clip.
     LstmNet(LstmNetCfg),
+    /// PD clamped by an angle-dependent torque limit from a lookup table.
+    RemotizedPd(RemotizedPdCfg),
 }
 
 impl KindId {
