@@ -145,7 +145,7 @@ fn safetensors(tensors: &[(&str, &[usize], &[f32])], metadata: &[(&str, &str)]) 
         header.insert("__metadata__".into(), Value::Object(meta));
     }
     let mut text = serde_json::to_string(&header).unwrap();
-    while text.len() % 8 != 0 {
+    while !text.len().is_multiple_of(8) {
         text.push(' ');
     }
     let mut bytes = (text.len() as u64).to_le_bytes().to_vec();

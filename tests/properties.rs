@@ -192,6 +192,10 @@ proptest! {
 /// Isaac Lab's Spot knee `joint_parameter_lookup` (data collected by the
 /// Boston Dynamics AI Institute; rows `[angle rad, transmission ratio, max
 /// torque N·m]`, 101 rows on a 0.025458 rad grid).
+#[allow(
+    clippy::excessive_precision,
+    reason = "Isaac Lab's table, digits as published"
+)]
 const SPOT_KNEE_LOOKUP: [[f32; 3]; 101] = [
     [-2.792900, -24.776718, 37.165077],
     [-2.767442, -26.290108, 39.435162],

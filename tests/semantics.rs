@@ -250,7 +250,7 @@ fn update_period_with_per_env_phase_changes_lags_only_on_due_steps() {
         b.step(&cmd).unwrap();
         b.read_lags("pd", &mut lags).unwrap();
         for env in 0..64 {
-            if (step + phases[env]) % 4 != 0 {
+            if !(step + phases[env]).is_multiple_of(4) {
                 assert_eq!(lags[env], prev[env], "env {env} step {step}: not due");
             }
         }

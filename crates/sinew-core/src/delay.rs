@@ -270,7 +270,10 @@ impl DelayParams {
     pub fn update_lag(&self, state: &mut DelayState, seed: u32, env: u32, step: u32) {
         if self.on_reset == 0 {
             let due = self.update_period == 0
-                || state.step_count.wrapping_add(state.phase) % self.update_period == 0;
+                || state
+                    .step_count
+                    .wrapping_add(state.phase)
+                    .is_multiple_of(self.update_period);
             let candidate = self.draw_lag(seed, STREAM_CANDIDATE, env, step);
             let take = rng_unit(seed, self.stream + STREAM_HOLD, env, step) >= self.hold_prob;
             if due && take {

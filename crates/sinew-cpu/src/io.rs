@@ -24,7 +24,7 @@ impl SlotRows {
         let plane = num_envs * num_ctrl;
         SlotRows {
             ptr: table.as_mut_ptr(),
-            slots: if plane == 0 { 0 } else { table.len() / plane },
+            slots: table.len().checked_div(plane).unwrap_or(0),
             num_envs,
             num_ctrl,
         }
