@@ -340,13 +340,6 @@ fn remotized_pd_clamps_by_the_spot_knee_table() {
         [".*"],
         RemotizedPdCfg::new(400.0, 2.0, SPOT_KNEE_LOOKUP),
     );
-    let plan = Plan::new(
-        &joints(NUM_TARGETS),
-        vec![group],
-        NUM_ENVS,
-        PlanOptions::default(),
-    )
-    .unwrap();
     let mut cmd = ActuatorCmd::zeros(NUM_ENVS, NUM_TARGETS);
     // Positions across and beyond the table, targets far enough to saturate
     // some (env, target)s and not others.
@@ -358,20 +351,18 @@ fn remotized_pd_clamps_by_the_spot_knee_table() {
         cmd.vel[i] = 0.3 - t;
     }
     let kp_per_env: Vec<f32> = (0..NUM_ENVS).map(|e| 100.0 + 150.0 * e as f32).collect();
-    let mut saturated = 0;
-    let mut reference: Option<Vec<f32>> = None;
-    for (name, make, tolerance) in backends() {
-        let mut b = make(plan.clone());
+    let per_env_kp = |b: &mut dyn Backend| {
         b.set_param(
             "knee",
             "kp",
             EnvIds::All,
             sinew::Values::PerEnv(&kp_per_env),
         )
-        .unwrap();
-        b.step(&cmd).unwrap();
-        let mut ctrl = vec![f32::NAN; n];
-        b.read_ctrl(&mut ctrl).unwrap();
+        .unwrap()
+    };
+    let mut saturated = 0;
+    // Every backend against Isaac Lab's rule in f64 (so also against each other).
+    for ctrl in stepped(group, &cmd, per_env_kp) {
         for (i, &tau) in ctrl.iter().enumerate() {
             let (q, kp) = (
                 f64::from(cmd.pos[i]),
@@ -385,18 +376,9 @@ fn remotized_pd_clamps_by_the_spot_knee_table() {
             approx::assert_relative_eq!(
                 f64::from(tau),
                 expected,
-                epsilon = 1e-3,
+                epsilon = 1e-4,
                 max_relative = 1e-5
             );
-        }
-        // Every backend agrees with the CPU reference within its tolerance.
-        match &reference {
-            None => reference = Some(ctrl),
-            Some(cpu) => {
-                for (&a, &b) in cpu.iter().zip(&ctrl) {
-                    assert!(tolerance.accepts(a, b), "{name}: {b} vs CPU {a}");
-                }
-            }
         }
     }
     assert!(saturated > 0, "no (env, target) reached the table's limit");

@@ -190,8 +190,6 @@ impl MjStage {
 pub struct GroupInfo {
     /// The configuration as given.
     pub cfg: GroupCfg,
-    /// Its kind.
-    pub kind: KindId,
     /// The command field its law forwards or computes from.
     pub field: CommandField,
     /// Where its columns go after the law: [`Stage::MuJoCo`] for MuJoCo-law
@@ -212,6 +210,13 @@ pub struct GroupInfo {
     /// For a MuJoCo-law group, each target's index in [`MjStage::actuators`]
     /// (its activation column); empty otherwise.
     pub mj_indices: Vec<usize>,
+}
+
+impl GroupInfo {
+    /// Its kind.
+    pub fn kind(&self) -> KindId {
+        self.cfg.actuator.kind_id()
+    }
 }
 
 /// What one ctrl column is.
@@ -280,7 +285,8 @@ pub struct Run {
     pub kind: KindId,
     /// The command field of its columns.
     pub field: CommandField,
-    /// Its group (for the group data).
+    /// Its first group. Every group of a run shares its kind, command
+    /// field, stage and group data.
     pub group: usize,
     /// First ctrl column (also the first column of every parameter table).
     pub ctrl_start: usize,
@@ -494,7 +500,6 @@ impl Plan {
                 ctrl_columns: Vec::new(),
                 delay_buffer: None,
                 mj_indices: Vec::new(),
-                kind: cfg.actuator.kind_id(),
                 field,
                 stage,
                 data_offset: group_data.len(),
@@ -614,16 +619,19 @@ impl Plan {
                     ) => a == b && cb == ca + last.len,
                     _ => false,
                 };
-                if last.group == column.group
-                    && column.cmd_column == last.cmd_start + last.len
-                    && contiguous_targets
+                let first = &self.groups[last.group];
+                let same_law = last.kind == group.kind()
+                    && last.field == group.field
+                    && first.stage == group.stage
+                    && self.data_of(first) == self.data_of(group);
+                if same_law && column.cmd_column == last.cmd_start + last.len && contiguous_targets
                 {
                     last.len += 1;
                     continue;
                 }
             }
             runs.push(Run {
-                kind: group.kind,
+                kind: group.kind(),
                 field: group.field,
                 group: column.group,
                 ctrl_start: c,
@@ -733,6 +741,10 @@ impl Plan {
     /// [`GroupInfo::data_offset`].
     pub fn group_data(&self) -> &[f32] {
         &self.group_data
+    }
+    /// One group's data.
+    pub fn data_of(&self, group: &GroupInfo) -> &[f32] {
+        &self.group_data[group.data_offset..][..group.data_len]
     }
     /// Things worth telling the user that are not errors (mjlab's warnings).
     pub fn warnings(&self) -> &[String] {
@@ -1407,4 +1419,49 @@ fn mj_stage(
         }
     }
     Ok(stage)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::{IdealPdCfg, RemotizedPdCfg};
+
+    fn runs_of(groups: Vec<GroupCfg>) -> usize {
+        let robot = Robot::from_joints(["a", "b", "c", "d"]);
+        Plan::new(&robot, groups, 2, PlanOptions::default())
+            .unwrap()
+            .runs()
+            .len()
+    }
+
+    #[test]
+    fn adjacent_groups_of_one_law_form_one_run() {
+        // Parameters live in tables, so two PD groups are one loop.
+        let pd =
+            |name: &str, re: &str, kp: f32| GroupCfg::new(name, [re], IdealPdCfg::new(kp, 0.0));
+        assert_eq!(runs_of(vec![pd("ab", "a|b", 1.0), pd("cd", "c|d", 2.0)]), 1);
+        // Group data (a lookup table) is per group: equal tables share a
+        // run, different ones do not.
+        let remotized = |name: &str, re: &str, torque: f32| {
+            GroupCfg::new(
+                name,
+                [re],
+                RemotizedPdCfg::new(1.0, 0.0, [[0.0, 0.0, torque]]),
+            )
+        };
+        assert_eq!(
+            runs_of(vec![
+                remotized("ab", "a|b", 5.0),
+                remotized("cd", "c|d", 5.0)
+            ]),
+            1
+        );
+        assert_eq!(
+            runs_of(vec![
+                remotized("ab", "a|b", 5.0),
+                remotized("cd", "c|d", 6.0)
+            ]),
+            2
+        );
+    }
 }

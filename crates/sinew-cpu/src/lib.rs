@@ -21,7 +21,9 @@ use io::{RunLaw, SlotRows};
 use rayon::prelude::*;
 use sinew_core::net::{LearnedHeader, FRESH_HEADER};
 use sinew_core::plan::{Run, TargetSource};
-use sinew_core::{ActuatorCmd, Backend, DelayState, EnvIds, Error, Lags, Plan, Values};
+use sinew_core::{
+    ActuatorCmd, Backend, DelayState, EnvIds, Error, Lags, Plan, Values, LEARNED_LIMIT_SLOTS,
+};
 
 /// The CPU backend: every table and history in host memory.
 #[derive(Debug, Clone)]
@@ -289,8 +291,8 @@ impl StepInputs<'_> {
             let learned = self.plan.learned();
             if !learned.is_empty() {
                 let plane = self.plan.num_envs() * num_ctrl;
-                let limits: [&[f32]; 3] =
-                    std::array::from_fn(|k| &self.params[k * plane + env * num_ctrl..][..num_ctrl]);
+                let limits = LEARNED_LIMIT_SLOTS
+                    .map(|k| &self.params[k * plane + env * num_ctrl..][..num_ctrl]);
                 learned.env_efforts(
                     rows[3],
                     rows[4],
@@ -453,7 +455,7 @@ impl StepInputs<'_> {
                 [0, 1, 2].map(|f| &frame[f * cols + column..][..n])
             }
         };
-        let group = &self.plan.groups()[run.group];
+        let data = self.plan.data_of(&self.plan.groups()[run.group]);
         run.kind.visit(RunLaw {
             params: self.params,
             plane: self.plan.num_envs() * self.plan.num_ctrl(),
@@ -464,7 +466,7 @@ impl StepInputs<'_> {
             pos: &rows[3][m..m + n],
             vel: &rows[4][m..m + n],
             field: run.field,
-            data: &self.plan.group_data()[group.data_offset..][..group.data_len],
+            data,
             out: &mut ctrl[run.ctrl_start..run.ctrl_start + n],
             next,
             next_at: run.ctrl_start,

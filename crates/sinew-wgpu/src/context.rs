@@ -1,5 +1,5 @@
-//! A wgpu device with Sinew's kernels compiled on it, shared by every
-//! backend made from it.
+//! A wgpu device with Sinew's bind group layout and, per set of kinds, the
+//! kernels compiled for it, shared by every backend made from it.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -38,7 +38,8 @@ enum Binding {
     ReadWrite,
 }
 
-/// The three kernels of one step, in dispatch order.
+/// The bind group layout every step binds, and the kernels specialized to
+/// each set of kinds a backend on this context has asked for.
 pub(crate) struct Kernels {
     pub layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
@@ -46,7 +47,7 @@ pub(crate) struct Kernels {
     specialized: Mutex<Vec<(Vec<KindId>, Arc<Pipelines>)>>,
 }
 
-/// The three kernels of a step, for the kinds of one plan.
+/// The three kernels of a step, in dispatch order, for the kinds of one plan.
 pub(crate) struct Pipelines {
     pub env_stage: wgpu::ComputePipeline,
     pub law_stage: wgpu::ComputePipeline,
@@ -61,9 +62,9 @@ pub(crate) struct Inner {
     pub software: bool,
 }
 
-/// A wgpu device and queue with Sinew's kernels compiled on it. Cheap to
-/// clone; every [`WgpuBackend`](crate::WgpuBackend) made from one context
-/// shares its device and pipelines.
+/// A wgpu device and queue for Sinew's kernels. Cheap to clone; every
+/// [`WgpuBackend`](crate::WgpuBackend) made from one context shares its
+/// device and the pipelines compiled for each set of kinds (on first use).
 #[derive(Clone)]
 pub struct GpuContext {
     pub(crate) inner: Arc<Inner>,
@@ -79,8 +80,8 @@ impl std::fmt::Debug for GpuContext {
 
 impl GpuContext {
     /// Opens the best adapter (high-performance preference; the backends
-    /// follow `WGPU_BACKEND` if set) with every limit it offers, and compiles
-    /// the kernels.
+    /// follow `WGPU_BACKEND` if set) with every limit it offers. Kernels are
+    /// compiled when a backend first needs them.
     pub fn new() -> Result<GpuContext, Error> {
         let instance =
             wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
@@ -116,12 +117,12 @@ impl GpuContext {
             "{} ({:?}, {:?}, driver {} {})",
             info.name, info.backend, info.device_type, info.driver, info.driver_info
         );
-        Self::build(
+        Ok(Self::build(
             device,
             queue,
             description,
             info.device_type == wgpu::DeviceType::Cpu,
-        )
+        ))
     }
 
     /// One context per process, opened on first use (tests, `Engine::auto`).
@@ -147,7 +148,7 @@ impl GpuContext {
                 ),
             });
         }
-        Self::build(device, queue, "caller's device".into(), false)
+        Ok(Self::build(device, queue, "caller's device".into(), false))
     }
 
     fn build(
@@ -155,9 +156,9 @@ impl GpuContext {
         queue: wgpu::Queue,
         description: String,
         software: bool,
-    ) -> Result<Self, Error> {
+    ) -> Self {
         let kernels = Kernels::new(&device);
-        let ctx = GpuContext {
+        GpuContext {
             inner: Arc::new(Inner {
                 device,
                 queue,
@@ -165,10 +166,7 @@ impl GpuContext {
                 description,
                 software,
             }),
-        };
-        // Build every kind's law once, so a broken shader fails here.
-        ctx.pipelines(KindId::ALL)?;
-        Ok(ctx)
+        }
     }
 
     /// The step's pipelines specialized to `kinds` (sorted, distinct), built

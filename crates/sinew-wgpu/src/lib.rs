@@ -102,7 +102,8 @@ impl std::fmt::Debug for WgpuBackend {
 
 impl WgpuBackend {
     /// Allocates every table and history of the plan on the context's device.
-    /// Fails when a buffer would exceed the device's limits.
+    /// Fails when a buffer would exceed the device's limits or the kernels
+    /// for the plan's kinds do not compile.
     pub fn new(ctx: &GpuContext, plan: Plan) -> Result<Self, Error> {
         let layout = Layout::new(&plan);
         let (num_envs, num_ctrl) = (plan.num_envs(), plan.num_ctrl());
@@ -163,7 +164,7 @@ impl WgpuBackend {
         let learned_words = num_envs * (2 + learned.state_stride);
         check("learned state", learned_words * 4)?;
         check("kind state", state_host.len() * 4)?;
-        let mut kinds: Vec<KindId> = plan.groups().iter().map(|g| g.kind).collect();
+        let mut kinds: Vec<KindId> = plan.groups().iter().map(|g| g.kind()).collect();
         kinds.sort_unstable();
         kinds.dedup();
         let pipelines = ctx.pipelines(&kinds)?;

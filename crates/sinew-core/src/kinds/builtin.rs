@@ -5,6 +5,7 @@
 //! Their gains and limits are metadata for building the simulator model; they
 //! do not enter `ctrl`.
 
+use super::ideal_pd::symmetric_ranges;
 use super::spec::{Kind, LawIo, ParamSpec, StateSpec};
 use super::{
     check, check_opt_limit, invalid, CommandField, CtrlMeaning, Domain, MjGeneralCfg, MjMuscleCfg,
@@ -113,8 +114,7 @@ impl Kind for BuiltinMotorCfg {
     }
 
     fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
-        let l = self.effort_limit;
-        (Some([-l, l]), Some([-l, l]))
+        symmetric_ranges(self.effort_limit)
     }
 
     fn mujoco_equivalent(&self, _group: &str) -> Result<Option<MjGeneralCfg>, Error> {

@@ -1,6 +1,6 @@
 //! DC motor: mjlab's `DcMotorActuator`, Isaac Lab's `DCMotor` (four-quadrant).
 
-use super::ideal_pd::{clip, pd_torque, DAMPING, EFFORT_LIMIT, PD_READS, STIFFNESS};
+use super::ideal_pd::{clip, pd_torque, symmetric_ranges, DAMPING, EFFORT_LIMIT, STIFFNESS};
 use super::spec::{param_slot, Domain, Kind, LawIo, ParamSpec};
 use super::CommandField;
 
@@ -55,7 +55,7 @@ impl Kind for DcMotorCfg {
         VELOCITY_LIMIT,
     ];
     const STATE: &'static [super::StateSpec] = &[];
-    const READS: &'static [CommandField] = PD_READS;
+    const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/dc_motor.wgsl");
 
     fn param_value(&self, k: usize) -> f32 {
@@ -69,8 +69,7 @@ impl Kind for DcMotorCfg {
     }
 
     fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
-        let l = self.effort_limit;
-        (Some([-l, l]), Some([-l, l]))
+        symmetric_ranges(self.effort_limit)
     }
 
     fn warnings(&self, group: &str) -> Vec<String> {

@@ -27,12 +27,10 @@ pub(crate) const EFFORT_LIMIT: ParamSpec = ParamSpec {
     doc: "symmetric output limit, inf for none",
     domain: Domain::Limit,
 };
-/// The command fields a PD law reads.
-pub(crate) const PD_READS: &[CommandField] = &[
-    CommandField::Position,
-    CommandField::Velocity,
-    CommandField::Effort,
-];
+/// The `ctrlrange` and `forcerange` of a kind limited to `±limit`.
+pub(crate) fn symmetric_ranges(limit: f32) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
+    (Some([-limit, limit]), Some([-limit, limit]))
+}
 
 /// Explicit PD controller with a symmetric effort limit.
 ///
@@ -72,7 +70,7 @@ impl Kind for IdealPdCfg {
     const KEY: &'static str = "ideal_pd";
     const PARAMS: &'static [ParamSpec] = &[STIFFNESS, DAMPING, EFFORT_LIMIT];
     const STATE: &'static [super::StateSpec] = &[];
-    const READS: &'static [CommandField] = PD_READS;
+    const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/ideal_pd.wgsl");
 
     fn param_value(&self, k: usize) -> f32 {
@@ -80,8 +78,7 @@ impl Kind for IdealPdCfg {
     }
 
     fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
-        let l = self.effort_limit;
-        (Some([-l, l]), Some([-l, l]))
+        symmetric_ranges(self.effort_limit)
     }
 
     #[inline(always)]

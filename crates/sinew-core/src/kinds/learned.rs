@@ -17,8 +17,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::dc_motor::{SATURATION_EFFORT, VELOCITY_LIMIT};
-use super::ideal_pd::EFFORT_LIMIT;
-use super::spec::{Kind, LawIo, ParamSpec, Stage, StateSpec};
+use super::ideal_pd::{symmetric_ranges, EFFORT_LIMIT};
+use super::spec::{param_slot, Kind, LawIo, ParamSpec, Stage, StateSpec};
 use super::{invalid, CommandField};
 use crate::error::Error;
 
@@ -950,6 +950,14 @@ impl LearnedMlpCfg {
 /// ([`LearnedStage::env_efforts`](crate::LearnedStage::env_efforts) reads them so).
 pub const LEARNED_PARAMS: &[ParamSpec] = &[EFFORT_LIMIT, SATURATION_EFFORT, VELOCITY_LIMIT];
 
+/// The slots of the effort limit, saturation effort and velocity limit in
+/// [`LEARNED_PARAMS`]: the order of [`LearnedStage::env_efforts`](crate::LearnedStage::env_efforts)'s `limits`.
+pub const LEARNED_LIMIT_SLOTS: [usize; 3] = [
+    param_slot(LEARNED_PARAMS, "effort_limit"),
+    param_slot(LEARNED_PARAMS, "saturation_effort"),
+    param_slot(LEARNED_PARAMS, "velocity_limit"),
+];
+
 /// The `Kind` items both learned kinds share: the DC clip's parameters, the
 /// position target forwarded to the learned stage.
 macro_rules! learned_kind {
@@ -975,8 +983,7 @@ macro_rules! learned_kind {
         }
 
         fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
-            let l = self.effort_limit;
-            (Some([-l, l]), Some([-l, l]))
+            symmetric_ranges(self.effort_limit)
         }
 
         /// Forwards the (delayed) position target; the learned stage runs

@@ -114,11 +114,7 @@ impl Kind for MjGeneralCfg {
     const KEY: &'static str = "mj_general";
     const PARAMS: &'static [ParamSpec] = &[];
     const STATE: &'static [StateSpec] = &[];
-    const READS: &'static [CommandField] = &[
-        CommandField::Position,
-        CommandField::Velocity,
-        CommandField::Effort,
-    ];
+    const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/mujoco.wgsl");
     const STAGE: Stage = Stage::MuJoCo;
     const SITES: bool = true;

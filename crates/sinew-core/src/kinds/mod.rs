@@ -48,6 +48,15 @@ pub enum CommandField {
     Effort = 2,
 }
 
+impl CommandField {
+    /// The three command targets, in `CMD_FIELDS` order.
+    pub const ALL: [CommandField; 3] = [
+        CommandField::Position,
+        CommandField::Velocity,
+        CommandField::Effort,
+    ];
+}
+
 impl fmt::Display for CommandField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -1,7 +1,7 @@
 //! Remotized PD: Isaac Lab's `RemotizedPDActuator`, a PD whose torque limit
 //! depends on the joint angle (a linkage-driven joint such as Spot's knee).
 
-use super::ideal_pd::{clip, pd_torque, DAMPING, PD_READS, STIFFNESS};
+use super::ideal_pd::{clip, pd_torque, DAMPING, STIFFNESS};
 use super::spec::{param_slot, Kind, LawIo, ParamSpec, StateSpec};
 use super::{invalid, CommandField};
 use crate::error::Error;
@@ -44,7 +44,7 @@ impl Kind for RemotizedPdCfg {
     const KEY: &'static str = "remotized_pd";
     const PARAMS: &'static [ParamSpec] = &[STIFFNESS, DAMPING];
     const STATE: &'static [StateSpec] = &[];
-    const READS: &'static [CommandField] = PD_READS;
+    const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/remotized_pd.wgsl");
 
     fn param_value(&self, k: usize) -> f32 {

@@ -293,3 +293,117 @@ impl KindVisitor for InfoOf {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::KindId;
+    use std::cell::RefCell;
+
+    /// A [`LawIo`] that records what a law touches.
+    struct Recorder {
+        field: CommandField,
+        targets: RefCell<Vec<CommandField>>,
+        params: RefCell<Vec<usize>>,
+        state: RefCell<Vec<usize>>,
+        written: Vec<usize>,
+    }
+
+    impl LawIo for Recorder {
+        fn param(&self, k: usize) -> f32 {
+            self.params.borrow_mut().push(k);
+            1.0
+        }
+        fn target(&self, field: CommandField) -> f32 {
+            self.targets.borrow_mut().push(field);
+            0.5
+        }
+        fn pos(&self) -> f32 {
+            0.25
+        }
+        fn vel(&self) -> f32 {
+            -0.5
+        }
+        fn field(&self) -> CommandField {
+            self.field
+        }
+        fn state(&self, k: usize) -> f32 {
+            self.state.borrow_mut().push(k);
+            0.0
+        }
+        fn set_state(&mut self, k: usize, _value: f32) {
+            self.written.push(k);
+        }
+        /// Two rows of group data: angles -1 and 1, values 2 and 3.
+        fn data(&self, i: usize) -> f32 {
+            [-1.0, 1.0, 2.0, 3.0][i]
+        }
+        fn data_len(&self) -> usize {
+            4
+        }
+    }
+
+    /// Runs each kind's law with its column field set to each field the
+    /// kind declares, and checks that it reads only declared command
+    /// fields, parameter slots and state slots.
+    struct ReadsOnlyWhatItDeclares;
+
+    impl KindVisitor for ReadsOnlyWhatItDeclares {
+        type Output = ();
+        fn visit<K: Kind>(self) {
+            assert!(
+                !K::READS.is_empty(),
+                "{} declares no command field",
+                K::NAME
+            );
+            for &field in K::READS {
+                let mut io = Recorder {
+                    field,
+                    targets: RefCell::default(),
+                    params: RefCell::default(),
+                    state: RefCell::default(),
+                    written: Vec::new(),
+                };
+                let out = K::law(&mut io);
+                assert!(out.is_finite(), "{}: {out}", K::NAME);
+                for f in io.targets.take() {
+                    assert!(K::READS.contains(&f), "{} reads {f} undeclared", K::NAME);
+                }
+                for k in io.params.take() {
+                    assert!(k < K::PARAMS.len(), "{} reads parameter slot {k}", K::NAME);
+                }
+                for k in io.state.take().into_iter().chain(io.written) {
+                    assert!(k < K::STATE.len(), "{} touches state slot {k}", K::NAME);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_law_touches_only_what_its_spec_declares() {
+        for &kind in KindId::ALL {
+            kind.visit(ReadsOnlyWhatItDeclares);
+        }
+    }
+
+    #[test]
+    fn every_kind_has_distinct_names_and_keys() {
+        for (i, &a) in KindId::ALL.iter().enumerate() {
+            let spec = a.spec();
+            for b in &KindId::ALL[i + 1..] {
+                assert_ne!(spec.key, b.spec().key);
+                assert_ne!(spec.name, b.spec().name);
+            }
+            let params: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
+            let state: Vec<&str> = spec.state.iter().map(|s| s.name).collect();
+            for (j, name) in params.iter().chain(&state).enumerate() {
+                let rest = params.iter().chain(&state).skip(j + 1);
+                assert!(
+                    rest.clone().all(|other| other != name),
+                    "{}: `{name}` twice",
+                    spec.name
+                );
+            }
+        }
+    }
+}

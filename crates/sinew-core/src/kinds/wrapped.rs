@@ -22,11 +22,7 @@ impl Kind for WrappedCfg {
     const KEY: &'static str = "wrapped";
     const PARAMS: &'static [ParamSpec] = &[];
     const STATE: &'static [StateSpec] = &[];
-    const READS: &'static [CommandField] = &[
-        CommandField::Position,
-        CommandField::Velocity,
-        CommandField::Effort,
-    ];
+    const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/builtin.wgsl");
     const SITES: bool = true;
 
