@@ -327,6 +327,14 @@ pub fn bench(
             )));
         }
     }
+    // The joint names, their group lists and the plan's columns come before
+    // any table (which `Plan::new` checks): about 256 bytes a target.
+    sinew::memory::check_bytes(
+        "bench",
+        "--targets",
+        num_targets,
+        (num_targets as u64).checked_mul(256),
+    )?;
     let mut report = BenchReport {
         bandwidth_gbs: Vec::new(),
         devices: Vec::new(),

@@ -259,6 +259,10 @@ impl CommandGen {
     /// Writes step `step`'s command into `cmd`.
     pub fn fill(&self, step: usize, cmd: &mut ActuatorCmd) {
         let t = self.num_targets;
+        if t == 0 {
+            // A robot with no targets has an empty command.
+            return;
+        }
         if let Some(n) = self.npy.as_ref().filter(|n| n.fields == 5) {
             let plane = self.num_envs * t;
             let frame = &n.values[step * 5 * plane..(step + 1) * 5 * plane];

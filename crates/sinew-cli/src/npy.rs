@@ -2,7 +2,7 @@
 //! little-endian: what `numpy.load` reads and `numpy.save` writes.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::CliError;
@@ -112,13 +112,12 @@ pub fn read_f32(path: &Path) -> Result<(Vec<usize>, Vec<f32>), CliError> {
         path: path.to_owned(),
         message,
     };
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut bytes))
-        .map_err(|e| CliError::Io {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+    // A command file may be large, but no larger than memory.
+    let limit = sinew::memory::available_bytes().unwrap_or(sinew::memory::MAX_ALLOCATION);
+    let bytes = sinew::memory::read_user_file(path, limit).map_err(|message| CliError::Io {
+        path: path.to_owned(),
+        message,
+    })?;
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(bad("not an .npy file (no \\x93NUMPY magic)".into()));
     }
@@ -156,14 +155,20 @@ pub fn read_f32(path: &Path) -> Result<(Vec<usize>, Vec<f32>), CliError> {
         .filter(|s| !s.is_empty())
         .map(|s| s.parse().map_err(|_| bad(format!("bad shape entry `{s}`"))))
         .collect::<Result<_, _>>()?;
-    let count: usize = shape.iter().product();
+    // A header may announce any shape: count in checked arithmetic.
+    let data_bytes = |width: usize| {
+        shape
+            .iter()
+            .try_fold(width, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| bad(format!("shape {shape:?} holds too many elements")))
+    };
     let data = &bytes[start + len..];
     let values: Vec<f32> = match descr {
-        "<f4" if data.len() == 4 * count => data
+        "<f4" if data.len() == data_bytes(4)? => data
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
             .collect(),
-        "<f8" if data.len() == 8 * count => data
+        "<f8" if data.len() == data_bytes(8)? => data
             .chunks_exact(8)
             .map(|c| f64::from_le_bytes(c.try_into().unwrap()) as f32)
             .collect(),

@@ -82,6 +82,11 @@ pub fn run(
     out: Option<&Path>,
     progress: bool,
 ) -> Result<RunSummary, CliError> {
+    for (flag, value) in [("--envs", num_envs), ("--steps", steps)] {
+        if value == Some(0) {
+            return Err(CliError::Usage(format!("{flag} must be at least 1")));
+        }
+    }
     let num_envs = num_envs.unwrap_or(scenario.num_envs);
     let steps = steps.unwrap_or(scenario.steps);
     let mut engine = engine(scenario, num_envs, choice)?;
@@ -92,9 +97,12 @@ pub fn run(
     let envs: Vec<u32> = match &spec.envs {
         Some(list) => {
             if let Some(&bad) = list.iter().find(|&&e| e as usize >= num_envs) {
-                return Err(CliError::Usage(format!(
-                    "output.envs lists env {bad}, but this run has {num_envs} envs"
-                )));
+                return Err(scenario.field_error(
+                    "output",
+                    format!(
+                        "`output.envs` lists env {bad}, but this run has {num_envs} envs (--envs)"
+                    ),
+                ));
             }
             list.clone()
         }
@@ -173,10 +181,14 @@ impl Outputs {
         envs: &[u32],
         written: usize,
     ) -> Result<Outputs, CliError> {
-        std::fs::create_dir_all(dir).map_err(|e| CliError::Io {
-            path: dir.to_owned(),
-            message: e.to_string(),
-        })?;
+        let io = |path: &Path, message: String| CliError::Io {
+            path: path.to_owned(),
+            message,
+        };
+        if dir.exists() && !dir.is_dir() {
+            return Err(io(dir, "--out must name a folder; this is a file".into()));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e.to_string()))?;
         let spec = &scenario.output;
         let n = envs.len();
         // What each ctrl column is, for whoever loads ctrl.npy.
@@ -184,8 +196,8 @@ impl Outputs {
         for (i, c) in plan.ctrl_columns().iter().enumerate() {
             columns.push_str(&format!(
                 "{i}\t{}\t{}\t{:?}\n",
-                plan.groups()[c.group].cfg.name,
-                c.target,
+                tsv_cell(&plan.groups()[c.group].cfg.name),
+                tsv_cell(&c.target),
                 c.meaning
             ));
         }
@@ -266,6 +278,23 @@ impl Outputs {
         }
         Ok(files)
     }
+}
+
+/// A TSV cell: tab, newline, carriage return and backslash escaped as
+/// `\t`, `\n`, `\r` and `\\` (the convention of PostgreSQL's and
+/// MySQL's text formats), so that any name stays in its cell.
+fn tsv_cell(text: &str) -> String {
+    let mut cell = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\t' => cell.push_str("\\t"),
+            '\n' => cell.push_str("\\n"),
+            '\r' => cell.push_str("\\r"),
+            '\\' => cell.push_str("\\\\"),
+            c => cell.push(c),
+        }
+    }
+    cell
 }
 
 /// CPU and GPU on the same scenario: the largest |Δ| of ctrl over `steps`

@@ -44,6 +44,9 @@ use toml::Spanned;
 use crate::command::CommandSpec;
 use crate::CliError;
 
+/// The largest scenario file read (bytes).
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
 /// A parsed scenario, ready to compile.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -69,6 +72,9 @@ pub struct Scenario {
     pub output: OutputSpec,
     /// Line of each `(group, field)` for messages about values.
     lines: HashMap<(String, String), usize>,
+    /// Line of each top-level and robot field (`num_envs`, `dt`,
+    /// `robot.joints`, `output`, …).
+    file_lines: HashMap<&'static str, usize>,
 }
 
 /// What `sinew run` writes besides its summary.
@@ -126,30 +132,30 @@ struct FileToml {
     seed: u32,
     #[serde(default)]
     sort_actuators: bool,
-    robot: RobotToml,
+    robot: S<RobotToml>,
     groups: Vec<S<GroupToml>>,
     #[serde(default)]
     command: Option<S<CommandSpec>>,
     #[serde(default)]
-    output: Option<OutputSpec>,
+    output: Option<S<OutputSpec>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RobotToml {
     #[serde(default)]
-    joints: Vec<String>,
+    joints: Option<S<Vec<String>>>,
     #[serde(default)]
-    tendons: Vec<String>,
+    tendons: Option<S<Vec<String>>>,
     #[serde(default)]
-    sites: Vec<String>,
+    sites: Option<S<Vec<String>>>,
     #[serde(default)]
     native_actuators: Vec<NativeToml>,
     #[serde(default)]
-    fixed_tendons: Vec<FixedTendonToml>,
+    fixed_tendons: Option<S<Vec<FixedTendonToml>>>,
     /// `joint = [lo, hi]`: MuJoCo's joint `actuatorfrcrange`.
     #[serde(default)]
-    joint_actuator_force_ranges: std::collections::BTreeMap<String, (f32, f32)>,
+    joint_actuator_force_ranges: Option<S<std::collections::BTreeMap<String, (f32, f32)>>>,
 }
 
 #[derive(Deserialize)]
@@ -370,30 +376,41 @@ struct GroupToml {
 }
 
 /// The key a value at byte `offset` belongs to: the identifier before the
-/// last `=` ahead of it (`key = value`, also inside inline tables and arrays).
+/// last `=` ahead of it on its line (`key = value`, also inside inline
+/// tables). `None` when the line has no `=` before the offset: the error
+/// is then in a key or a header, and no earlier key is at fault.
 fn key_before(text: &str, offset: usize) -> Option<&str> {
     let head = text.get(..offset)?;
-    let eq = head.rfind('=')?;
-    let name = head[..eq].trim_end();
+    let line = &head[head.rfind('\n').map_or(0, |i| i + 1)..];
+    let name = line[..line.rfind('=')?].trim_end();
     let start = name
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     Some(&name[start..]).filter(|k| !k.is_empty())
 }
 
 /// 1-based line of byte `offset` in `text`.
 pub(crate) fn line_at(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
+    let bytes = text.as_bytes();
+    bytes[..offset.min(bytes.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 impl Scenario {
     /// Reads and parses a scenario file (an `.npy` command source is found
     /// relative to it).
     pub fn load(path: &Path) -> Result<Scenario, CliError> {
-        let text = std::fs::read_to_string(path).map_err(|e| CliError::Io {
+        let io = |message: String| CliError::Io {
             path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let bytes = sinew::memory::read_user_file(path, MAX_SCENARIO_BYTES).map_err(io)?;
+        let text = String::from_utf8(bytes).map_err(|e| io(format!("is not UTF-8 text: {e}")))?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut scenario = Scenario::parse_in(&text, &path.display().to_string(), dir)?;
         if scenario.name.is_empty() {
@@ -441,21 +458,45 @@ impl Scenario {
                 ));
             }
         }
-        if !(file.dt.get_ref().is_finite() && *file.dt.get_ref() > 0.0) {
+        // The plan keeps `dt` as f32: 1e-300 and 1e300 are no step there.
+        let dt32 = *file.dt.get_ref() as f32;
+        if !(dt32.is_finite() && dt32 > 0.0) {
             return Err(at(
                 Some(file.dt.span()),
                 format!(
-                    "`dt` must be a positive number of seconds, got {}",
+                    "`dt` must be a positive number of seconds (in f32 range), got {}",
                     file.dt.get_ref()
                 ),
             ));
         }
+        let mut file_lines = HashMap::new();
+        let mut note = |key: &'static str, span: Option<std::ops::Range<usize>>| {
+            if let Some(span) = span {
+                file_lines.insert(key, line_at(text, span.start));
+            }
+        };
+        note("num_envs", Some(file.num_envs.span()));
+        note("dt", Some(file.dt.span()));
+        note("robot", Some(file.robot.span()));
+        note("output", file.output.as_ref().map(|o| o.span()));
+        let r = file.robot.into_inner();
+        note("robot.joints", r.joints.as_ref().map(|v| v.span()));
+        note("robot.tendons", r.tendons.as_ref().map(|v| v.span()));
+        note("robot.sites", r.sites.as_ref().map(|v| v.span()));
+        note(
+            "robot.fixed_tendons",
+            r.fixed_tendons.as_ref().map(|v| v.span()),
+        );
+        note(
+            "robot.joint_actuator_force_ranges",
+            r.joint_actuator_force_ranges.as_ref().map(|v| v.span()),
+        );
+        let names = |v: Option<S<Vec<String>>>| v.map(S::into_inner).unwrap_or_default();
         let robot = Robot {
-            joints: file.robot.joints,
-            tendons: file.robot.tendons,
-            sites: file.robot.sites,
-            native_actuators: file
-                .robot
+            joints: names(r.joints),
+            tendons: names(r.tendons),
+            sites: names(r.sites),
+            native_actuators: r
                 .native_actuators
                 .into_iter()
                 .map(|n| NativeActuator {
@@ -470,9 +511,10 @@ impl Scenario {
                     general: None,
                 })
                 .collect(),
-            fixed_tendons: file
-                .robot
+            fixed_tendons: r
                 .fixed_tendons
+                .map(S::into_inner)
+                .unwrap_or_default()
                 .into_iter()
                 .map(|t| FixedTendon {
                     name: t.name,
@@ -480,9 +522,10 @@ impl Scenario {
                     actuator_force_range: t.actuator_force_range.map(|(lo, hi)| [lo, hi]),
                 })
                 .collect(),
-            joint_actuator_force_ranges: file
-                .robot
+            joint_actuator_force_ranges: r
                 .joint_actuator_force_ranges
+                .map(S::into_inner)
+                .unwrap_or_default()
                 .into_iter()
                 .map(|(joint, (lo, hi))| (joint, [lo, hi]))
                 .collect(),
@@ -503,9 +546,24 @@ impl Scenario {
             }
             None => CommandSpec::default(),
         };
-        let output = file.output.unwrap_or_default();
+        let output_span = file.output.as_ref().map(|o| o.span());
+        let output = file.output.map(S::into_inner).unwrap_or_default();
         if output.every == 0 {
-            return Err(at(None, "`output.every` must be at least 1".into()));
+            return Err(at(output_span, "`output.every` must be at least 1".into()));
+        }
+        if let Some(&env) = output
+            .envs
+            .iter()
+            .flatten()
+            .find(|&&e| e as usize >= *file.num_envs.get_ref())
+        {
+            return Err(at(
+                output_span,
+                format!(
+                    "`output.envs` lists env {env}, but num_envs is {}",
+                    file.num_envs.get_ref()
+                ),
+            ));
         }
         let scenario = Scenario {
             name: file.name.unwrap_or_default(),
@@ -523,6 +581,7 @@ impl Scenario {
             command,
             output,
             lines,
+            file_lines,
         };
         // Compile once now, so that every error of the file shows at load.
         scenario.plan(scenario.num_envs)?;
@@ -539,6 +598,15 @@ impl Scenario {
             self.options.clone(),
         )
         .map_err(|e| self.locate(e))
+    }
+
+    /// An error about a top-level field (`num_envs`, `output`, …) at its line.
+    pub fn field_error(&self, field: &str, message: String) -> CliError {
+        CliError::Scenario {
+            origin: self.origin.clone(),
+            line: self.file_lines.get(field).copied(),
+            message,
+        }
     }
 
     /// Attaches the line of the field a library error names.
@@ -562,14 +630,43 @@ impl Scenario {
             | E::UndetectedCommandField { group, .. }
             | E::MixedCommandFields { group, .. } => Some((group.clone(), String::new())),
             E::DuplicateGroup { name } => Some((name.clone(), String::new())),
+            E::NoTargets { group } => Some((group.clone(), "targets".into())),
+            // A network's own errors name the group in their origin.
+            E::InvalidNetwork { origin, .. } => origin
+                .rsplit_once("(group `")
+                .and_then(|(_, rest)| rest.strip_suffix("`)"))
+                .map(|group| (group.to_owned(), "network".into())),
             _ => None,
         };
-        let line = key.and_then(|(group, field)| {
-            let lookup = |f: &str| self.lines.get(&(group.clone(), f.to_owned())).copied();
-            lookup(&field)
-                .or_else(|| field.split('.').next().and_then(lookup))
-                .or_else(|| lookup(""))
-        });
+        let file_key = match &e {
+            E::NoEnvs | E::TooLarge { .. } => Some("num_envs"),
+            E::InvalidParam { field, .. } if field == "timestep" => Some("dt"),
+            E::InvalidMechanics { item, .. } if item.starts_with("fixed tendon") => {
+                Some("robot.fixed_tendons")
+            }
+            E::InvalidMechanics { .. } => Some("robot.joint_actuator_force_ranges"),
+            E::DuplicateTarget { transmission, .. } => Some(match transmission {
+                Transmission::Joint => "robot.joints",
+                Transmission::Tendon => "robot.tendons",
+                Transmission::Site => "robot.sites",
+            }),
+            _ => None,
+        };
+        let line = key
+            .and_then(|(group, field)| {
+                let lookup = |f: &str| self.lines.get(&(group.clone(), f.to_owned())).copied();
+                lookup(&field)
+                    .or_else(|| field.split('.').next().and_then(lookup))
+                    .or_else(|| lookup(""))
+            })
+            .or_else(|| {
+                let key = file_key?;
+                let section = key.split('.').next().unwrap_or(key);
+                self.file_lines
+                    .get(key)
+                    .or_else(|| self.file_lines.get(section))
+                    .copied()
+            });
         CliError::Scenario {
             origin: self.origin.clone(),
             line,
@@ -597,6 +694,20 @@ fn group_cfg(
 ) -> Result<GroupCfg, Located> {
     let g = spanned.get_ref();
     let name = g.name.get_ref().clone();
+    // Group names become file names (`lags_<group>.npy`) and TSV cells.
+    if name.is_empty()
+        || name
+            .chars()
+            .any(|c| c.is_control() || c == '/' || c == '\\')
+    {
+        return Err((
+            g.name.span(),
+            format!(
+                "field `name`: {name:?} cannot name a group: it must be non-empty, with no `/`, \
+                 `\\` or control characters"
+            ),
+        ));
+    }
     let mut note = |field: &str, span: std::ops::Range<usize>| {
         lines.insert((name.clone(), field.to_owned()), line_at(text, span.start));
     };
@@ -814,7 +925,20 @@ fn group_cfg(
             } = *gains.get_ref();
             let w = 2.0 * std::f64::consts::PI * f;
             let a = f64::from(a);
-            (Some((a * w * w) as f32), Some((2.0 * zeta * a * w) as f32))
+            let (kp, kd) = ((a * w * w) as f32, (2.0 * zeta * a * w) as f32);
+            // Name what the user wrote, not the kp and kd derived from it.
+            for (what, v) in [("stiffness", kp), ("damping", kd)] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return err(
+                        gains.span(),
+                        format!(
+                            "field `gains`: natural_frequency_hz = {f} and damping_ratio = \
+                             {zeta} on armature {a} give {what} = {v}; it must be finite and >= 0"
+                        ),
+                    );
+                }
+            }
+            (Some(kp), Some(kd))
         }
         None => (value(&g.stiffness), value(&g.damping)),
     };
@@ -988,6 +1112,20 @@ fn group_cfg(
                 if let (Some(h), Some(t)) = (&g.history_length, &g.taps) {
                     let span = h.span().start.max(t.span().start)..h.span().end.max(t.span().end);
                     return err(span, "give `history_length` or `taps`, not both".into());
+                }
+                if let Some(h) = g
+                    .history_length
+                    .as_ref()
+                    .filter(|h| *h.get_ref() as usize > sinew::MAX_HISTORY)
+                {
+                    return err(
+                        h.span(),
+                        format!(
+                            "field `history_length`: {} is more than the {} steps a history may hold",
+                            h.get_ref(),
+                            sinew::MAX_HISTORY
+                        ),
+                    );
                 }
                 let mut cfg = LearnedMlpCfg::new(net, limits.0, limits.1, limits.2)
                     .with_history_length(g.history_length.as_ref().map_or(3, |h| *h.get_ref()))

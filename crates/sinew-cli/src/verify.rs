@@ -167,10 +167,12 @@ impl Tally {
         if ours as f32 != reference as f32 {
             self.inexact += 1;
         }
-        let ok = ours == reference || gap <= allowed;
+        // A non-finite reference passes only an equal value: its tolerance
+        // (relative to an infinity) would pass anything.
+        let ok = ours == reference || (reference.is_finite() && gap <= allowed);
         let ratio = if ours == reference {
             0.0
-        } else if gap.is_nan() || allowed == 0.0 {
+        } else if gap.is_nan() || allowed == 0.0 || !reference.is_finite() {
             f64::INFINITY
         } else {
             gap / allowed
@@ -257,6 +259,13 @@ pub fn verify_doc(
         .get("cases")
         .and_then(Value::as_array)
         .ok_or("no `cases` array")?;
+    if cases.is_empty() {
+        return Err(
+            "the `cases` array is empty: a golden file with nothing to compare \
+                    proves nothing"
+                .into(),
+        );
+    }
     let mut tally = Tally::new(keep_worst);
     let mut results = Vec::with_capacity(cases.len());
     for (i, case) in cases.iter().enumerate() {
@@ -264,9 +273,17 @@ pub fn verify_doc(
             .get("id")
             .and_then(Value::as_str)
             .map_or_else(|| format!("case {i}"), str::to_owned);
+        let before = tally.compared;
         let outcome = match schema {
             Schema::Mujoco => mujoco::run_case(case, &id, make, &mut tally),
             Schema::Mjlab => mjlab::run_case(case, &id, make, strictness, &mut tally),
+        };
+        // A case passes on values compared, not on the absence of any.
+        let outcome = match outcome {
+            Outcome::Passed if tally.compared == before => {
+                Outcome::Failed("no value was compared (no steps or empty expectations)".into())
+            }
+            other => other,
         };
         results.push((id, outcome));
     }
@@ -279,6 +296,9 @@ pub fn verify_doc(
     })
 }
 
+/// The largest golden file read (bytes).
+pub const MAX_GOLDEN_BYTES: u64 = 256 << 20;
+
 /// Reads and replays one golden file.
 pub fn verify_file(
     path: &Path,
@@ -286,14 +306,12 @@ pub fn verify_file(
     strictness: Strictness,
     keep_worst: usize,
 ) -> Result<FileReport, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::Io {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })?;
     let bad = |message: String| CliError::Io {
         path: path.to_owned(),
         message,
     };
+    let bytes = sinew::memory::read_user_file(path, MAX_GOLDEN_BYTES).map_err(bad)?;
+    let text = String::from_utf8(bytes).map_err(|e| bad(format!("is not UTF-8 text: {e}")))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
     verify_doc(&doc, make, strictness, keep_worst).map_err(bad)
 }
@@ -363,6 +381,23 @@ pub(crate) mod json {
     /// `v[key]` as a non-negative integer.
     pub fn uint_at(v: &Value, key: &str) -> Result<u64, String> {
         uint(field(v, key)?).map_err(|e| format!("`{key}`: {e}"))
+    }
+
+    /// A non-negative integer that fits in 32 bits (never truncated).
+    pub fn uint32(v: &Value) -> Result<u32, String> {
+        let x = uint(v)?;
+        u32::try_from(x).map_err(|_| format!("{x} does not fit in 32 bits"))
+    }
+
+    /// `v[key]` as a 32-bit non-negative integer.
+    pub fn uint32_at(v: &Value, key: &str) -> Result<u32, String> {
+        uint32(field(v, key)?).map_err(|e| format!("`{key}`: {e}"))
+    }
+
+    /// `v[key]` as a count or an index.
+    pub fn usize_at(v: &Value, key: &str) -> Result<usize, String> {
+        let x = uint_at(v, key)?;
+        usize::try_from(x).map_err(|_| format!("`{key}`: {x} is too large"))
     }
 
     /// An array of numbers.

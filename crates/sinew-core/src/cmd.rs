@@ -41,8 +41,15 @@ pub const CMD_FIELDS: [&str; 5] = [
 
 impl ActuatorCmd {
     /// All zeros.
+    ///
+    /// # Panics
+    ///
+    /// When `num_envs × num_targets` overflows `usize` (as `vec!` does when
+    /// the allocation cannot be made).
     pub fn zeros(num_envs: usize, num_targets: usize) -> Self {
-        let n = num_envs * num_targets;
+        let n = num_envs
+            .checked_mul(num_targets)
+            .expect("ActuatorCmd::zeros: num_envs × num_targets overflows usize");
         ActuatorCmd {
             num_envs,
             num_targets,
@@ -87,7 +94,16 @@ impl ActuatorCmd {
     }
 
     /// Row `env` of the position targets.
+    ///
+    /// # Panics
+    ///
+    /// When `env >= num_envs`, as slice indexing does.
     pub fn row_mut_position_target(&mut self, env: usize) -> &mut [f32] {
+        assert!(
+            env < self.num_envs,
+            "ActuatorCmd::row_mut_position_target: env {env} is out of range: num_envs is {}",
+            self.num_envs
+        );
         let t = self.num_targets;
         &mut self.position_target[env * t..(env + 1) * t]
     }

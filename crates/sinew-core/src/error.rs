@@ -192,7 +192,7 @@ pub enum Error {
     #[error("env id {env} is out of range: num_envs is {num_envs}")]
     EnvOutOfRange {
         /// The id.
-        env: u32,
+        env: usize,
         /// The number of envs.
         num_envs: usize,
     },
@@ -294,6 +294,21 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// Something asks for more memory than one allocation may take or the
+    /// machine has available ([`crate::memory`]).
+    #[error("{group}: {field} = {value} needs {} bytes, but {}", fmt_bytes(*.bytes), fmt_available(*.available))]
+    TooLarge {
+        /// Where the request comes from: a group, `(plan)`, a file.
+        group: String,
+        /// The field that sets the size (`num_envs`, `history_length`, …).
+        field: String,
+        /// Its value.
+        value: String,
+        /// Bytes needed; `None` when the count overflows 64 bits.
+        bytes: Option<u64>,
+        /// Bytes the machine has available, when it says.
+        available: Option<u64>,
+    },
     /// The GPU device cannot hold this plan or run these kernels.
     #[error("GPU {what}: {message}")]
     Gpu {
@@ -302,6 +317,20 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+}
+
+fn fmt_bytes(bytes: Option<u64>) -> String {
+    bytes.map_or("more than 2^64".to_owned(), |b| b.to_string())
+}
+
+fn fmt_available(available: Option<u64>) -> String {
+    match available {
+        Some(a) => format!("this machine has {a} bytes available"),
+        None => format!(
+            "one allocation may take at most {} bytes",
+            crate::memory::MAX_ALLOCATION
+        ),
+    }
 }
 
 impl Error {

@@ -21,6 +21,7 @@ pub mod delay;
 pub mod error;
 pub mod group;
 pub mod kinds;
+pub mod memory;
 pub mod net;
 pub mod plan;
 pub mod robot;
@@ -47,9 +48,11 @@ pub trait Backend {
 
     /// One physics step: reads `cmd` (shape `(num_envs, num_targets)`),
     /// advances delay state and computes `ctrl`. An env with a non-finite
-    /// value among the command columns its groups read, or a non-finite
-    /// output, gets an all-zero ctrl row and stores nothing in any history;
-    /// [`Backend::nonfinite_envs`] lists them.
+    /// value among the command columns its groups read gets an all-zero
+    /// ctrl row and stores nothing in any history; an env with finite inputs
+    /// and a non-finite output is zeroed too, its delay buffers keeping the
+    /// finite command while its learned, activation and kind state do not
+    /// advance. [`Backend::nonfinite_envs`] lists both.
     fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error>;
 
     /// The envs the last step zeroed for a non-finite input or output, ascending.

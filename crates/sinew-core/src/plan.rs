@@ -2,6 +2,7 @@
 //! delay buffers, parameter defaults, and the contiguous runs a backend
 //! evaluates. Backends share it and the setter logic below.
 
+use crate::cmd::CMD_FIELDS;
 use crate::delay::{DelayCfg, DelayParams, DelayShare, DelayState};
 use crate::error::Error;
 use crate::group::GroupCfg;
@@ -10,7 +11,8 @@ use crate::kinds::{
     ParamSpec, Stage, StateSpec, MJ_DEFAULT_TIMESTEP,
 };
 use crate::net::LearnedStage;
-use crate::robot::{Robot, Transmission};
+use crate::robot::{Robot, TargetRegex, Transmission};
+use std::collections::{HashMap, HashSet};
 
 /// Options of the whole actuator set.
 #[derive(Debug, Clone, PartialEq)]
@@ -442,10 +444,12 @@ impl Plan {
         let mut infos: Vec<GroupInfo> = Vec::with_capacity(groups.len());
         let mut warnings = Vec::new();
         let mut group_data = Vec::new();
-        // (transmission, index) -> group that claimed it.
-        let mut claims: Vec<((Transmission, usize), usize)> = Vec::new();
+        // (transmission, index) -> the first group that claimed it (all
+        // claimants of a target are MuJoCo-law groups, or there is one).
+        let mut claims: HashMap<(Transmission, usize), usize> = HashMap::new();
+        let mut group_names = HashSet::new();
         for cfg in groups {
-            if infos.iter().any(|g| g.cfg.name == cfg.name) {
+            if !group_names.insert(cfg.name.clone()) {
                 return Err(Error::DuplicateGroup { name: cfg.name });
             }
             cfg.validate()?;
@@ -470,13 +474,14 @@ impl Plan {
             for &id in &ids {
                 // Several MuJoCo-law groups may share a target, as MuJoCo
                 // actuators share a joint: their efforts add up.
-                if let Some(&(_, first)) = claims.iter().find(|&&(key, g)| {
-                    key == (cfg.transmission, id) && !(mujoco && infos[g].stage == Stage::MuJoCo)
-                }) {
+                let first = *claims.entry((cfg.transmission, id)).or_insert(infos.len());
+                if first != infos.len() && !(mujoco && infos[first].stage == Stage::MuJoCo) {
                     let regex = cfg
                         .targets
                         .iter()
-                        .find(|re| regex_full_match(re, &names[id]))
+                        .find(|re| {
+                            TargetRegex::new(&cfg.name, re).is_ok_and(|r| r.is_match(&names[id]))
+                        })
                         .cloned()
                         .unwrap_or_default();
                     return Err(Error::TargetClaimed {
@@ -487,7 +492,6 @@ impl Plan {
                         regex,
                     });
                 }
-                claims.push(((cfg.transmission, id), infos.len()));
             }
             warnings.extend(cfg.actuator.warnings(&cfg.name));
             let data = cfg.actuator.group_data();
@@ -574,7 +578,31 @@ impl Plan {
             timestep: options.timestep,
         };
         plan.layout();
+        crate::memory::check_bytes("(plan)", "num_envs", num_envs, plan.memory_bytes())?;
         Ok(plan)
+    }
+
+    /// Bytes a backend's per-env tables take for this plan, with the
+    /// caller's command (`None` when the count overflows): what
+    /// [`Plan::new`] checks against the memory the machine has available.
+    pub fn memory_bytes(&self) -> Option<u64> {
+        let c = self.num_ctrl();
+        let floats = [
+            CMD_FIELDS.len() * self.num_targets,
+            c,
+            self.num_param_slots() * c,
+            2 * self.num_state_slots() * c,
+            self.ring_stride,
+            self.mj.state_stride(),
+            self.mj.effort_width(),
+            self.learned.state_stride,
+        ]
+        .iter()
+        .try_fold(0u64, |a, &b| a.checked_add(b as u64))?;
+        let delay_states = (self.buffers.len() * std::mem::size_of::<DelayState>()) as u64;
+        // Per-env flags and headers.
+        let per_env = floats.checked_mul(4)?.checked_add(delay_states + 16)?;
+        per_env.checked_mul(self.num_envs as u64)
     }
 
     /// Ring columns, runs, claimed command ranges and parameter defaults.
@@ -913,12 +941,24 @@ impl Plan {
             EnvIds::List(ids) => {
                 if let Some(&env) = ids.iter().find(|&&e| e as usize >= self.num_envs) {
                     return Err(Error::EnvOutOfRange {
-                        env,
+                        env: env as usize,
                         num_envs: self.num_envs,
                     });
                 }
                 Ok(ids.len())
             }
+        }
+    }
+
+    /// Checks one env index.
+    pub fn check_env(&self, env: usize) -> Result<(), Error> {
+        if env < self.num_envs {
+            Ok(())
+        } else {
+            Err(Error::EnvOutOfRange {
+                env,
+                num_envs: self.num_envs,
+            })
         }
     }
 
@@ -1192,10 +1232,6 @@ impl Plan {
 
 fn names_of<'a>(names: impl Iterator<Item = &'a str>) -> String {
     names.collect::<Vec<_>>().join(", ")
-}
-
-fn regex_full_match(re: &str, name: &str) -> bool {
-    regex::Regex::new(&format!("^(?:{re})$")).is_ok_and(|r| r.is_match(name))
 }
 
 /// Keeps the targets that have a native actuator and decides the law.

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use regex::Regex;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::Error;
 
@@ -251,14 +252,12 @@ impl Robot {
             check_range(format!("actuator_force_range of joint `{joint}`"), *range)?;
         }
         for transmission in Transmission::ALL {
-            let names = self.names(transmission);
-            for (i, name) in names.iter().enumerate() {
-                if names[..i].contains(name) {
-                    return Err(Error::DuplicateTarget {
-                        transmission,
-                        name: name.clone(),
-                    });
-                }
+            let mut seen = HashSet::with_capacity(self.names(transmission).len());
+            if let Some(name) = self.names(transmission).iter().find(|n| !seen.insert(*n)) {
+                return Err(Error::DuplicateTarget {
+                    transmission,
+                    name: name.clone(),
+                });
             }
         }
         Ok(())
@@ -282,73 +281,127 @@ impl Robot {
                 group: group.to_owned(),
             });
         }
-        let compiled = compile_full(group, regexes)?;
+        // One regex alive at a time: each gives the set of names it
+        // matches, so hundreds of heavy regexes never sit in memory together.
         let names = self.names(transmission);
-        let mut hits = vec![false; regexes.len()];
-        let mut matched = Vec::new();
-        for (index, name) in names.iter().enumerate() {
-            let mut first: Option<usize> = None;
-            for (r, re) in compiled.iter().enumerate() {
-                if re.is_match(name) {
-                    if let Some(f) = first {
-                        return Err(Error::AmbiguousMatch {
-                            group: group.to_owned(),
-                            transmission,
-                            name: name.clone(),
-                            first: regexes[f].clone(),
-                            second: regexes[r].clone(),
-                        });
+        let mut owner: Vec<Option<usize>> = vec![None; names.len()];
+        let mut literal_index: Option<HashMap<&str, usize>> = None;
+        for (r, re) in regexes.iter().enumerate() {
+            let matcher = TargetRegex::new(group, re)?;
+            let mut hit = false;
+            let mut claim = |index: usize| -> Result<(), Error> {
+                hit = true;
+                match owner[index] {
+                    Some(f) => Err(Error::AmbiguousMatch {
+                        group: group.to_owned(),
+                        transmission,
+                        name: names[index].clone(),
+                        first: regexes[f].clone(),
+                        second: re.clone(),
+                    }),
+                    None => {
+                        owner[index] = Some(r);
+                        Ok(())
                     }
-                    first = Some(r);
-                    hits[r] = true;
+                }
+            };
+            match &matcher {
+                TargetRegex::Literal(text) => {
+                    let index = literal_index.get_or_insert_with(|| {
+                        let mut map = HashMap::with_capacity(names.len());
+                        for (i, n) in names.iter().enumerate() {
+                            map.entry(n.as_str()).or_insert(i);
+                        }
+                        map
+                    });
+                    if let Some(&i) = index.get(text.as_str()) {
+                        claim(i)?;
+                    }
+                }
+                TargetRegex::Regex(_) => {
+                    for (i, name) in names.iter().enumerate() {
+                        if matcher.is_match(name) {
+                            claim(i)?;
+                        }
+                    }
                 }
             }
-            if first.is_some() {
-                matched.push(index);
+            if !hit {
+                let hint = Transmission::ALL
+                    .into_iter()
+                    .filter(|&other| other != transmission)
+                    .filter_map(|other| {
+                        let found: Vec<&str> = self
+                            .names(other)
+                            .iter()
+                            .filter(|n| matcher.is_match(n))
+                            .map(String::as_str)
+                            .collect();
+                        (!found.is_empty()).then(|| {
+                            format!(
+                                "; it matches {other}s [{}]: is the transmission right?",
+                                found.join(", ")
+                            )
+                        })
+                    })
+                    .collect::<String>();
+                return Err(Error::NoMatch {
+                    group: group.to_owned(),
+                    regex: re.clone(),
+                    transmission,
+                    available: names.join(", "),
+                    hint,
+                });
             }
         }
-        if let Some(r) = hits.iter().position(|h| !h) {
-            let hint = Transmission::ALL
-                .into_iter()
-                .filter(|&other| other != transmission)
-                .filter_map(|other| {
-                    let found: Vec<&str> = self
-                        .names(other)
-                        .iter()
-                        .filter(|n| compiled[r].is_match(n))
-                        .map(String::as_str)
-                        .collect();
-                    (!found.is_empty()).then(|| {
-                        format!(
-                            "; it matches {other}s [{}]: is the transmission right?",
-                            found.join(", ")
-                        )
-                    })
-                })
-                .collect::<String>();
-            return Err(Error::NoMatch {
-                group: group.to_owned(),
-                regex: regexes[r].clone(),
-                transmission,
-                available: names.join(", "),
-                hint,
-            });
-        }
-        Ok(matched)
+        Ok((0..names.len()).filter(|&i| owner[i].is_some()).collect())
     }
 }
 
-fn compile_full(group: &str, regexes: &[String]) -> Result<Vec<Regex>, Error> {
-    regexes
-        .iter()
-        .map(|re| {
-            Regex::new(&format!("^(?:{re})$")).map_err(|e| Error::InvalidRegex {
-                group: group.to_owned(),
-                regex: re.clone(),
-                message: e.to_string(),
-            })
-        })
-        .collect()
+/// The most a target regex may compile to (bytes). Joint and tendon name
+/// patterns are tiny; the cap keeps a hostile file from costing gigabytes.
+pub(crate) const TARGET_REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// One target regex, matched against a whole name.
+#[derive(Debug, Clone)]
+pub(crate) enum TargetRegex {
+    /// A regex without metacharacters: the name itself.
+    Literal(String),
+    /// Any other regex, anchored at both ends.
+    Regex(Regex),
+}
+
+impl TargetRegex {
+    /// Compiles `re` as written by the user for `group`. The text is parsed
+    /// on its own before it is anchored, so that `a)|(?:.*` is the syntax
+    /// error it is rather than a pattern that matches everything.
+    pub fn new(group: &str, re: &str) -> Result<TargetRegex, Error> {
+        let invalid = |message: String| Error::InvalidRegex {
+            group: group.to_owned(),
+            regex: re.to_owned(),
+            message,
+        };
+        if !re.chars().any(regex_syntax::is_meta_character) {
+            return Ok(TargetRegex::Literal(re.to_owned()));
+        }
+        regex_syntax::ast::parse::Parser::new()
+            .parse(re)
+            .map_err(|e| invalid(e.to_string()))?;
+        regex::RegexBuilder::new(&format!("^(?:{re})$"))
+            .size_limit(TARGET_REGEX_SIZE_LIMIT)
+            .dfa_size_limit(TARGET_REGEX_SIZE_LIMIT)
+            .build()
+            .map(TargetRegex::Regex)
+            .map_err(|e| invalid(e.to_string()))
+    }
+
+    /// Whether the regex matches all of `name`.
+    pub fn is_match(&self, name: &str) -> bool {
+        match self {
+            TargetRegex::Literal(text) => text == name,
+            TargetRegex::Regex(re) => re.is_match(name),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -406,5 +459,53 @@ mod tests {
             .resolve("legs", &["(".into()], Transmission::Joint)
             .unwrap_err();
         assert!(matches!(err, Error::InvalidRegex { ref regex, .. } if regex == "("));
+    }
+
+    #[test]
+    fn a_regex_that_does_not_parse_alone_is_an_error_even_when_anchored() {
+        // `^(?:a)|(?:.*)$` would compile and match every joint.
+        for re in ["FL_hip)|(?:.*", "FL_hip)|(FR_hip", "FL)|(?:FL"] {
+            let err = robot()
+                .resolve("g", &[re.into()], Transmission::Joint)
+                .unwrap_err();
+            assert!(matches!(err, Error::InvalidRegex { .. }), "{re}: {err}");
+        }
+    }
+
+    #[test]
+    fn literals_and_regexes_resolve_alike_and_heavy_regexes_are_capped() {
+        let r = robot();
+        let ids = r
+            .resolve(
+                "g",
+                &["FR_hip".into(), "FL_(hip)".into()],
+                Transmission::Joint,
+            )
+            .unwrap();
+        assert_eq!(ids, vec![0, 2]);
+        let err = r
+            .resolve(
+                "g",
+                &["FL_hip".into(), "FL_h.p".into()],
+                Transmission::Joint,
+            )
+            .unwrap_err();
+        assert!(matches!(err, Error::AmbiguousMatch { .. }), "{err}");
+        // 120 Unicode word characters compile past the 1 MiB cap.
+        let err = r
+            .resolve("g", &[r"(?:\w{120}|hip)".into()], Transmission::Joint)
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidRegex { .. }), "{err}");
+    }
+
+    #[test]
+    fn duplicate_names_are_found_among_many() {
+        let mut r = Robot {
+            joints: (0..60_000).map(|i| format!("j{i}")).collect(),
+            ..Robot::default()
+        };
+        r.validate().unwrap();
+        r.joints.push("j59999".into());
+        assert!(matches!(r.validate(), Err(Error::DuplicateTarget { .. })));
     }
 }

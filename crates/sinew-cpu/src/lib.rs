@@ -130,7 +130,7 @@ impl CpuBackend {
     /// The delay state of one env for the buffer of `group` (for inspection).
     pub fn delay_state(&self, group: &str, env: usize) -> Result<DelayState, Error> {
         let b = self.plan.buffer_of(group)?;
-        self.plan.check_env_ids(EnvIds::List(&[env as u32]))?;
+        self.plan.check_env(env)?;
         Ok(self.states[env * self.plan.buffers().len() + b])
     }
     /// One step like [`Backend::step`], writing `ctrl` into the caller's

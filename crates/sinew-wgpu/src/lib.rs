@@ -110,29 +110,9 @@ impl WgpuBackend {
         let nb = plan.buffers().len();
         let plane = num_envs * plan.num_targets();
 
-        let mut params_host = vec![0.0f32; layout.params_len];
-        let plane_len = num_envs * num_ctrl;
-        for (slot, defaults) in plan
-            .param_defaults()
-            .chunks_exact(num_ctrl.max(1))
-            .enumerate()
-        {
-            for row in params_host[slot * plane_len..][..plane_len].chunks_exact_mut(num_ctrl) {
-                row.copy_from_slice(defaults);
-            }
-        }
-        let learned = plan.learned();
-        let at = layout.dims.net_weights_offset as usize;
-        params_host[at..at + learned.weights.len()].copy_from_slice(&learned.weights);
-        let at = layout.dims.data_offset as usize;
-        params_host[at..at + plan.group_data().len()].copy_from_slice(plan.group_data());
-        // The state, then the next state (which law_stage fills before use).
-        let state_len = plan.num_state_slots() * plane_len;
-        let mut state_host = vec![0.0f32; 2 * state_len];
-        plan.reset_state(EnvIds::All, &mut state_host[..state_len]);
-        let mut states = vec![DelayState::default(); num_envs * nb];
-        plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
-
+        // The device's limits first: a plan too big for it is an error
+        // before any host table is filled.
+        let mj = plan.mj();
         let device = ctx.device();
         let limits = device.limits();
         // Indices in the kernels are u32 element counts: stay below 4 GiB too.
@@ -157,13 +137,38 @@ impl WgpuBackend {
         check("ctrl", num_envs * num_ctrl * 4)?;
         check("parameter", layout.params_len * 4)?;
         check("delay ring", num_envs * plan.ring_stride() * 4)?;
-        check("delay state", states.len() * STATE_BYTES as usize)?;
-        let mj = plan.mj();
+        check("delay state", num_envs * nb * STATE_BYTES as usize)?;
         check("MuJoCo state", num_envs * mj.state_stride() * 4)?;
         check("joint effort", num_envs * mj.effort_width() * 4)?;
-        let learned_words = num_envs * (2 + learned.state_stride);
+        let learned_words = num_envs * (2 + plan.learned().state_stride);
         check("learned state", learned_words * 4)?;
-        check("kind state", state_host.len() * 4)?;
+        check(
+            "kind state",
+            2 * plan.num_state_slots() * num_envs * num_ctrl * 4,
+        )?;
+        check_loop_limit(ctx, &plan)?;
+        let mut params_host = vec![0.0f32; layout.params_len];
+        let plane_len = num_envs * num_ctrl;
+        for (slot, defaults) in plan
+            .param_defaults()
+            .chunks_exact(num_ctrl.max(1))
+            .enumerate()
+        {
+            for row in params_host[slot * plane_len..][..plane_len].chunks_exact_mut(num_ctrl) {
+                row.copy_from_slice(defaults);
+            }
+        }
+        let at = layout.dims.net_weights_offset as usize;
+        params_host[at..at + plan.learned().weights.len()].copy_from_slice(&plan.learned().weights);
+        let at = layout.dims.data_offset as usize;
+        params_host[at..at + plan.group_data().len()].copy_from_slice(plan.group_data());
+        // The state, then the next state (which law_stage fills before use).
+        let state_len = plan.num_state_slots() * plane_len;
+        let mut state_host = vec![0.0f32; 2 * state_len];
+        plan.reset_state(EnvIds::All, &mut state_host[..state_len]);
+        let mut states = vec![DelayState::default(); num_envs * nb];
+        plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
+
         let mut kinds: Vec<KindId> = plan.groups().iter().map(|g| g.kind()).collect();
         kinds.sort_unstable();
         kinds.dedup();
@@ -322,6 +327,14 @@ impl WgpuBackend {
         cmd: &wgpu::Buffer,
         ctrl_out: &wgpu::Buffer,
     ) -> Result<(), Error> {
+        if cmd == ctrl_out {
+            return Err(Error::Gpu {
+                what: "encode_step",
+                message: "the command and ctrl buffers are one buffer; a kernel cannot read \
+                          and write one binding: pass two buffers"
+                    .into(),
+            });
+        }
         for (what, buffer, bytes) in [
             ("command", cmd, self.cmd_bytes()),
             ("ctrl", ctrl_out, self.ctrl_bytes()),
@@ -492,6 +505,40 @@ fn fresh_learned(num_envs: usize, len: usize) -> Vec<u32> {
         header.copy_from_slice(&FRESH_HEADER);
     }
     words
+}
+
+/// Loop iterations a software adapter runs per shader invocation before it
+/// stops the loop without an error (Mesa gallivm's loop limiter: 65 535,
+/// outer and inner loops together), with a margin.
+pub const SOFTWARE_LOOP_LIMIT: u64 = 65_000;
+
+/// Refuses, on a software adapter, a learned network whose column needs
+/// more loop iterations than [`SOFTWARE_LOOP_LIMIT`]: llvmpipe would cut
+/// its loops short and return wrong efforts with no error.
+fn check_loop_limit(ctx: &GpuContext, plan: &Plan) -> Result<(), Error> {
+    if !ctx.is_software() {
+        return Ok(());
+    }
+    let learned = plan.learned();
+    let Some((column, iterations)) = learned
+        .columns
+        .iter()
+        .map(|c| (c, learned.loop_iterations(c)))
+        .find(|&(_, n)| n > SOFTWARE_LOOP_LIMIT)
+    else {
+        return Ok(());
+    };
+    let group = &plan.groups()[plan.ctrl_columns()[column.ctrl_column as usize].group];
+    Err(Error::Gpu {
+        what: "learned network",
+        message: format!(
+            "group `{}`: its network runs {iterations} loop iterations per column, and this \
+             software adapter ({}) stops every shader loop after 65 535 without an error, which \
+             would give wrong efforts; step this plan on the CPU backend or a hardware GPU",
+            group.cfg.name,
+            ctx.description()
+        ),
+    })
 }
 
 fn bind_group(

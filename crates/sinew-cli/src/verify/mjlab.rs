@@ -9,7 +9,8 @@ use sinew::{
 };
 
 use super::json::{
-    arr, arr_at, bool_at, field, limited_pair, matrix, num, num_at, str_at, string, uint, uint_at,
+    arr, arr_at, bool_at, field, limited_pair, matrix, num, num_at, str_at, string, uint32,
+    uint32_at, usize_at,
 };
 use super::{MakeBackend, Outcome, Stop, Strictness, Tally};
 
@@ -58,10 +59,7 @@ fn env_ids(v: &Value) -> Result<Ids, String> {
     match v.as_str() {
         Some("all") => Ok(Ids::All),
         _ => Ok(Ids::List(
-            arr(v)?
-                .iter()
-                .map(|e| uint(e).map(|x| x as u32))
-                .collect::<Result<_, _>>()?,
+            arr(v)?.iter().map(uint32).collect::<Result<_, _>>()?,
         )),
     }
 }
@@ -176,7 +174,7 @@ fn build(case: &Value) -> Result<(Robot, Vec<GroupCfg>, PlanOptions, usize), Sto
                     f("saturation_effort")?,
                     f("velocity_limit")?,
                 )
-                .with_history_length(uint_at(c, "history_length")? as u32)
+                .with_history_length(uint32_at(c, "history_length")?)
                 .with_scales(f("pos_scale")?, f("vel_scale")?, f("torque_scale")?)
                 .with_input_order(
                     InputOrder::from_name(order)
@@ -186,13 +184,13 @@ fn build(case: &Value) -> Result<(Robot, Vec<GroupCfg>, PlanOptions, usize), Sto
             }
             other => return Err(Stop::Skip(format!("kind {other} is not modelled"))),
         };
-        let max_lag = uint_at(c, "delay_max_lag")? as u32;
+        let max_lag = uint32_at(c, "delay_max_lag")?;
         let delay = if max_lag > 0 {
             Some(DelayCfg {
-                min_lag: uint_at(c, "delay_min_lag")? as u32,
+                min_lag: uint32_at(c, "delay_min_lag")?,
                 max_lag,
                 hold_prob: f("delay_hold_prob")?,
-                update_period: uint_at(c, "delay_update_period")? as u32,
+                update_period: uint32_at(c, "delay_update_period")?,
                 per_env_phase: bool_at(c, "delay_per_env_phase")?,
                 resample: Resample::EveryStep,
                 share: if per_actuator {
@@ -224,7 +222,7 @@ fn build(case: &Value) -> Result<(Robot, Vec<GroupCfg>, PlanOptions, usize), Sto
         sort_actuators: bool_at(case, "sort_actuators")?,
         ..PlanOptions::default()
     };
-    Ok((robot, groups, options, uint_at(case, "num_envs")? as usize))
+    Ok((robot, groups, options, usize_at(case, "num_envs")?))
 }
 
 /// The plan must resolve, order and share exactly as mjlab compiled the case.
@@ -256,7 +254,7 @@ fn check_plan(case: &Value, plan: &Plan) -> Result<(), String> {
                 col.target
             ));
         }
-        if col.cmd_column != uint_at(o, "column")? as usize {
+        if col.cmd_column != usize_at(o, "column")? {
             return Err(format!(
                 "ctrl column {j}: command column {}",
                 col.cmd_column
@@ -356,11 +354,8 @@ fn run(
         for a in entries(step, "set_lags") {
             let given = field(a, "lags")?;
             let lags: Vec<u32> = match given {
-                Value::Array(l) => l
-                    .iter()
-                    .map(|x| uint(x).map(|v| v as u32))
-                    .collect::<Result<_, _>>()?,
-                x => vec![uint(x)? as u32],
+                Value::Array(l) => l.iter().map(uint32).collect::<Result<_, _>>()?,
+                x => vec![uint32(x)?],
             };
             let lags = if given.is_array() {
                 Lags::PerEnv(&lags)
@@ -406,6 +401,7 @@ fn run(
             )
         };
         let expected = arr_at(field(step, "expected")?, "ctrl")?;
+        check_rows(k, "expected ctrl", expected, num_envs, num_ctrl)?;
         for (env, row) in expected.iter().enumerate() {
             for (j, want) in arr(row)?.iter().enumerate() {
                 // The text rounds to the exact float32 (the schema's rule).
@@ -434,11 +430,14 @@ fn run(
             }
         }
         if let Some(upstream) = step.get("upstream_expected") {
-            for (env, row) in arr_at(upstream, "ctrl")?.iter().enumerate() {
+            let rows = arr_at(upstream, "ctrl")?;
+            check_rows(k, "upstream_expected ctrl", rows, num_envs, num_ctrl)?;
+            for (env, row) in rows.iter().enumerate() {
                 for (j, want) in arr(row)?.iter().enumerate() {
                     let ours = f64::from(ctrl[env * num_ctrl + j]);
                     let want = num(want)?;
-                    if (ours - want).abs() > 1e-5 {
+                    // NaN and infinite references fail too.
+                    if !((ours - want).abs() <= 1e-5) {
                         return Err(Stop::Fail(format!(
                             "step {k}, {}: sinew {ours}, mjlab's test {want}",
                             describe(env, j)
@@ -455,16 +454,39 @@ fn run(
             for (group, want) in lags {
                 b.read_lags(group, &mut ours)
                     .map_err(|e| at("read_lags", e))?;
-                let want: Vec<u32> = arr(want)?
-                    .iter()
-                    .map(|x| uint(x).map(|v| v as u32))
-                    .collect::<Result<_, _>>()?;
+                let want: Vec<u32> = arr(want)?.iter().map(uint32).collect::<Result<_, _>>()?;
                 if ours != want {
                     return Err(Stop::Fail(format!(
                         "step {k}: group {group} lags {ours:?}, mjlab {want:?}"
                     )));
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that an expected ctrl is `(num_envs, num_ctrl)`: every value of
+/// Sinew's ctrl is compared, and none past it.
+fn check_rows(
+    step: usize,
+    what: &str,
+    rows: &[Value],
+    num_envs: usize,
+    num_ctrl: usize,
+) -> Result<(), Stop> {
+    if rows.len() != num_envs {
+        return Err(Stop::Fail(format!(
+            "step {step}: {what} has {} rows, Sinew {num_envs} envs",
+            rows.len()
+        )));
+    }
+    for (env, row) in rows.iter().enumerate() {
+        let n = arr(row)?.len();
+        if n != num_ctrl {
+            return Err(Stop::Fail(format!(
+                "step {step}: {what} row {env} has {n} values, Sinew {num_ctrl} ctrl columns"
+            )));
         }
     }
     Ok(())

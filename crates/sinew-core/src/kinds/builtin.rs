@@ -227,7 +227,8 @@ impl BuiltinMotorCfg {
 /// simulator as the activation command in [0, 1]. Defaults are MuJoCo's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BuiltinMuscleCfg {
-    /// Actuator length range (m); `(0, 0)` lets the simulator compute it.
+    /// Actuator length range (m), finite, `lo <= hi`; equal ends (the
+    /// default `(0, 0)`) let the simulator compute it.
     pub length_range: (f32, f32),
     /// Gear. Default 1.
     pub gear: f32,
@@ -283,11 +284,37 @@ impl BuiltinMuscleCfg {
             ("timeconst.1", self.timeconst.1),
             ("scale", self.scale),
             ("vmax", self.vmax),
+            ("fpmax", self.fpmax),
+            ("fvmax", self.fvmax),
         ];
         for (field, value) in positive {
             if !(value.is_finite() && value > 0.0) {
                 return Err(invalid(group, field, value, "must be finite and > 0"));
             }
+        }
+        // MuJoCo's own compile-time domains, whether or not Sinew computes
+        // the force: the simulator reads these values too.
+        let nonnegative = [("tausmooth", self.tausmooth), ("acc0", self.acc0)];
+        for (field, value) in nonnegative {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(invalid(group, field, value, "must be finite and >= 0"));
+            }
+        }
+        for (field, value) in [
+            ("force", self.force),
+            ("length_range.0", self.length_range.0),
+        ] {
+            if !value.is_finite() {
+                return Err(invalid(group, field, value, "must be finite"));
+            }
+        }
+        if !(self.length_range.1.is_finite() && self.length_range.1 >= self.length_range.0) {
+            return Err(invalid(
+                group,
+                "length_range.1",
+                self.length_range.1,
+                "must be finite and >= length_range.0 (equal ends let the simulator compute it)",
+            ));
         }
         if self.range.0.partial_cmp(&self.range.1) != Some(std::cmp::Ordering::Less) {
             return Err(invalid(

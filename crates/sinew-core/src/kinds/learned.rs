@@ -29,6 +29,11 @@ pub const NET_MAX_WIDTH: usize = 128;
 /// The longest history (largest tap + 1) a learned MLP may read.
 pub const MAX_HISTORY: usize = 64;
 
+/// The largest network file read (bytes): far above any actuator network
+/// (a 128-wide LSTM is ~0.5 MB), low enough that a wrong path cannot fill
+/// memory.
+pub const MAX_NETWORK_FILE_BYTES: u64 = 256 << 20;
+
 /// An elementwise activation after a dense layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -501,15 +506,32 @@ impl LstmNet {
             };
             let name = |which: &str| format!("{prefix}{which}{suffix}");
             let (shape_ih, weight_ih) = file.take(&name("weight_ih"))?;
-            let (_, weight_hh) = file.take(&name("weight_hh"))?;
-            let (_, bias_ih) = file.take(&name("bias_ih"))?;
-            let (_, bias_hh) = file.take(&name("bias_hh"))?;
+            let (shape_hh, weight_hh) = file.take(&name("weight_hh"))?;
+            let (shape_bih, bias_ih) = file.take(&name("bias_ih"))?;
+            let (shape_bhh, bias_hh) = file.take(&name("bias_hh"))?;
             if shape_ih.len() != 2 || shape_ih[0] % 4 != 0 {
                 return Err(net_error(
                     origin,
                     &name("weight_ih"),
                     format!("shape {shape_ih:?}; an LSTM's is [4·hidden, inputs]"),
                 ));
+            }
+            // Torch's shapes exactly: a transposed weight_hh holds as many
+            // values and would run silently wrong.
+            let gates = shape_ih[0];
+            let expected = [
+                ("weight_hh", shape_hh, vec![gates, gates / 4]),
+                ("bias_ih", shape_bih, vec![gates]),
+                ("bias_hh", shape_bhh, vec![gates]),
+            ];
+            for (which, shape, want) in expected {
+                if shape != want {
+                    return Err(net_error(
+                        origin,
+                        &name(which),
+                        format!("shape {shape:?}; with weight_ih {shape_ih:?} it must be {want:?}"),
+                    ));
+                }
             }
             layers.push(LstmLayer {
                 name: (prefix.clone(), suffix),
@@ -538,7 +560,8 @@ impl LstmNet {
 }
 
 fn read_file(path: &std::path::Path, origin: &str) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|e| net_error(origin, "(file)", format!("cannot read it: {e}")))
+    crate::memory::read_user_file(path, MAX_NETWORK_FILE_BYTES)
+        .map_err(|e| net_error(origin, "(file)", format!("cannot read it: {e}")))
 }
 
 /// What a weights file's metadata may leave out or get wrong: given here,
@@ -869,8 +892,12 @@ impl LearnedMlpCfg {
     }
 
     /// mjlab's `history_length`: taps `0..h`.
+    ///
+    /// A length past [`MAX_HISTORY`] keeps taps up to `MAX_HISTORY`, which
+    /// [`validate`](crate::Kind::validate) then rejects, so that a huge
+    /// length is an error rather than a huge allocation.
     pub fn with_history_length(mut self, h: u32) -> Self {
-        self.taps = (0..h).collect();
+        self.taps = (0..h.min(MAX_HISTORY as u32 + 1)).collect();
         self
     }
 
@@ -926,7 +953,7 @@ impl LearnedMlpCfg {
                 group: group.to_owned(),
                 field: "taps".into(),
                 value: t.to_string(),
-                reason: "a history tap must be below 64",
+                reason: "a history tap must be below 64 (a history_length at most 64)",
             });
         }
         let width = self.network.input_width();
