@@ -9,6 +9,8 @@ mod learned;
 mod mujoco;
 mod parity;
 mod properties;
+mod reliability;
 mod semantics;
 mod shaders;
+mod soak;
 mod support;

@@ -108,16 +108,21 @@ pub fn write<T: Element>(path: &Path, shape: &[usize], values: &[T]) -> Result<P
 
 /// Reads a little-endian `f4` or `f8` array in C order as f32, with its shape.
 pub fn read_f32(path: &Path) -> Result<(Vec<usize>, Vec<f32>), CliError> {
-    let bad = |message: String| CliError::Npy {
-        path: path.to_owned(),
-        message,
-    };
     // A command file may be large, but no larger than memory.
     let limit = sinew::memory::available_bytes().unwrap_or(sinew::memory::MAX_ALLOCATION);
     let bytes = sinew::memory::read_user_file(path, limit).map_err(|message| CliError::Io {
         path: path.to_owned(),
         message,
     })?;
+    parse_f32(&bytes, path)
+}
+
+/// [`read_f32`] on the file's bytes; `path` names it in errors.
+pub fn parse_f32(bytes: &[u8], path: &Path) -> Result<(Vec<usize>, Vec<f32>), CliError> {
+    let bad = |message: String| CliError::Npy {
+        path: path.to_owned(),
+        message,
+    };
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
         return Err(bad("not an .npy file (no \\x93NUMPY magic)".into()));
     }

@@ -319,7 +319,7 @@ enum ResampleToml {
 #[serde(deny_unknown_fields)]
 struct GroupToml {
     name: S<String>,
-    targets: Vec<S<String>>,
+    targets: S<Vec<S<String>>>,
     kind: S<KindToml>,
     #[serde(default)]
     transmission: TransmissionToml,
@@ -712,7 +712,8 @@ fn group_cfg(
         lines.insert((name.clone(), field.to_owned()), line_at(text, span.start));
     };
     note("", spanned.span());
-    for t in &g.targets {
+    note("targets", g.targets.span());
+    for t in g.targets.get_ref() {
         note(&format!("targets:{}", t.get_ref()), t.span());
     }
     // Every optional field with its span when set: their lines go into the
@@ -1155,7 +1156,7 @@ fn group_cfg(
     };
     let mut cfg = GroupCfg::new(
         name.clone(),
-        g.targets.iter().map(|t| t.get_ref().clone()),
+        g.targets.get_ref().iter().map(|t| t.get_ref().clone()),
         actuator,
     )
     .with_transmission(transmission(g.transmission));

@@ -11,7 +11,7 @@ use crate::kinds::{
     ParamSpec, Stage, StateSpec, MJ_DEFAULT_TIMESTEP,
 };
 use crate::net::LearnedStage;
-use crate::robot::{Robot, TargetRegex, Transmission};
+use crate::robot::{NameIndex, Robot, TargetRegex, Transmission};
 use std::collections::{HashMap, HashSet};
 
 /// Options of the whole actuator set.
@@ -448,12 +448,14 @@ impl Plan {
         // claimants of a target are MuJoCo-law groups, or there is one).
         let mut claims: HashMap<(Transmission, usize), usize> = HashMap::new();
         let mut group_names = HashSet::new();
+        let mut name_index = NameIndex::default();
         for cfg in groups {
             if !group_names.insert(cfg.name.clone()) {
                 return Err(Error::DuplicateGroup { name: cfg.name });
             }
             cfg.validate()?;
-            let mut ids = robot.resolve(&cfg.name, &cfg.targets, cfg.transmission)?;
+            let mut ids =
+                robot.resolve_in(&mut name_index, &cfg.name, &cfg.targets, cfg.transmission)?;
             let names = robot.names(cfg.transmission);
             let field = match &cfg.actuator {
                 ActuatorCfg::Wrapped(w) => {

@@ -276,6 +276,18 @@ impl Robot {
         regexes: &[String],
         transmission: Transmission,
     ) -> Result<Vec<usize>, Error> {
+        self.resolve_in(&mut NameIndex::default(), group, regexes, transmission)
+    }
+
+    /// [`Robot::resolve`] with an index of the names kept across groups,
+    /// so that literal targets cost one lookup each.
+    pub(crate) fn resolve_in<'a>(
+        &'a self,
+        index: &mut NameIndex<'a>,
+        group: &str,
+        regexes: &[String],
+        transmission: Transmission,
+    ) -> Result<Vec<usize>, Error> {
         if regexes.is_empty() {
             return Err(Error::NoTargets {
                 group: group.to_owned(),
@@ -284,15 +296,15 @@ impl Robot {
         // One regex alive at a time: each gives the set of names it
         // matches, so hundreds of heavy regexes never sit in memory together.
         let names = self.names(transmission);
-        let mut owner: Vec<Option<usize>> = vec![None; names.len()];
-        let mut literal_index: Option<HashMap<&str, usize>> = None;
+        // Name index -> the regex that matched it; work in matches, not names.
+        let mut owner: HashMap<usize, usize> = HashMap::new();
         for (r, re) in regexes.iter().enumerate() {
             let matcher = TargetRegex::new(group, re)?;
             let mut hit = false;
             let mut claim = |index: usize| -> Result<(), Error> {
                 hit = true;
-                match owner[index] {
-                    Some(f) => Err(Error::AmbiguousMatch {
+                match owner.get(&index) {
+                    Some(&f) => Err(Error::AmbiguousMatch {
                         group: group.to_owned(),
                         transmission,
                         name: names[index].clone(),
@@ -300,21 +312,14 @@ impl Robot {
                         second: re.clone(),
                     }),
                     None => {
-                        owner[index] = Some(r);
+                        owner.insert(index, r);
                         Ok(())
                     }
                 }
             };
             match &matcher {
                 TargetRegex::Literal(text) => {
-                    let index = literal_index.get_or_insert_with(|| {
-                        let mut map = HashMap::with_capacity(names.len());
-                        for (i, n) in names.iter().enumerate() {
-                            map.entry(n.as_str()).or_insert(i);
-                        }
-                        map
-                    });
-                    if let Some(&i) = index.get(text.as_str()) {
+                    if let Some(i) = index.get(names, transmission, text) {
                         claim(i)?;
                     }
                 }
@@ -354,7 +359,34 @@ impl Robot {
                 });
             }
         }
-        Ok((0..names.len()).filter(|&i| owner[i].is_some()).collect())
+        let mut matched: Vec<usize> = owner.into_keys().collect();
+        matched.sort_unstable();
+        Ok(matched)
+    }
+}
+
+/// Name → index maps of a robot's namespaces, built on first use.
+#[derive(Debug, Default)]
+pub(crate) struct NameIndex<'a> {
+    maps: [Option<HashMap<&'a str, usize>>; 3],
+}
+
+impl<'a> NameIndex<'a> {
+    /// The index of `name` among `names` (the namespace `transmission`).
+    fn get(
+        &mut self,
+        names: &'a [String],
+        transmission: Transmission,
+        name: &str,
+    ) -> Option<usize> {
+        let map = self.maps[transmission as usize].get_or_insert_with(|| {
+            let mut map = HashMap::with_capacity(names.len());
+            for (i, n) in names.iter().enumerate() {
+                map.entry(n.as_str()).or_insert(i);
+            }
+            map
+        });
+        map.get(name).copied()
     }
 }
 

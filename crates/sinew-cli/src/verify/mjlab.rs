@@ -437,7 +437,8 @@ fn run(
                     let ours = f64::from(ctrl[env * num_ctrl + j]);
                     let want = num(want)?;
                     // NaN and infinite references fail too.
-                    if !((ours - want).abs() <= 1e-5) {
+                    let close = (ours - want).abs() <= 1e-5;
+                    if !close {
                         return Err(Stop::Fail(format!(
                             "step {k}, {}: sinew {ours}, mjlab's test {want}",
                             describe(env, j)
