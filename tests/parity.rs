@@ -732,3 +732,170 @@ fn encode_step_checks_the_caller_buffers_and_read_ctrl_points_at_them() {
         .unwrap();
     subject.backend.read_ctrl(&mut ctrl).unwrap();
 }
+
+/// One group per registered kind, each from its [`sinew::Kind::example`],
+/// on a robot whose joints carry native motors (for the wrapped kind),
+/// every other group delayed. A kind added to the registry is in this plan
+/// without an edit here.
+fn every_kind_plan(num_envs: usize, seed: u32) -> Plan {
+    let kinds = sinew::KindId::ALL;
+    let mut robot = Robot::from_joints((0..kinds.len()).map(|i| format!("j{i}")));
+    robot.native_actuators = robot
+        .joints
+        .iter()
+        .map(|j| NativeActuator {
+            name: format!("{j}_motor"),
+            transmission: Transmission::Joint,
+            target: j.clone(),
+            gain: GainType::Fixed,
+            bias: BiasType::None,
+            dyn_type: DynType::None,
+            gainprm: [1.0, 0.0, 0.0],
+            biasprm: [0.0; 3],
+            general: None,
+        })
+        .collect();
+    let groups = kinds
+        .iter()
+        .enumerate()
+        .map(|(i, kind)| {
+            let group = GroupCfg::new(format!("k{i}"), [format!("j{i}")], kind.example());
+            if i % 2 == 1 {
+                group.with_delay(DelayCfg {
+                    hold_prob: 0.3,
+                    ..DelayCfg::new(0, 2)
+                })
+            } else {
+                group
+            }
+        })
+        .collect();
+    let options = PlanOptions {
+        seed,
+        ..PlanOptions::default()
+    };
+    Plan::new(&robot, groups, num_envs, options).expect("every example compiles")
+}
+
+/// Every registered kind on every backend against the CPU reference:
+/// random commands with non-finite values, every declared parameter of
+/// every group randomized per env, every state slot written and read back,
+/// resets; efforts within the backend's tolerance, the non-finite report,
+/// parameters and state bit for bit.
+#[test]
+fn parity_every_registered_kind() {
+    let Some(ctx) = gpu() else { return };
+    for (num_envs, seed) in [(1, 3u32), (67, 9)] {
+        let plan = every_kind_plan(num_envs, seed);
+        let (t, c) = (plan.num_targets(), plan.num_ctrl());
+        let mut reference = CpuBackend::new(plan.clone());
+        let mut subject = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+        let mut rng = Rng(u64::from(seed));
+        let (mut want, mut got) = (vec![0.0; num_envs * c], vec![0.0; num_envs * c]);
+        for step in 0..16 {
+            for info in plan.groups().iter().filter(|_| step % 4 == 1) {
+                let name = &info.cfg.name;
+                let n = num_envs * info.targets.len();
+                for param in info.cfg.actuator.params() {
+                    let mut current = vec![0.0; n];
+                    reference
+                        .read_param(name, param.name, &mut current)
+                        .unwrap();
+                    let envs = rng.subset(num_envs, 0.3);
+                    let values: Vec<f32> = envs
+                        .iter()
+                        .map(|&e| current[e as usize * info.targets.len()] * rng.range(0.5, 1.5))
+                        .collect();
+                    for b in [&mut reference as &mut dyn Backend, &mut subject] {
+                        b.set_param(
+                            name,
+                            param.name,
+                            EnvIds::List(&envs),
+                            Values::PerEnv(&values),
+                        )
+                        .unwrap();
+                    }
+                }
+                for state in info.cfg.actuator.state() {
+                    let envs = rng.subset(num_envs, 0.2);
+                    let values: Vec<f32> = envs.iter().map(|_| rng.range(-1.0, 1.0)).collect();
+                    for b in [&mut reference as &mut dyn Backend, &mut subject] {
+                        b.set_state(
+                            name,
+                            state.name,
+                            EnvIds::List(&envs),
+                            Values::PerEnv(&values),
+                        )
+                        .unwrap();
+                    }
+                }
+            }
+            if step % 7 == 5 {
+                let envs = rng.subset(num_envs, 0.3);
+                reference.reset(EnvIds::List(&envs)).unwrap();
+                subject.reset(EnvIds::List(&envs)).unwrap();
+            }
+            let mut cmd = random_cmd(&mut Rng(rng.next()), num_envs, t.max(22));
+            if t < 22 {
+                // `random_cmd` writes columns up to 21: keep this plan's own.
+                let mut own = ActuatorCmd::zeros(num_envs, t);
+                for (dst, src) in own.fields_mut().into_iter().zip(cmd.fields()) {
+                    for env in 0..num_envs {
+                        dst[env * t..(env + 1) * t].copy_from_slice(&src[env * 22..env * 22 + t]);
+                    }
+                }
+                cmd = own;
+            }
+            reference.step(&cmd).unwrap();
+            subject.step(&cmd).unwrap();
+            reference.read_ctrl(&mut want).unwrap();
+            subject.read_ctrl(&mut got).unwrap();
+            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                let column = &plan.ctrl_columns()[i % c];
+                assert!(
+                    Tolerance::GPU.accepts(g, w),
+                    "step {step}, env {}, kind {}: wgpu {g:e}, cpu {w:e}",
+                    i / c,
+                    plan.groups()[column.group].cfg.actuator.kind_name()
+                );
+            }
+            assert_eq!(
+                subject.nonfinite_envs().unwrap(),
+                reference.nonfinite_envs().unwrap(),
+                "step {step}"
+            );
+            for info in plan.groups().iter().filter(|_| step % 8 == 7) {
+                let (name, n) = (&info.cfg.name, num_envs * info.targets.len());
+                let names = info.cfg.actuator.params().iter().map(|p| (p.name, true));
+                let states = info.cfg.actuator.state().iter().map(|s| (s.name, false));
+                for (what, is_param) in names.chain(states) {
+                    let (mut w, mut g) = (vec![0.0; n], vec![f32::NAN; n]);
+                    if is_param {
+                        reference.read_param(name, what, &mut w).unwrap();
+                        subject.read_param(name, what, &mut g).unwrap();
+                    } else {
+                        reference.read_state(name, what, &mut w).unwrap();
+                        subject.read_state(name, what, &mut g).unwrap();
+                    }
+                    assert!(
+                        g.iter()
+                            .zip(&w)
+                            .all(|(a, b)| Tolerance::GPU.accepts(*a, *b)),
+                        "step {step}, group {name}: {what} {g:?} vs {w:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Every registered kind has an example that compiles on the CPU, and the
+/// plan holds one column per kind.
+#[test]
+fn every_registered_kind_has_an_example() {
+    let plan = every_kind_plan(2, 0);
+    assert_eq!(plan.num_ctrl(), sinew::KindId::ALL.len());
+    let mut kinds: Vec<_> = plan.groups().iter().map(|g| g.kind()).collect();
+    kinds.dedup();
+    assert_eq!(kinds, sinew::KindId::ALL);
+}

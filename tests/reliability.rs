@@ -647,3 +647,32 @@ fn encode_step_refuses_one_buffer_as_command_and_ctrl() {
         "{err}"
     );
 }
+
+#[test]
+fn a_network_that_does_not_fit_its_taps_names_the_network_line() {
+    // Q1: the MLP's input width against its taps had no line.
+    let text = r#"num_envs = 2
+steps = 2
+dt = 0.02
+
+[robot]
+joints = ["a"]
+
+[[groups]]
+name = "go1"
+targets = ["a"]
+kind = "learned_mlp"
+network = "mlp.safetensors"
+history_length = 2
+effort_limit = 8.0
+saturation_effort = 12.0
+velocity_limit = 6.0
+"#;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/learned");
+    let err = Scenario::parse_in(text, "s.toml", &dir).unwrap_err();
+    let CliError::Scenario { line, message, .. } = err else {
+        panic!("not a scenario error");
+    };
+    assert_eq!(line, Some(line_of(text, "network =")), "{message}");
+    assert!(message.contains("taps"), "{message}");
+}

@@ -415,6 +415,12 @@ pub struct Plan {
 impl Plan {
     /// Resolves `groups` against `robot` for `num_envs` envs.
     ///
+    /// Every error is typed and names the group, field and value: a
+    /// config out of its domain, a regex that does not parse or resolve,
+    /// a target claimed twice, and [`Error::TooLarge`] when the backend
+    /// tables for `num_envs` envs ([`Plan::memory_bytes`]) would not fit in
+    /// the memory the machine has available.
+    ///
     /// ```
     /// use sinew_core::{GroupCfg, IdealPdCfg, Plan, PlanOptions, Robot};
     /// let robot = Robot::from_joints(["hip", "knee"]);

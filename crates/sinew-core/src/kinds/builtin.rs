@@ -49,6 +49,14 @@ macro_rules! pass_through_kind {
 }
 
 impl Kind for BuiltinPositionCfg {
+    fn example() -> Self {
+        BuiltinPositionCfg {
+            stiffness: 30.0,
+            damping: 1.0,
+            effort_limit: Some(20.0),
+        }
+    }
+
     pass_through_kind!(
         "BuiltinPosition",
         "builtin_position",
@@ -81,6 +89,13 @@ impl Kind for BuiltinPositionCfg {
 }
 
 impl Kind for BuiltinVelocityCfg {
+    fn example() -> Self {
+        BuiltinVelocityCfg {
+            damping: 2.0,
+            effort_limit: Some(10.0),
+        }
+    }
+
     pass_through_kind!(
         "BuiltinVelocity",
         "builtin_velocity",
@@ -106,6 +121,10 @@ impl Kind for BuiltinVelocityCfg {
 
 impl Kind for BuiltinMotorCfg {
     pass_through_kind!("BuiltinMotor", "builtin_motor", CommandField::Effort);
+
+    fn example() -> Self {
+        BuiltinMotorCfg::new(10.0)
+    }
     const SITES: bool = true;
 
     fn validate(&self, group: &str) -> Result<(), Error> {
@@ -130,6 +149,14 @@ impl Kind for BuiltinMotorCfg {
 
 impl Kind for BuiltinMuscleCfg {
     pass_through_kind!("BuiltinMuscle", "builtin_muscle", CommandField::Effort);
+
+    fn example() -> Self {
+        BuiltinMuscleCfg {
+            length_range: (-1.0, 1.2),
+            acc0: 2.0,
+            ..BuiltinMuscleCfg::default()
+        }
+    }
 
     fn validate(&self, group: &str) -> Result<(), Error> {
         BuiltinMuscleCfg::validate(self, group)

@@ -58,6 +58,17 @@ impl Kind for DcMotorCfg {
     const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/dc_motor.wgsl");
 
+    fn example() -> Self {
+        // Unitree Go1's hip (mjlab's preset).
+        DcMotorCfg {
+            stiffness: 20.0,
+            damping: 0.5,
+            effort_limit: 23.7,
+            saturation_effort: 23.7,
+            velocity_limit: 30.1,
+        }
+    }
+
     fn param_value(&self, k: usize) -> f32 {
         [
             self.stiffness,

@@ -77,6 +77,10 @@ impl Kind for IdealPdCfg {
         [self.stiffness, self.damping, self.effort_limit][k]
     }
 
+    fn example() -> Self {
+        IdealPdCfg::new(25.0, 0.5).with_effort_limit(8.0)
+    }
+
     fn ranges(&self) -> (Option<[f32; 2]>, Option<[f32; 2]>) {
         symmetric_ranges(self.effort_limit)
     }

@@ -1022,8 +1022,44 @@ macro_rules! learned_kind {
     };
 }
 
+/// Deterministic weights in `[-scale, scale)` for the examples.
+fn example_weights(n: usize, seed: f32, scale: f32) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i as f32 + 1.0) * seed).sin() * scale)
+        .collect()
+}
+
 impl Kind for LearnedMlpCfg {
     learned_kind!("LearnedMlp", "learned_mlp");
+
+    fn example() -> Self {
+        // Isaac Lab's ActuatorNetMLP shape: 6 inputs (3 taps), softsign hidden.
+        let net = Mlp::new(
+            "example mlp",
+            vec![
+                Dense::new(
+                    "0",
+                    8,
+                    6,
+                    example_weights(48, 0.77, 0.9),
+                    example_weights(8, 1.3, 0.2),
+                    Activation::Softsign,
+                ),
+                Dense::new(
+                    "1",
+                    1,
+                    8,
+                    example_weights(8, 0.93, 1.2),
+                    vec![0.1],
+                    Activation::Identity,
+                ),
+            ],
+        )
+        .expect("finite weights of matching shapes");
+        LearnedMlpCfg::new(net, 6.0, 9.0, 20.0)
+            .with_taps([0, 2, 4])
+            .with_scales(-1.0, 0.2, 5.0)
+    }
 
     fn validate(&self, group: &str) -> Result<(), Error> {
         LearnedMlpCfg::validate(self, group)
@@ -1032,6 +1068,30 @@ impl Kind for LearnedMlpCfg {
 
 impl Kind for LstmNetCfg {
     learned_kind!("LstmNet", "lstm_net");
+
+    fn example() -> Self {
+        // Isaac Lab's ActuatorNetLSTM shape, smaller: hidden 4, a linear head.
+        let layer = LstmLayer {
+            name: ("lstm.".into(), "_l0".into()),
+            inputs: 2,
+            hidden: 4,
+            weight_ih: example_weights(32, 0.37, 0.5),
+            weight_hh: example_weights(64, 0.53, 0.4),
+            bias_ih: example_weights(16, 0.11, 0.1),
+            bias_hh: example_weights(16, 0.29, 0.1),
+        };
+        let head = Dense::new(
+            "head",
+            1,
+            4,
+            example_weights(4, 0.71, 2.0),
+            vec![0.1],
+            Activation::Identity,
+        );
+        let net = LstmNet::new("example lstm", vec![layer], vec![head])
+            .expect("finite weights of matching shapes");
+        LstmNetCfg::new(net, 5.0, 8.0, 25.0)
+    }
 }
 
 /// A learned LSTM actuator (Isaac Lab `ActuatorNetLSTMCfg`): the network

@@ -123,6 +123,23 @@ impl Kind for MjGeneralCfg {
         unreachable!("MjGeneral has no parameter slot {k}")
     }
 
+    fn example() -> Self {
+        // A filtered position servo with its activation clamped and its
+        // force limited.
+        MjGeneralCfg {
+            act_range: Some([-0.8, 0.8]),
+            force_range: Some([-20.0, 20.0]),
+            ..MjPositionCfg {
+                kp: 30.0,
+                kv: Some(1.0),
+                timeconst: 0.05,
+                ..MjPositionCfg::default()
+            }
+            .position()
+            .expect("a valid position shortcut")
+        }
+    }
+
     fn validate(&self, group: &str) -> Result<(), Error> {
         MjGeneralCfg::validate(self, group)
     }

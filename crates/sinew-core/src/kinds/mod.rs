@@ -122,6 +122,13 @@ macro_rules! registry {
             /// Every kind, in id order.
             pub const ALL: &'static [KindId] = &[$(KindId::$variant),*];
 
+            /// The kind's [`Kind::example`].
+            pub fn example(self) -> ActuatorCfg {
+                match self {
+                    $(KindId::$variant => ActuatorCfg::$variant(<$cfg as Kind>::example()),)*
+                }
+            }
+
             /// Runs `visitor` with this kind's config type.
             #[inline(always)]
             pub fn visit<V: KindVisitor>(self, visitor: V) -> V::Output {

@@ -51,6 +51,14 @@ impl Kind for RemotizedPdCfg {
         [self.stiffness, self.damping][k]
     }
 
+    fn example() -> Self {
+        RemotizedPdCfg::new(
+            60.0,
+            1.5,
+            [[-1.0, 1.0, 20.0], [0.0, 1.0, 45.0], [0.8, 1.0, 30.0]],
+        )
+    }
+
     fn validate(&self, group: &str) -> Result<(), Error> {
         if self.lookup.is_empty() {
             return Err(Error::InvalidParam {

@@ -197,6 +197,11 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     /// The configured value of parameter slot `k` (`k < PARAMS.len()`).
     fn param_value(&self, k: usize) -> f32;
 
+    /// A typical configuration, valid on a joint of a robot whose joints
+    /// each carry a native MuJoCo motor: what the parity suite steps for
+    /// every registered kind (so a kind without one does not compile).
+    fn example() -> Self;
+
     /// Checks the settings that are not parameters (each parameter's
     /// configured value is checked against its [`Domain`] before this).
     fn validate(&self, group: &str) -> Result<(), Error> {

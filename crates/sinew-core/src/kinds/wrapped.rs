@@ -30,6 +30,10 @@ impl Kind for WrappedCfg {
         unreachable!("Wrapped has no parameter slot {k}")
     }
 
+    fn example() -> Self {
+        WrappedCfg::default()
+    }
+
     fn command_field(&self) -> Option<CommandField> {
         self.command_field
     }
