@@ -38,6 +38,11 @@
 //! [`Engine::auto`] takes a hardware GPU when there is one.
 
 pub use sinew_core::*;
+
+/// The README's Rust examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 pub use sinew_cpu::CpuBackend;
 pub use sinew_wgpu::{GpuContext, WgpuBackend};
 
@@ -136,8 +141,11 @@ impl Backend for Engine {
     fn plan(&self) -> &Plan {
         each_backend!(self, b => b.plan())
     }
-    fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error> {
+    fn step(&mut self, cmd: &dyn AsCmd) -> Result<(), Error> {
         each_backend!(self, b => b.step(cmd))
+    }
+    fn step_into(&mut self, cmd: &dyn AsCmd, out: &mut [f32]) -> Result<(), Error> {
+        each_backend!(self, b => b.step_into(cmd, out))
     }
     fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {
         each_backend!(self, b => b.nonfinite_envs())

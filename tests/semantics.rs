@@ -554,3 +554,83 @@ fn chunk_wide_checks_agree_with_the_env_by_env_path() {
         }
     }
 }
+
+/// A caller's own arrays are stepped without a copy: a [`sinew::CmdRef`]
+/// over slices or `ndarray` views gives what the owned command gives, on
+/// every backend; `step_into` and `step_into_array` write into the caller's
+/// output; a strided view is an error naming the field.
+#[test]
+fn borrowed_commands_and_caller_outputs_match_the_owned_path() {
+    use sinew::ndarray::{s, Array2, Array3};
+    use sinew::{CmdRef, Error};
+    let (num_envs, t) = (5, 3);
+    let group = GroupCfg::new(
+        "dc",
+        [".*"],
+        DcMotorCfg {
+            stiffness: 20.0,
+            damping: 0.5,
+            effort_limit: 10.0,
+            saturation_effort: 12.0,
+            velocity_limit: 8.0,
+        },
+    )
+    .with_delay(DelayCfg::new(0, 2));
+    let plan = Plan::new(&joints(t), vec![group], num_envs, PlanOptions::default()).unwrap();
+    // The simulator's state: one (5, num_envs, t) block, as a physics engine keeps it.
+    let block = Array3::from_shape_fn((5, num_envs, t), |(f, e, j)| {
+        ((f * 31 + e * 7 + j) as f32 * 0.37).sin()
+    });
+    let views = [0, 1, 2, 3, 4].map(|f| block.slice(s![f, .., ..]));
+    for (name, make, _) in backends() {
+        let (mut owned, mut borrowed) = (make(plan.clone()), make(plan.clone()));
+        let mut cmd = ActuatorCmd::zeros(num_envs, t);
+        for (dst, view) in cmd.arrays_mut().iter_mut().zip(&views) {
+            dst.assign(view);
+        }
+        let view = CmdRef::from_arrays(views).unwrap();
+        let slices = CmdRef::new(num_envs, t, view.fields()).unwrap();
+        let mut out = Array2::<f32>::from_elem((num_envs, t), f32::NAN);
+        for _ in 0..3 {
+            owned.step(&cmd).unwrap();
+            borrowed.step_into_array(&slices, out.view_mut()).unwrap();
+            assert_eq!(owned.ctrl_array().unwrap(), out, "[{name}]");
+        }
+        let mut flat = vec![f32::NAN; num_envs * t];
+        owned.step_into(&view, &mut flat).unwrap();
+        borrowed.step(&view).unwrap();
+        assert_eq!(
+            borrowed.ctrl_array().unwrap().as_slice().unwrap(),
+            &flat[..],
+            "[{name}]"
+        );
+    }
+    // A transposed view is not row-major: no silent copy, an error.
+    let transposed = block.slice(s![3, .., ..]).reversed_axes();
+    let square = Array2::<f32>::zeros((t, num_envs));
+    let err = CmdRef::from_arrays([
+        square.view(),
+        square.view(),
+        square.view(),
+        transposed,
+        square.view(),
+    ])
+    .unwrap_err();
+    assert_eq!(err, Error::CmdLayout { field: "pos" });
+    let err = CmdRef::new(
+        num_envs,
+        t,
+        [&[0.0; 15], &[0.0; 15], &[0.0; 14], &[0.0; 15], &[0.0; 15]],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::CmdShape {
+                field: "effort_target",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}

@@ -188,6 +188,12 @@ pub enum Error {
         /// Values expected.
         expected: usize,
     },
+    /// A command array is not in standard (C-contiguous, row-major) layout.
+    #[error("command field `{field}` is not a C-contiguous (num_envs, num_targets) array; pass a standard-layout array (e.g. `.as_standard_layout()`)")]
+    CmdLayout {
+        /// The field.
+        field: &'static str,
+    },
     /// An env id is out of range.
     #[error("env id {env} is out of range: num_envs is {num_envs}")]
     EnvOutOfRange {

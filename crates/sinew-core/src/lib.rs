@@ -16,6 +16,8 @@
 //! # Ok::<(), sinew_core::Error>(())
 //! ```
 
+pub use ndarray;
+
 pub mod cmd;
 pub mod delay;
 pub mod error;
@@ -26,7 +28,7 @@ pub mod net;
 pub mod plan;
 pub mod robot;
 
-pub use cmd::{ActuatorCmd, CMD_FIELDS};
+pub use cmd::{ActuatorCmd, AsCmd, CmdRef, CMD_FIELDS};
 pub use delay::{DelayCfg, DelayShare, DelayState, Resample};
 pub use error::Error;
 pub use group::GroupCfg;
@@ -53,7 +55,48 @@ pub trait Backend {
     /// and a non-finite output is zeroed too, its delay buffers keeping the
     /// finite command while its learned, activation and kind state do not
     /// advance. [`Backend::nonfinite_envs`] lists both.
-    fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error>;
+    ///
+    /// `cmd` is an [`ActuatorCmd`] or a borrowed [`CmdRef`] over the
+    /// caller's own arrays.
+    fn step(&mut self, cmd: &dyn AsCmd) -> Result<(), Error>;
+
+    /// One step writing `ctrl` into the caller's `out` (`(num_envs,
+    /// num_ctrl)` row-major): on the CPU the step writes there directly
+    /// (the backend's own ctrl keeps the previous step's values); on the
+    /// GPU it is the step followed by [`Backend::read_ctrl`].
+    fn step_into(&mut self, cmd: &dyn AsCmd, out: &mut [f32]) -> Result<(), Error> {
+        self.plan().check_ctrl_len(out.len())?;
+        self.step(cmd)?;
+        self.read_ctrl(out)
+    }
+
+    /// [`Backend::step_into`] into a `(num_envs, num_ctrl)` array view in
+    /// standard layout (an `ndarray` array, or numpy's through its bindings).
+    fn step_into_array(
+        &mut self,
+        cmd: &dyn AsCmd,
+        mut out: ndarray::ArrayViewMut2<'_, f32>,
+    ) -> Result<(), Error> {
+        let shape = out.dim();
+        let num_ctrl = self.plan().num_ctrl();
+        let out = out
+            .as_slice_mut()
+            .filter(|_| shape == (self.plan().num_envs(), num_ctrl))
+            .ok_or(Error::BufferShape {
+                what: "ctrl array (num_envs, num_ctrl) in standard layout",
+                got: shape.0 * shape.1,
+                expected: self.plan().num_envs() * num_ctrl,
+            })?;
+        self.step_into(cmd, out)
+    }
+
+    /// The last step's `ctrl` as a new `(num_envs, num_ctrl)` array.
+    fn ctrl_array(&mut self) -> Result<ndarray::Array2<f32>, Error> {
+        let shape = (self.plan().num_envs(), self.plan().num_ctrl());
+        let mut out = ndarray::Array2::zeros(shape);
+        self.read_ctrl(out.as_slice_mut().expect("a new array is contiguous"))?;
+        Ok(out)
+    }
 
     /// The envs the last step zeroed for a non-finite input or output, ascending.
     fn nonfinite_envs(&mut self) -> Result<&[u32], Error>;

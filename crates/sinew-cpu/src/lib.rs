@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use sinew_core::net::{LearnedHeader, FRESH_HEADER};
 use sinew_core::plan::{Run, TargetSource};
 use sinew_core::{
-    ActuatorCmd, Backend, DelayState, EnvIds, Error, Lags, Plan, Values, LEARNED_LIMIT_SLOTS,
+    AsCmd, Backend, DelayState, EnvIds, Error, Lags, Plan, Values, LEARNED_LIMIT_SLOTS,
 };
 
 /// The CPU backend: every table and history in host memory.
@@ -133,10 +133,9 @@ impl CpuBackend {
         self.plan.check_env(env)?;
         Ok(self.states[env * self.plan.buffers().len() + b])
     }
-    /// One step like [`Backend::step`], writing `ctrl` into the caller's
-    /// `out` (`(num_envs, num_ctrl)`) instead of the backend's own buffer,
-    /// which keeps the previous step's values.
-    pub fn step_into(&mut self, cmd: &ActuatorCmd, out: &mut [f32]) -> Result<(), Error> {
+    /// [`Backend::step_into`]: the step itself, writing into `out`.
+    fn step_rows(&mut self, cmd: &dyn AsCmd, out: &mut [f32]) -> Result<(), Error> {
+        let cmd = cmd.as_cmd();
         let plan = &self.plan;
         cmd.check_shape(plan.num_envs(), plan.num_targets())?;
         plan.check_ctrl_len(out.len())?;
@@ -480,11 +479,15 @@ impl Backend for CpuBackend {
         &self.plan
     }
 
-    fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error> {
+    fn step(&mut self, cmd: &dyn AsCmd) -> Result<(), Error> {
         let mut ctrl = std::mem::take(&mut self.ctrl);
-        let result = self.step_into(cmd, &mut ctrl);
+        let result = self.step_rows(cmd, &mut ctrl);
         self.ctrl = ctrl;
         result
+    }
+
+    fn step_into(&mut self, cmd: &dyn AsCmd, out: &mut [f32]) -> Result<(), Error> {
+        self.step_rows(cmd, out)
     }
 
     fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {

@@ -36,7 +36,7 @@ use std::sync::{mpsc, Arc};
 
 use bytemuck::Pod;
 use sinew_core::net::FRESH_HEADER;
-use sinew_core::{ActuatorCmd, Backend, DelayState, EnvIds, Error, KindId, Lags, Plan, Values};
+use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, KindId, Lags, Plan, Values};
 use wgpu::util::DeviceExt;
 
 use context::Pipelines;
@@ -618,7 +618,8 @@ impl Backend for WgpuBackend {
         &self.plan
     }
 
-    fn step(&mut self, cmd: &ActuatorCmd) -> Result<(), Error> {
+    fn step(&mut self, cmd: &dyn AsCmd) -> Result<(), Error> {
+        let cmd = cmd.as_cmd();
         cmd.check_shape(self.plan.num_envs(), self.plan.num_targets())?;
         let plane_bytes = self.plane() as u64 * 4;
         for (f, field) in cmd.fields().into_iter().enumerate() {
