@@ -156,14 +156,13 @@ impl Backend for Engine {
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         each_backend!(self, b => b.reset(env_ids))
     }
-    fn set_param(
+    fn set_param_at(
         &mut self,
-        group: &str,
-        name: &str,
+        param: ParamRef,
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error> {
-        each_backend!(self, b => b.set_param(group, name, env_ids, values))
+        each_backend!(self, b => b.set_param_at(param, env_ids, values))
     }
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
         each_backend!(self, b => b.read_param(group, name, out))

@@ -500,3 +500,37 @@ fn gpu_backend_refuses_a_plan_larger_than_the_device_binds() {
         "{msg}"
     );
 }
+
+#[test]
+fn parameter_handles_write_like_names_and_refuse_other_plans() {
+    let plan = plan(vec![pd("legs", &["FL_.*"]), pd("arms", &["FR_.*"])]).unwrap();
+    let kp = plan.param_ref("arms", "kp").unwrap();
+    assert_eq!(kp.spec().name, "stiffness");
+    let mut b = CpuBackend::new(plan);
+    b.set_param_at(kp, EnvIds::List(&[2]), Values::Scalar(7.0))
+        .unwrap();
+    let mut out = [0.0; 8];
+    b.read_param("arms", "stiffness", &mut out).unwrap();
+    assert_eq!(out, [10.0, 10.0, 10.0, 10.0, 7.0, 7.0, 10.0, 10.0]);
+    // Domains hold through handles too.
+    let err = b
+        .set_param_at(kp, EnvIds::All, Values::Scalar(-1.0))
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidParam { .. }), "{err}");
+    // A handle of another plan, where its group has another kind.
+    let other = Plan::new(
+        &robot(),
+        vec![
+            pd("x", &["FL_.*"]),
+            GroupCfg::new("y", ["FR_.*"], BuiltinMotorCfg::new(3.0)),
+        ],
+        4,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    let mut b = CpuBackend::new(other);
+    let err = b
+        .set_param_at(kp, EnvIds::All, Values::Scalar(1.0))
+        .unwrap_err();
+    assert!(matches!(err, Error::ForeignParam { .. }), "{err}");
+}

@@ -188,6 +188,14 @@ pub enum Error {
         /// Values expected.
         expected: usize,
     },
+    /// A parameter handle does not belong to this plan.
+    #[error("the handle of parameter `{name}` (group {group}) comes from another plan; take it from this plan's Plan::param_ref")]
+    ForeignParam {
+        /// The parameter's name.
+        name: &'static str,
+        /// The group index the handle holds.
+        group: usize,
+    },
     /// A command array is not in standard (C-contiguous, row-major) layout.
     #[error("command field `{field}` is not a C-contiguous (num_envs, num_targets) array; pass a standard-layout array (e.g. `.as_standard_layout()`)")]
     CmdLayout {

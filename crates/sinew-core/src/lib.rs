@@ -35,8 +35,8 @@ pub use group::GroupCfg;
 pub use kinds::*;
 pub use net::{LearnedColumn, LearnedStage, NetLayer};
 pub use plan::{
-    CtrlColumn, EnvIds, GroupInfo, Lags, MjPathEntry, MjStage, MjTendonLimit, Plan, PlanOptions,
-    Values,
+    CtrlColumn, EnvIds, GroupInfo, Lags, MjPathEntry, MjStage, MjTendonLimit, ParamRef, Plan,
+    PlanOptions, Values,
 };
 pub use robot::{BiasType, DynType, FixedTendon, GainType, NativeActuator, Robot, Transmission};
 
@@ -115,6 +115,18 @@ pub trait Backend {
         &mut self,
         group: &str,
         name: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+    ) -> Result<(), Error> {
+        let param = self.plan().param_ref(group, name)?;
+        self.set_param_at(param, env_ids, values)
+    }
+
+    /// [`Backend::set_param`] through a handle from [`Plan::param_ref`]:
+    /// no name lookup, for randomizing every reset (the README shows it).
+    fn set_param_at(
+        &mut self,
+        param: ParamRef,
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error>;

@@ -187,6 +187,21 @@ impl MjStage {
     }
 }
 
+/// A parameter of one group of a plan, resolved by [`Plan::param_ref`].
+#[derive(Debug, Clone, Copy)]
+pub struct ParamRef {
+    group: usize,
+    slot: usize,
+    spec: &'static ParamSpec,
+}
+
+impl ParamRef {
+    /// The parameter's spec (name, unit, domain).
+    pub fn spec(&self) -> &'static ParamSpec {
+        self.spec
+    }
+}
+
 /// One compiled group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupInfo {
@@ -921,6 +936,31 @@ impl Plan {
         }
     }
 
+    /// A group's parameter resolved once, for [`Backend::set_param_at`](crate::Backend::set_param_at):
+    /// randomizing per reset then costs no name lookup.
+    pub fn param_ref(&self, group: &str, name: &str) -> Result<ParamRef, Error> {
+        let (group, slot, spec) = self.group_param(group, name)?;
+        Ok(ParamRef { group, slot, spec })
+    }
+
+    /// Checks that `param` names a parameter of this plan.
+    fn resolve_param(&self, param: ParamRef) -> Result<(usize, usize, &'static ParamSpec), Error> {
+        let ParamRef { group, slot, spec } = param;
+        let ours = self
+            .groups
+            .get(group)
+            .and_then(|g| g.cfg.actuator.params().get(slot))
+            .is_some_and(|s| std::ptr::eq(s, spec));
+        if ours {
+            Ok((group, slot, spec))
+        } else {
+            Err(Error::ForeignParam {
+                name: spec.name,
+                group,
+            })
+        }
+    }
+
     /// Looks up a state slot of a group by name: the group's index, the
     /// slot and the spec.
     pub fn group_state(
@@ -1012,18 +1052,19 @@ impl Plan {
         Ok(())
     }
 
-    /// Writes a parameter into a `[slot][env][ctrl]` table (every slot) after
-    /// [`Plan::check_param_write`]; nothing is written on error. Returns the
-    /// group and the slot.
+    /// Writes a parameter into a `[slot][env][ctrl]` table (every slot)
+    /// after checking env ids, shape and every value against the
+    /// parameter's domain; nothing is written on error. Returns the group
+    /// and the slot.
     pub fn write_param(
         &self,
-        group: &str,
-        name: &str,
+        param: ParamRef,
         env_ids: EnvIds<'_>,
         values: Values<'_>,
         table: &mut [f32],
     ) -> Result<(usize, usize), Error> {
-        let (g, slot) = self.check_param_write(group, name, env_ids, values)?;
+        let (g, slot, spec) = self.resolve_param(param)?;
+        self.check_write(g, spec.name, env_ids, values, |v| spec.domain.check(v))?;
         self.scatter(g, slot, env_ids, values, table);
         Ok((g, slot))
     }

@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use sinew_core::net::{LearnedHeader, FRESH_HEADER};
 use sinew_core::plan::{Run, TargetSource};
 use sinew_core::{
-    AsCmd, Backend, DelayState, EnvIds, Error, Lags, Plan, Values, LEARNED_LIMIT_SLOTS,
+    AsCmd, Backend, DelayState, EnvIds, Error, Lags, ParamRef, Plan, Values, LEARNED_LIMIT_SLOTS,
 };
 
 /// The CPU backend: every table and history in host memory.
@@ -542,15 +542,14 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
-    fn set_param(
+    fn set_param_at(
         &mut self,
-        group: &str,
-        name: &str,
+        param: ParamRef,
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error> {
         self.plan
-            .write_param(group, name, env_ids, values, &mut self.params)?;
+            .write_param(param, env_ids, values, &mut self.params)?;
         Ok(())
     }
 

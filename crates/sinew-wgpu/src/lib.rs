@@ -36,7 +36,7 @@ use std::sync::{mpsc, Arc};
 
 use bytemuck::Pod;
 use sinew_core::net::FRESH_HEADER;
-use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, KindId, Lags, Plan, Values};
+use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, KindId, Lags, ParamRef, Plan, Values};
 use wgpu::util::DeviceExt;
 
 use context::Pipelines;
@@ -728,10 +728,9 @@ impl Backend for WgpuBackend {
         Ok(())
     }
 
-    fn set_param(
+    fn set_param_at(
         &mut self,
-        group: &str,
-        name: &str,
+        param: ParamRef,
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error> {
@@ -739,7 +738,7 @@ impl Backend for WgpuBackend {
         let len = self.plan.num_param_slots() * self.plan.num_envs() * num_ctrl;
         let (g, slot) =
             self.plan
-                .write_param(group, name, env_ids, values, &mut self.params_host[..len])?;
+                .write_param(param, env_ids, values, &mut self.params_host[..len])?;
         let at = slot * self.plan.num_envs() * num_ctrl;
         self.upload_rows(g, at, env_ids);
         Ok(())
