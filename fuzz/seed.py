@@ -63,8 +63,10 @@ for t in sorted(corpus.iterdir()):
 
 # A dictionary of the scenario format's keys and enum values.
 words = set()
-for p in list((root / "presets").glob("*.toml")) + list((corpus / "scenario").iterdir()):
-    text = p.read_text()
+scenario_texts = [p.read_text() for p in (root / "presets").glob("*.toml")]
+for p in sorted((root / "tests").glob("*.rs")):
+    scenario_texts += re.findall(r'r#"(num_envs = .*?)"#', p.read_text(), re.S)
+for text in scenario_texts:
     words.update(re.findall(r"^\s*([a-z_]+)\s*=", text, re.M))
     words.update(re.findall(r'"([a-z_]+)"', text))
 (root / "fuzz" / "scenario.dict").write_text(
