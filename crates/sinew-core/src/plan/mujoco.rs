@@ -1,0 +1,351 @@
+//! The MuJoCo stage of a plan: MuJoCo-law columns compiled into
+//! [`MjActuator`]s with their transmission paths and force ranges, and the
+//! plan's activation accessors.
+
+use super::*;
+
+/// One entry of a MuJoCo actuator's transmission path (WGSL: two words of
+/// the words table).
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub struct MjPathEntry {
+    /// The command column whose `pos`/`vel` enter the length and velocity;
+    /// a joint's column (`< num_joints`) also receives `gear·coef·force`.
+    pub column: u32,
+    /// The coefficient.
+    pub coef: f32,
+}
+
+/// A tendon whose `actuatorfrcrange` scales the forces of its actuators.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MjTendonLimit {
+    /// Lower end of the summed force.
+    pub lo: f32,
+    /// Upper end.
+    pub hi: f32,
+    /// Indices (in [`MjStage::actuators`]) of the actuators on the tendon.
+    pub members: Vec<u32>,
+}
+
+/// The MuJoCo stage of a plan: every column in [`Stage::MuJoCo`], compiled, with what couples them per env.
+///
+/// Per env, after the laws forward each actuator's control: clamp the
+/// controls, apply MuJoCo's bad-control guard, [`mj_force`](crate::mj_force)
+/// for each actuator, scale by tendon ranges, clamp by force ranges, sum
+/// `moment·force` into joint efforts and clamp those by joint ranges.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MjStage {
+    /// One per MuJoCo-law ctrl column, in ctrl-column order; the index is
+    /// the actuator's column in the activation state.
+    pub actuators: Vec<MjActuator>,
+    /// Every actuator's transmission path, at its `path_offset`.
+    pub path: Vec<MjPathEntry>,
+    /// Tendons with an `actuatorfrcrange` and at least one actuator.
+    pub tendon_limits: Vec<MjTendonLimit>,
+    /// `(joint, [lo, hi])` of joints with an `actuatorfrcrange`.
+    pub joint_limits: Vec<(u32, [f32; 2])>,
+    /// Joints of the robot: the width of the joint-effort output.
+    pub num_joints: usize,
+}
+
+impl MjStage {
+    /// True when the plan has no MuJoCo-law column.
+    pub fn is_empty(&self) -> bool {
+        self.actuators.is_empty()
+    }
+
+    /// Floats of MuJoCo state per env: the activations, then the `act_dot`s.
+    pub fn state_stride(&self) -> usize {
+        2 * self.actuators.len()
+    }
+
+    /// The transmission path of one of [`MjStage::actuators`].
+    pub fn path_of(&self, a: &MjActuator) -> &[MjPathEntry] {
+        &self.path[a.path_offset as usize..][..a.path_len as usize]
+    }
+
+    /// Width of the joint-effort rows: the robot's joints, or 0 without a
+    /// MuJoCo-law column.
+    pub fn effort_width(&self) -> usize {
+        if self.is_empty() {
+            0
+        } else {
+            self.num_joints
+        }
+    }
+
+    /// One env's MuJoCo stage (WGSL `mj_env_stage`): `ctrl` holds each
+    /// actuator's forwarded control on entry and its `actuator_force` on
+    /// exit; `pos`/`vel` are the env's command rows; `state` is its
+    /// `[act.., act_dot..]` row, of which only the `act_dot`s are written;
+    /// `effort` its joint-effort row. Returns false when some next
+    /// activation is not finite. The activations advance in
+    /// [`MjStage::commit`], once the env is known to be finite.
+    pub fn env_forces(
+        &self,
+        pos: &[f32],
+        vel: &[f32],
+        ctrl: &mut [f32],
+        state: &mut [f32],
+        effort: &mut [f32],
+    ) -> bool {
+        use crate::kinds::{mj_ctrl, mj_force, mj_force_limit, mj_tendon_scale, MJ_MAX_CTRL};
+        let m = self.actuators.len();
+        let (act, act_dot) = state.split_at_mut(m);
+        // Clamp the controls, then MuJoCo's guard: one control beyond 1e10
+        // zeroes every control (of this env).
+        let mut wild = false;
+        for a in &self.actuators {
+            let u = mj_ctrl(a, ctrl[a.ctrl_column as usize]);
+            ctrl[a.ctrl_column as usize] = u;
+            wild |= u.abs() > MJ_MAX_CTRL;
+        }
+        let mut next_finite = true;
+        for (k, a) in self.actuators.iter().enumerate() {
+            let c = a.ctrl_column as usize;
+            let u = if wild { 0.0 } else { ctrl[c] };
+            let path = self.path_of(a);
+            let (mut length, mut velocity) = (0.0f32, 0.0f32);
+            for e in path {
+                length += e.coef * pos[e.column as usize];
+                velocity += e.coef * vel[e.column as usize];
+            }
+            let out = mj_force(a, u, act[k], a.gear * length, a.gear * velocity);
+            ctrl[c] = out.force;
+            act_dot[k] = out.act_dot;
+            next_finite &= out.act_next.is_finite();
+        }
+        for limit in &self.tendon_limits {
+            let total: f32 = limit
+                .members
+                .iter()
+                .map(|&k| ctrl[self.actuators[k as usize].ctrl_column as usize])
+                .sum();
+            let scale = mj_tendon_scale(total, limit.lo, limit.hi);
+            for &k in &limit.members {
+                ctrl[self.actuators[k as usize].ctrl_column as usize] *= scale;
+            }
+        }
+        effort.fill(0.0);
+        for a in &self.actuators {
+            let c = a.ctrl_column as usize;
+            let force = mj_force_limit(a, ctrl[c]);
+            ctrl[c] = force;
+            for e in self.path_of(a) {
+                if (e.column as usize) < self.num_joints {
+                    effort[e.column as usize] += a.gear * e.coef * force;
+                }
+            }
+        }
+        for &(j, [lo, hi]) in &self.joint_limits {
+            effort[j as usize] = crate::kinds::clip(effort[j as usize], lo, hi);
+        }
+        next_finite
+    }
+
+    /// Advances one env's activations by the `act_dot`s
+    /// [`MjStage::env_forces`] stored (WGSL `mj_commit`).
+    pub fn commit(&self, state: &mut [f32]) {
+        let (act, act_dot) = state.split_at_mut(self.actuators.len());
+        for (k, a) in self.actuators.iter().enumerate() {
+            act[k] = crate::kinds::mj_next_act(a, act[k], act_dot[k]);
+        }
+    }
+}
+
+/// The MuJoCo configuration of a MuJoCo-law group's target `t`.
+pub(super) fn mj_cfg_of(robot: &Robot, info: &GroupInfo, t: usize) -> Result<MjGeneralCfg, Error> {
+    let group = info.cfg.name.as_str();
+    let field = info.field;
+    let cfg = match &info.cfg.actuator {
+        ActuatorCfg::MjGeneral(c) => *c,
+        ActuatorCfg::Wrapped(_) => {
+            let native = robot
+                .native_actuators
+                .iter()
+                .find(|a| a.transmission == info.cfg.transmission && a.target == info.targets[t])
+                .expect("a wrapped group keeps only targets with a native actuator");
+            let general = native.general.ok_or_else(|| Error::InvalidParam {
+                group: group.to_owned(),
+                field: "compute_force".into(),
+                value: native.name.clone(),
+                reason: "this native actuator has no `general` description to compute from",
+            })?;
+            general.validate(group)?;
+            general
+        }
+        kind => kind
+            .mujoco_equivalent(group)?
+            .expect("compute_force is refused on kinds without a MuJoCo equivalent"),
+    };
+    Ok(MjGeneralCfg {
+        command_field: field,
+        ..cfg
+    })
+}
+
+/// Compiles every MuJoCo-law column, in ctrl order.
+pub(super) fn mj_stage(
+    robot: &Robot,
+    infos: &mut [GroupInfo],
+    ctrl: &[CtrlColumn],
+    timestep: f32,
+) -> Result<MjStage, Error> {
+    let mut stage = MjStage {
+        num_joints: robot.joints.len(),
+        ..MjStage::default()
+    };
+    let mut on_tendon: Vec<(String, u32)> = Vec::new();
+    for (c, column) in ctrl.iter().enumerate() {
+        let info = &infos[column.group];
+        if info.stage != Stage::MuJoCo {
+            continue;
+        }
+        let t = info
+            .ctrl_columns
+            .iter()
+            .position(|&x| x == c)
+            .expect("every ctrl column is in its group");
+        let cfg = mj_cfg_of(robot, info, t)?;
+        let k = stage.actuators.len();
+        let mut actuator = cfg.compile(timestep);
+        actuator.ctrl_column = c as u32;
+        actuator.path_offset = stage.path.len() as u32;
+        match column.transmission {
+            Transmission::Joint => stage.path.push(MjPathEntry {
+                column: column.cmd_column as u32,
+                coef: 1.0,
+            }),
+            Transmission::Tendon => {
+                match robot.fixed_tendons.iter().find(|f| f.name == column.target) {
+                    Some(tendon) => {
+                        for (joint, coef) in &tendon.joints {
+                            let j = robot.joint_index(joint).expect("validated robot");
+                            stage.path.push(MjPathEntry {
+                                column: j as u32,
+                                coef: *coef,
+                            });
+                        }
+                        on_tendon.push((tendon.name.clone(), k as u32));
+                    }
+                    None => stage.path.push(MjPathEntry {
+                        column: column.cmd_column as u32,
+                        coef: 1.0,
+                    }),
+                }
+            }
+            Transmission::Site => {}
+        }
+        actuator.path_len = stage.path.len() as u32 - actuator.path_offset;
+        stage.actuators.push(actuator);
+        infos[column.group].mj_indices.push(k);
+    }
+    // A group's ctrl columns ascend, so its mj indices follow target order.
+    for tendon in &robot.fixed_tendons {
+        let Some([lo, hi]) = tendon.actuator_force_range else {
+            continue;
+        };
+        let members: Vec<u32> = on_tendon
+            .iter()
+            .filter(|(name, _)| *name == tendon.name)
+            .map(|&(_, k)| k)
+            .collect();
+        if !members.is_empty() {
+            stage.tendon_limits.push(MjTendonLimit { lo, hi, members });
+        }
+    }
+    if !stage.actuators.is_empty() {
+        for (joint, range) in &robot.joint_actuator_force_ranges {
+            let j = robot.joint_index(joint).expect("validated robot");
+            stage.joint_limits.push((j as u32, *range));
+        }
+    }
+    Ok(stage)
+}
+
+impl Plan {
+    /// The MuJoCo-state columns of a group, after checking it has them.
+    pub fn mj_indices_of(&self, group: &str) -> Result<&[usize], Error> {
+        let g = self.group_index(group)?;
+        let indices = &self.groups[g].mj_indices;
+        if indices.is_empty() {
+            return Err(Error::NoActivation {
+                group: group.to_owned(),
+            });
+        }
+        Ok(indices)
+    }
+
+    /// Writes activations of a MuJoCo-law group into a `(num_envs,
+    /// state_stride)` state table after checking everything (finite values,
+    /// shape, env ids); nothing is written on error. Calls `touched(env)`
+    /// for each env written.
+    pub fn write_activation(
+        &self,
+        group: &str,
+        env_ids: EnvIds<'_>,
+        values: Values<'_>,
+        state: &mut [f32],
+        mut touched: impl FnMut(usize),
+    ) -> Result<(), Error> {
+        let indices = self.mj_indices_of(group)?;
+        let n = self.check_env_ids(env_ids)?;
+        let given = values.checked(group, "activation", n, indices.len())?;
+        if let Some(&bad) = given.iter().find(|v| !v.is_finite()) {
+            return Err(crate::kinds::invalid(
+                group,
+                "activation",
+                bad,
+                "an activation must be finite",
+            ));
+        }
+        let stride = self.mj.state_stride();
+        for i in 0..n {
+            let env = Self::env_at(env_ids, i);
+            for (t, &k) in indices.iter().enumerate() {
+                state[env * stride + k] = values.at(i, t, indices.len());
+            }
+            touched(env);
+        }
+        Ok(())
+    }
+
+    /// Copies a MuJoCo-law group's activations (`act_dot == false`) or
+    /// activation rates (`act_dot == true`) from a `(num_envs,
+    /// state_stride)` state table into `out`, `(num_envs, group targets)`.
+    pub fn read_mj_state(
+        &self,
+        group: &str,
+        act_dot: bool,
+        state: &[f32],
+        out: &mut [f32],
+    ) -> Result<(), Error> {
+        let indices = self.mj_indices_of(group)?;
+        let what = if act_dot {
+            "the act_dot buffer"
+        } else {
+            "the activation buffer"
+        };
+        Self::check_len(what, out.len(), self.num_envs * indices.len())?;
+        let stride = self.mj.state_stride();
+        let shift = if act_dot { self.mj.actuators.len() } else { 0 };
+        for (row, state_row) in out
+            .chunks_exact_mut(indices.len())
+            .zip(state.chunks_exact(stride))
+        {
+            for (o, &k) in row.iter_mut().zip(indices) {
+                *o = state_row[shift + k];
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a `(num_envs, num_joints)` joint-effort buffer's length.
+    pub fn check_joint_effort_len(&self, got: usize) -> Result<(), Error> {
+        Self::check_len(
+            "the joint-effort buffer",
+            got,
+            self.num_envs * self.mj.num_joints,
+        )
+    }
+}
