@@ -7,14 +7,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use sinew::{
     Activation, ActuatorCfg, ActuatorCmd, Dense, EnvIds, Error, GroupCfg, HistoryInit,
     LearnedMlpCfg, LstmNet, LstmNetCfg, Mlp, NetSpec, Plan, PlanOptions, Robot,
 };
 use sinew_cli::verify::LEARNED_TOLERANCE;
 
-use crate::support::backends;
+use crate::support::{backends, safetensors};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/learned")
@@ -121,38 +121,6 @@ fn isaac_lab_learned_networks_match_torch() {
 }
 
 // ---- The safetensors reader.
-
-/// A safetensors file, written by hand (8-byte header length, JSON header,
-/// little-endian data), so these tests do not depend on the reader's crate.
-fn safetensors(tensors: &[(&str, &[usize], &[f32])], metadata: &[(&str, &str)]) -> Vec<u8> {
-    let mut header = serde_json::Map::new();
-    let mut data = Vec::new();
-    for (name, shape, values) in tensors {
-        let start = data.len();
-        for v in *values {
-            data.extend_from_slice(&v.to_le_bytes());
-        }
-        header.insert(
-            name.to_string(),
-            json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
-        );
-    }
-    if !metadata.is_empty() {
-        let meta: serde_json::Map<String, Value> = metadata
-            .iter()
-            .map(|(k, v)| (k.to_string(), json!(v)))
-            .collect();
-        header.insert("__metadata__".into(), Value::Object(meta));
-    }
-    let mut text = serde_json::to_string(&header).unwrap();
-    while !text.len().is_multiple_of(8) {
-        text.push(' ');
-    }
-    let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
-    bytes.extend_from_slice(text.as_bytes());
-    bytes.extend_from_slice(&data);
-    bytes
-}
 
 const W0: [f32; 12] = [
     0.5, -0.25, 0.125, 1.0, -0.5, 0.75, 0.25, -1.0, 0.3, 0.2, -0.1, 0.6,

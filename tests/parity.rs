@@ -16,34 +16,20 @@ use sinew::{
     Robot, Transmission, Values, WgpuBackend, WrappedCfg,
 };
 
-use crate::support::{gpu, Tolerance};
+use crate::support::{gpu, Rng, Tolerance};
 
-/// SplitMix64: the test data's seeded RNG.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.unit()
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, p: f32) -> bool {
-        self.unit() < p
-    }
-    /// A random subset of `0..n` (maybe empty), ascending.
-    fn subset(&mut self, n: usize, p: f32) -> Vec<u32> {
-        (0..n as u32).filter(|_| self.chance(p)).collect()
+/// A simulator-native motor (MuJoCo `<motor>`, gear 1) on `target`.
+fn native_motor(transmission: Transmission, target: &str) -> NativeActuator {
+    NativeActuator {
+        name: format!("{target}_motor"),
+        transmission,
+        target: target.to_owned(),
+        gain: GainType::Fixed,
+        bias: BiasType::None,
+        dyn_type: DynType::None,
+        gainprm: [1.0, 0.0, 0.0],
+        biasprm: [0.0; 3],
+        general: None,
     }
 }
 
@@ -66,17 +52,7 @@ fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
     robot.joint_actuator_force_ranges = vec![("j13".into(), [-6.0, 4.0])];
     robot.native_actuators = robot.tendons[..2]
         .iter()
-        .map(|t| NativeActuator {
-            name: format!("{t}_motor"),
-            transmission: Transmission::Tendon,
-            target: t.clone(),
-            gain: GainType::Fixed,
-            bias: BiasType::None,
-            dyn_type: DynType::None,
-            gainprm: [1.0, 0.0, 0.0],
-            biasprm: [0.0; 3],
-            general: None,
-        })
+        .map(|t| native_motor(Transmission::Tendon, t))
         .collect();
     let dc = DcMotorCfg {
         stiffness: 40.0,
@@ -743,17 +719,7 @@ fn every_kind_plan(num_envs: usize, seed: u32) -> Plan {
     robot.native_actuators = robot
         .joints
         .iter()
-        .map(|j| NativeActuator {
-            name: format!("{j}_motor"),
-            transmission: Transmission::Joint,
-            target: j.clone(),
-            gain: GainType::Fixed,
-            bias: BiasType::None,
-            dyn_type: DynType::None,
-            gainprm: [1.0, 0.0, 0.0],
-            biasprm: [0.0; 3],
-            general: None,
-        })
+        .map(|j| native_motor(Transmission::Joint, j))
         .collect();
     let groups = kinds
         .iter()

@@ -16,7 +16,7 @@ use sinew_cli::run::{self, BackendChoice};
 use sinew_cli::verify::{self, Outcome, Strictness};
 use sinew_cli::{bench, npy, CliError, Scenario};
 
-use crate::support::{backends, gpu, joints};
+use crate::support::{backends, gpu, joints, safetensors};
 
 const BASE: &str = r#"num_envs = 4
 steps = 3
@@ -524,27 +524,13 @@ fn lstm_tensors(h: usize) -> Vec<(String, Vec<usize>, Vec<f32>)> {
     ]
 }
 
-fn safetensors(tensors: &[(String, Vec<usize>, Vec<f32>)]) -> Vec<u8> {
-    let mut header = serde_json::Map::new();
-    let mut data = Vec::new();
-    for (name, shape, values) in tensors {
-        let start = data.len();
-        for v in values {
-            data.extend_from_slice(&v.to_le_bytes());
-        }
-        header.insert(
-            name.clone(),
-            json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
-        );
-    }
-    let mut text = serde_json::to_string(&header).unwrap();
-    while !text.len().is_multiple_of(8) {
-        text.push(' ');
-    }
-    let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
-    bytes.extend_from_slice(text.as_bytes());
-    bytes.extend_from_slice(&data);
-    bytes
+/// The tensors as a safetensors file.
+fn file_of(tensors: &[(String, Vec<usize>, Vec<f32>)]) -> Vec<u8> {
+    let refs: Vec<(&str, &[usize], &[f32])> = tensors
+        .iter()
+        .map(|(n, s, v)| (n.as_str(), s.as_slice(), v.as_slice()))
+        .collect();
+    safetensors(&refs, &[])
 }
 
 #[test]
@@ -552,16 +538,14 @@ fn lstm_tensors_must_have_torchs_shapes() {
     // W5: a transposed weight_hh holds as many values and ran silently.
     let mut tensors = lstm_tensors(8);
     tensors[1].1 = vec![8, 32];
-    let err =
-        LstmNet::from_safetensors(&safetensors(&tensors), "t", &NetSpec::default()).unwrap_err();
+    let err = LstmNet::from_safetensors(&file_of(&tensors), "t", &NetSpec::default()).unwrap_err();
     assert!(
         matches!(&err, Error::InvalidNetwork { tensor, .. } if tensor == "lstm.weight_hh_l0"),
         "{err}"
     );
     let mut tensors = lstm_tensors(8);
     tensors[2].1 = vec![2, 16];
-    let err =
-        LstmNet::from_safetensors(&safetensors(&tensors), "t", &NetSpec::default()).unwrap_err();
+    let err = LstmNet::from_safetensors(&file_of(&tensors), "t", &NetSpec::default()).unwrap_err();
     assert!(
         matches!(&err, Error::InvalidNetwork { tensor, .. } if tensor == "lstm.bias_ih_l0"),
         "{err}"
@@ -573,12 +557,8 @@ fn a_wide_lstm_agrees_on_hardware_and_is_refused_by_a_software_adapter() {
     // W1: llvmpipe stops every shader loop after 65 535 iterations; a
     // hidden-128 LSTM needs ~67k per column and came out up to 2 N·m off.
     let Some(ctx) = gpu() else { return };
-    let net = LstmNet::from_safetensors(
-        &safetensors(&lstm_tensors(128)),
-        "wide",
-        &NetSpec::default(),
-    )
-    .unwrap();
+    let net = LstmNet::from_safetensors(&file_of(&lstm_tensors(128)), "wide", &NetSpec::default())
+        .unwrap();
     let plan = Plan::new(
         &joints(2),
         vec![GroupCfg::new(

@@ -22,29 +22,7 @@ use sinew::{
     MjGeneralCfg, Mlp, Plan, PlanOptions, RemotizedPdCfg, Values, WgpuBackend,
 };
 
-use crate::support::{gpu, joints, Tolerance};
-
-/// A small deterministic generator (SplitMix64) for the soak's choices.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[lo, hi)`.
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::support::{gpu, joints, Rng, Tolerance};
 
 fn mixed_plan(num_envs: usize, rng: &mut Rng) -> Plan {
     let mlp = Mlp::new(

@@ -2,6 +2,7 @@
 
 use std::sync::Once;
 
+use serde_json::{json, Value};
 use sinew::{Backend, CpuBackend, GpuContext, Plan, WgpuBackend};
 
 /// A constructor of one backend over a plan.
@@ -79,4 +80,65 @@ pub fn backends() -> Vec<(&'static str, MakeBackend, Tolerance)> {
 /// `n` joints named `j0`, `j1`, ….
 pub fn joints(n: usize) -> sinew::Robot {
     sinew::Robot::from_joints((0..n).map(|i| format!("j{i}")))
+}
+
+/// SplitMix64: the test data's seeded RNG.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.unit()
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn chance(&mut self, p: f32) -> bool {
+        self.unit() < p
+    }
+    /// A random subset of `0..n` (maybe empty), ascending.
+    pub fn subset(&mut self, n: usize, p: f32) -> Vec<u32> {
+        (0..n as u32).filter(|_| self.chance(p)).collect()
+    }
+}
+
+/// A safetensors file, written by hand (8-byte header length, JSON header,
+/// little-endian data), so these tests do not depend on the reader's crate.
+pub fn safetensors(tensors: &[(&str, &[usize], &[f32])], metadata: &[(&str, &str)]) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut data = Vec::new();
+    for (name, shape, values) in tensors {
+        let start = data.len();
+        for v in *values {
+            data.extend_from_slice(&v.to_le_bytes());
+        }
+        header.insert(
+            name.to_string(),
+            json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
+        );
+    }
+    if !metadata.is_empty() {
+        let meta: serde_json::Map<String, Value> = metadata
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        header.insert("__metadata__".into(), Value::Object(meta));
+    }
+    let mut text = serde_json::to_string(&header).unwrap();
+    while !text.len().is_multiple_of(8) {
+        text.push(' ');
+    }
+    let mut bytes = (text.len() as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(&data);
+    bytes
 }
