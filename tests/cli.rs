@@ -585,3 +585,94 @@ fn scenarios_load_learned_networks_beside_them() {
         .to_string();
     assert!(err.contains("not both"), "{err}");
 }
+
+/// A kind the reader has no code for is read from the group's own keys
+/// through its `Kind::from_fields` (RemotizedPD here): the run gives what
+/// the library gives, and its errors name the field and the line.
+#[test]
+fn kinds_without_reader_code_are_read_from_their_fields() {
+    let text = r#"num_envs = 2
+steps = 3
+dt = 0.02
+
+[robot]
+joints = ["hip", "knee"]
+
+[[groups]]
+name = "knee"
+targets = ["knee"]
+kind = "remotized_pd"
+stiffness = 60.0
+damping = 1.5
+lookup = [[-1.0, 1.0, 20.0], [0.0, 1.0, 45.0], [0.8, 1.0, 30.0]]
+delay = { max_lag = 1 }
+
+[[groups]]
+name = "hip"
+targets = ["hip"]
+kind = "ideal_pd"
+stiffness = 20.0
+damping = 0.5
+"#;
+    let scenario = Scenario::parse(text, "test.toml").unwrap();
+    let knee = &scenario.groups[0];
+    assert_eq!(
+        knee.actuator,
+        sinew::RemotizedPdCfg::new(
+            60.0,
+            1.5,
+            [[-1.0, 1.0, 20.0], [0.0, 1.0, 45.0], [0.8, 1.0, 30.0]]
+        )
+        .into()
+    );
+    assert_eq!(knee.delay.as_ref().map(|d| d.max_lag), Some(1));
+    run::run(&scenario, BackendChoice::Cpu, None, None, None, false).unwrap();
+    // A field the kind does not take, one out of its domain, a missing one.
+    expect_error(
+        &text.replace("damping = 1.5", "damping = 1.5\ngear = 2.0"),
+        "[[groups]]",
+        &["group `knee`", "remotized_pd", "unknown field `gear`"],
+    );
+    expect_error(
+        &text.replace("stiffness = 60.0", "stiffness = -60.0"),
+        "stiffness = -60.0",
+        &["group `knee`", "stiffness", "-60"],
+    );
+    let err = Scenario::parse(&text.replace("damping = 1.5\n", ""), "test.toml").unwrap_err();
+    assert!(err.to_string().contains("missing field `damping`"), "{err}");
+    // An unknown kind lists the registered ones.
+    expect_error(
+        &text.replace("\"remotized_pd\"", "\"remotised_pd\""),
+        "remotised_pd",
+        &["unknown kind `remotised_pd`", "remotized_pd", "dc_motor"],
+    );
+    // A field no kind has, in a kind the reader knows.
+    expect_error(
+        &text.replace("damping = 0.5", "damping = 0.5\nlookup = []"),
+        "lookup = []",
+        &["group `hip`", "unknown field `lookup`"],
+    );
+}
+
+#[test]
+fn field_lines_are_found_after_multi_line_arrays() {
+    let text = r#"num_envs = 2
+steps = 3
+dt = 0.02
+
+[robot]
+joints = ["knee"]
+
+[[groups]]
+name = "knee"
+targets = ["knee"]
+kind = "remotized_pd"
+lookup = [
+    [-1.0, 1.0, 20.0],
+    [0.8, 1.0, 30.0],
+]
+damping = 1.5
+stiffness = -60.0
+"#;
+    expect_error(text, "stiffness = -60.0", &["group `knee`", "stiffness"]);
+}

@@ -228,6 +228,10 @@ enum DynToml {
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "snake_case")]
 enum KindToml {
+    /// A registered kind this reader has no code for: its settings are read
+    /// by [`sinew::KindId::from_fields`] from the group's other keys.
+    #[serde(skip)]
+    Other(sinew::KindId),
     IdealPd,
     DcMotor,
     BuiltinPosition,
@@ -315,12 +319,14 @@ enum ResampleToml {
     OnReset,
 }
 
+/// A group as the reader knows it. Unknown keys are checked by hand
+/// against [`GROUP_KEYS`] (or handed to a kind read by
+/// [`sinew::KindId::from_fields`]), so serde ignores them here.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct GroupToml {
     name: S<String>,
     targets: S<Vec<S<String>>>,
-    kind: S<KindToml>,
+    kind: S<String>,
     #[serde(default)]
     transmission: TransmissionToml,
     stiffness: Option<S<f32>>,
@@ -373,6 +379,95 @@ struct GroupToml {
     pos_scale: Option<S<f32>>,
     vel_scale: Option<S<f32>>,
     torque_scale: Option<S<f32>>,
+}
+
+/// Every key of a `[[groups]]` table the reader knows.
+const GROUP_KEYS: &[&str] = &[
+    "name",
+    "targets",
+    "kind",
+    "transmission",
+    "stiffness",
+    "damping",
+    "effort_limit",
+    "saturation_effort",
+    "velocity_limit",
+    "gains",
+    "gear",
+    "command_field",
+    "armature",
+    "frictionloss",
+    "viscous_damping",
+    "delay",
+    "length_range",
+    "timeconst",
+    "tausmooth",
+    "range",
+    "force",
+    "scale",
+    "lmin",
+    "lmax",
+    "vmax",
+    "fpmax",
+    "fvmax",
+    "acc0",
+    "compute_force",
+    "dyn_type",
+    "dynprm",
+    "gain_type",
+    "gainprm",
+    "bias_type",
+    "biasprm",
+    "ctrl_range",
+    "force_range",
+    "act_range",
+    "act_early",
+    "network",
+    "layers",
+    "activations",
+    "history_length",
+    "taps",
+    "input_order",
+    "history_init",
+    "pos_scale",
+    "vel_scale",
+    "torque_scale",
+];
+
+/// The keys of a group that are the group's own, not its kind's.
+const GROUP_OWN_KEYS: &[&str] = &[
+    "name",
+    "targets",
+    "kind",
+    "transmission",
+    "armature",
+    "frictionloss",
+    "viscous_damping",
+    "delay",
+];
+
+/// The byte offset of `key = …` in the table whose header starts at
+/// `span` (up to the next header), if written there at the start of a line.
+fn key_offset(text: &str, span: &std::ops::Range<usize>, key: &str) -> Option<usize> {
+    let body = text.get(span.start..)?;
+    let mut offset = span.start;
+    for (i, line) in body.split_inclusive('\n').enumerate() {
+        // The next table header (not a line of an array value).
+        let header = line.starts_with('[')
+            && line
+                .trim_start_matches(['[', ' '])
+                .starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '"' || c == '\'');
+        if i > 0 && header {
+            return None;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let rest = line.trim_start().strip_prefix(key).map(str::trim_start);
+        if rest.is_some_and(|r| r.starts_with('=')) {
+            return Some(offset + indent);
+        }
+        offset += line.len();
+    }
+    None
 }
 
 /// The key a value at byte `offset` belongs to: the identifier before the
@@ -530,11 +625,20 @@ impl Scenario {
                 .map(|(joint, (lo, hi))| (joint, [lo, hi]))
                 .collect(),
         };
+        // The groups again as plain tables: the keys the reader does not
+        // know, for the unknown-field check and for kinds read generically.
+        let raw: toml::Table = toml::from_str(text).map_err(|e| at(None, e.to_string()))?;
+        let raw_groups: Vec<&toml::Table> = match raw.get("groups") {
+            Some(toml::Value::Array(items)) => items.iter().filter_map(|g| g.as_table()).collect(),
+            _ => Vec::new(),
+        };
         let mut lines = HashMap::new();
         let mut groups = Vec::with_capacity(file.groups.len());
-        for group in &file.groups {
+        for (i, group) in file.groups.iter().enumerate() {
+            let raw_group = raw_groups.get(i).copied();
             groups.push(
-                group_cfg(group, text, dir, &mut lines).map_err(|(span, m)| at(Some(span), m))?,
+                group_cfg(group, raw_group, text, dir, &mut lines)
+                    .map_err(|(span, m)| at(Some(span), m))?,
             );
         }
         let command = match file.command {
@@ -688,6 +792,7 @@ type Located = (std::ops::Range<usize>, String);
 /// One `[[groups]]` entry as a library group, recording the line of each field.
 fn group_cfg(
     spanned: &S<GroupToml>,
+    raw: Option<&toml::Table>,
     text: &str,
     dir: &Path,
     lines: &mut HashMap<(String, String), usize>,
@@ -777,14 +882,63 @@ fn group_cfg(
             note(field, span.clone());
         }
     }
-    let kind = *g.kind.get_ref();
-    let kind_name = format!("{kind:?}");
     let err = |span: std::ops::Range<usize>, message: String| {
         Err((span, format!("group `{name}`: {message}")))
     };
+    let kind_text = g.kind.get_ref().as_str();
+    let kind = match KindToml::deserialize(serde::de::value::StrDeserializer::<
+        serde::de::value::Error,
+    >::new(kind_text))
+    {
+        Ok(kind) => kind,
+        Err(_) => match sinew::KindId::from_key(kind_text) {
+            Some(id) => KindToml::Other(id),
+            None => {
+                let known: Vec<&str> = sinew::KindId::ALL.iter().map(|k| k.spec().key).collect();
+                return err(
+                    g.kind.span(),
+                    format!(
+                        "field `kind`: unknown kind `{kind_text}`; the kinds are {}",
+                        known.join(", ")
+                    ),
+                );
+            }
+        },
+    };
+    let kind_name = match kind {
+        KindToml::Other(id) => id.spec().name.to_owned(),
+        known => format!("{known:?}"),
+    };
+    let group_span = spanned.span();
+    if let Some(raw) = raw {
+        for key in raw.keys() {
+            let offset = key_offset(text, &group_span, key);
+            // Every key is noted, for messages about the kind's own fields.
+            if let Some(offset) = offset {
+                lines
+                    .entry((name.clone(), key.clone()))
+                    .or_insert(line_at(text, offset));
+            }
+            if !matches!(kind, KindToml::Other(_)) && !GROUP_KEYS.contains(&key.as_str()) {
+                let at = offset.map_or(group_span.clone(), |o| o..o + key.len());
+                return err(
+                    at,
+                    format!(
+                        "unknown field `{key}`, expected one of {}",
+                        GROUP_KEYS
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+        }
+    }
 
     // Fields each kind takes; any other set field is an error.
     let allowed: &[&str] = match kind {
+        KindToml::Other(_) => GROUP_KEYS,
         KindToml::IdealPd => &["stiffness", "damping", "effort_limit", "gains"],
         KindToml::DcMotor => &[
             "stiffness",
@@ -955,6 +1109,16 @@ fn group_cfg(
         })
     };
     let actuator: ActuatorCfg = match kind {
+        KindToml::Other(id) => {
+            let mut fields = raw.cloned().unwrap_or_default();
+            fields.retain(|key: &str, _| !GROUP_OWN_KEYS.contains(&key));
+            id.from_fields(toml::Value::Table(fields)).map_err(|e| {
+                (
+                    group_span.clone(),
+                    format!("group `{name}`: kind {}: {e}", id.spec().key),
+                )
+            })?
+        }
         KindToml::IdealPd => IdealPdCfg {
             stiffness: need("stiffness", stiffness)?,
             damping: need("damping", damping)?,

@@ -122,6 +122,21 @@ macro_rules! registry {
             /// Every kind, in id order.
             pub const ALL: &'static [KindId] = &[$(KindId::$variant),*];
 
+            /// The kind whose [`Kind::KEY`] is `key`.
+            pub fn from_key(key: &str) -> Option<KindId> {
+                KindId::ALL.iter().copied().find(|k| k.spec().key == key)
+            }
+
+            /// The kind's [`Kind::from_fields`].
+            pub fn from_fields<'de, D: serde::Deserializer<'de>>(
+                self,
+                fields: D,
+            ) -> Result<ActuatorCfg, D::Error> {
+                match self {
+                    $(KindId::$variant => <$cfg as Kind>::from_fields(fields).map(ActuatorCfg::$variant),)*
+                }
+            }
+
             /// The kind's [`Kind::example`].
             pub fn example(self) -> ActuatorCfg {
                 match self {

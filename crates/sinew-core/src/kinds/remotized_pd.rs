@@ -16,7 +16,8 @@ use crate::error::Error;
 /// `inf`, so the table is the only limit. Isaac Lab delays the targets
 /// (`DelayedPDActuator`, lags drawn per reset): give the group a
 /// [`DelayCfg`](crate::DelayCfg) with [`Resample::OnReset`](crate::Resample::OnReset).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RemotizedPdCfg {
     /// `kp` (N·m/rad). Finite, ≥ 0.
     pub stiffness: f32,
@@ -49,6 +50,10 @@ impl Kind for RemotizedPdCfg {
 
     fn param_value(&self, k: usize) -> f32 {
         [self.stiffness, self.damping][k]
+    }
+
+    fn from_fields<'de, D: serde::Deserializer<'de>>(fields: D) -> Result<Self, D::Error> {
+        <Self as serde::Deserialize>::deserialize(fields)
     }
 
     fn example() -> Self {

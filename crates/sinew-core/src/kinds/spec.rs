@@ -197,6 +197,20 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     /// The configured value of parameter slot `k` (`k < PARAMS.len()`).
     fn param_value(&self, k: usize) -> f32;
 
+    /// Reads the kind's settings from the fields a config file gives it (a
+    /// scenario group's keys besides the group's own: `name`, `targets`,
+    /// `kind`, `transmission`, `delay`, `armature`, …). A kind whose `Cfg`
+    /// derives `serde::Deserialize` with `deny_unknown_fields` implements it
+    /// as `Self::deserialize(fields)`, and is then readable from scenario
+    /// files with no reader code; the default refuses.
+    fn from_fields<'de, D: serde::Deserializer<'de>>(fields: D) -> Result<Self, D::Error> {
+        let _ = fields;
+        Err(serde::de::Error::custom(format!(
+            "kind `{}` cannot be read from a file yet",
+            Self::KEY
+        )))
+    }
+
     /// A typical configuration, valid on a joint of a robot whose joints
     /// each carry a native MuJoCo motor: what the parity suite steps for
     /// every registered kind (so a kind without one does not compile).
