@@ -606,14 +606,18 @@ fn encode_step_refuses_one_buffer_as_command_and_ctrl() {
     )
     .unwrap();
     let mut backend = WgpuBackend::new(&ctx, plan).unwrap();
-    let both = ctx.device().create_buffer(&wgpu::BufferDescriptor {
-        label: None,
-        size: backend.cmd_bytes().max(backend.ctrl_bytes()),
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
+    let size = backend.cmd_bytes().max(backend.ctrl_bytes());
+    let buffer = || {
+        ctx.device().create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        })
+    };
+    let (both, cmd, out) = (buffer(), buffer(), buffer());
     let mut encoder = ctx.device().create_command_encoder(&Default::default());
     let err = backend.encode_step(&mut encoder, &both, &both).unwrap_err();
     assert!(
@@ -626,6 +630,26 @@ fn encode_step_refuses_one_buffer_as_command_and_ctrl() {
         ),
         "{err}"
     );
+    // A destroyed buffer is refused at binding, not by wgpu's panic handler.
+    cmd.destroy();
+    let result = backend.encode_step(&mut encoder, &cmd, &out);
+    if let Err(err) = result {
+        assert!(
+            matches!(
+                err,
+                Error::Gpu {
+                    what: "encode_step",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+    // Two good buffers still step.
+    let fresh = buffer();
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    backend.encode_step(&mut encoder, &fresh, &out).unwrap();
+    ctx.queue().submit([encoder.finish()]);
 }
 
 #[test]

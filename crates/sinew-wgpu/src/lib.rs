@@ -353,7 +353,19 @@ impl WgpuBackend {
         }
         let reuse = matches!(&self.external, Some((c, o, _)) if c == cmd && o == ctrl_out);
         if !reuse {
+            // A buffer wgpu refuses (another device's, a destroyed one) is an
+            // error here, not a panic in wgpu's default handler.
+            let scope = self
+                .ctx
+                .device()
+                .push_error_scope(wgpu::ErrorFilter::Validation);
             let group = bind_group(&self.ctx, &self.buffers, cmd, ctrl_out);
+            if let Some(e) = pollster::block_on(scope.pop()) {
+                return Err(Error::Gpu {
+                    what: "encode_step",
+                    message: format!("the command or ctrl buffer cannot be bound: {e}"),
+                });
+            }
             self.external = Some((cmd.clone(), ctrl_out.clone(), group));
         }
         let (_, _, group) = self.external.as_ref().expect("just set");
