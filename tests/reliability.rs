@@ -680,3 +680,35 @@ velocity_limit = 6.0
     assert_eq!(line, Some(line_of(text, "network =")), "{message}");
     assert!(message.contains("taps"), "{message}");
 }
+
+#[test]
+fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
+    // W1's cause reaches the per-env kernels too: 29 joints behind a
+    // 1000-step delay fill ~87k ring floats on a reset, in one invocation.
+    let Some(ctx) = gpu() else { return };
+    let plan = Plan::new(
+        &joints(29),
+        vec![GroupCfg::new("g", [".*"], IdealPdCfg::new(1.0, 0.1))
+            .with_delay(DelayCfg::new(0, 1000))],
+        2,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    assert!(sinew_wgpu::env_loop_iterations(&plan) > sinew_wgpu::SOFTWARE_LOOP_LIMIT);
+    let made = WgpuBackend::new(&ctx, plan);
+    if ctx.is_software() {
+        let err = made.unwrap_err();
+        assert!(err.to_string().contains("per-env kernels"), "{err}");
+    } else {
+        made.unwrap();
+    }
+    // A typical robot stays far below it.
+    let plan = Plan::new(
+        &joints(29),
+        vec![GroupCfg::new("g", [".*"], IdealPdCfg::new(1.0, 0.1)).with_delay(DelayCfg::new(0, 8))],
+        2,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    assert!(sinew_wgpu::env_loop_iterations(&plan) < 5_000);
+}

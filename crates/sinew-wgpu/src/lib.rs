@@ -524,12 +524,55 @@ fn fresh_learned(num_envs: usize, len: usize) -> Vec<u32> {
 /// outer and inner loops together), with a margin.
 pub const SOFTWARE_LOOP_LIMIT: u64 = 65_000;
 
-/// Refuses, on a software adapter, a learned network whose column needs
-/// more loop iterations than [`SOFTWARE_LOOP_LIMIT`]: llvmpipe would cut
-/// its loops short and return wrong efforts with no error.
+/// An upper bound of the loop iterations one invocation of the per-env
+/// kernels runs (the input check, the delay push with a reset's history
+/// fill, the output check and commit, the MuJoCo stage).
+pub fn env_loop_iterations(plan: &Plan) -> u64 {
+    let n = |x: usize| x as u64;
+    let input = 5 * n(plan.num_targets()) + n(plan.claimed_columns().len());
+    let delay: u64 = plan
+        .buffers()
+        .iter()
+        .map(|b| 1 + 3 * n(b.cmd_columns.len()) + n(b.ring_len()))
+        .sum();
+    let output = n(plan.num_ctrl()) * (3 + n(plan.num_state_slots()));
+    let mj = plan.mj();
+    let paths = n(mj.path.len());
+    let tendons: u64 = mj
+        .tendon_limits
+        .iter()
+        .map(|t| 1 + 2 * n(t.members.len()))
+        .sum();
+    let mujoco = 6 * n(mj.actuators.len())
+        + 2 * paths
+        + tendons
+        + 4 * n(mj.effort_width())
+        + n(mj.joint_limits.len());
+    input + delay + output + mujoco
+}
+
+/// Refuses, on a software adapter, a plan whose per-env kernels or whose
+/// learned networks need more loop iterations per invocation than
+/// [`SOFTWARE_LOOP_LIMIT`]: llvmpipe would cut the loops short and return
+/// wrong values with no error.
 fn check_loop_limit(ctx: &GpuContext, plan: &Plan) -> Result<(), Error> {
     if !ctx.is_software() {
         return Ok(());
+    }
+    let per_env = env_loop_iterations(plan);
+    if per_env > SOFTWARE_LOOP_LIMIT {
+        return Err(Error::Gpu {
+            what: "plan",
+            message: format!(
+                "its per-env kernels run up to {per_env} loop iterations per env ({} targets, \
+                 {} ctrl columns, delay rings, MuJoCo paths), and this software adapter ({}) \
+                 stops every shader loop after 65 535 without an error, which would give wrong \
+                 values; step this plan on the CPU backend or a hardware GPU",
+                plan.num_targets(),
+                plan.num_ctrl(),
+                ctx.description()
+            ),
+        });
     }
     let learned = plan.learned();
     let Some((column, iterations)) = learned
