@@ -320,7 +320,7 @@ enum ResampleToml {
 }
 
 /// A group as the reader knows it. Unknown keys are checked by hand
-/// against [`GROUP_KEYS`] (or handed to a kind read by
+/// against [`group_keys`] (or handed to a kind read by
 /// [`sinew::KindId::from_fields`]), so serde ignores them here.
 #[derive(Deserialize)]
 struct GroupToml {
@@ -381,58 +381,43 @@ struct GroupToml {
     torque_scale: Option<S<f32>>,
 }
 
-/// Every key of a `[[groups]]` table the reader knows.
-const GROUP_KEYS: &[&str] = &[
-    "name",
-    "targets",
-    "kind",
-    "transmission",
-    "stiffness",
-    "damping",
-    "effort_limit",
-    "saturation_effort",
-    "velocity_limit",
-    "gains",
-    "gear",
-    "command_field",
-    "armature",
-    "frictionloss",
-    "viscous_damping",
-    "delay",
-    "length_range",
-    "timeconst",
-    "tausmooth",
-    "range",
-    "force",
-    "scale",
-    "lmin",
-    "lmax",
-    "vmax",
-    "fpmax",
-    "fvmax",
-    "acc0",
-    "compute_force",
-    "dyn_type",
-    "dynprm",
-    "gain_type",
-    "gainprm",
-    "bias_type",
-    "biasprm",
-    "ctrl_range",
-    "force_range",
-    "act_range",
-    "act_early",
-    "network",
-    "layers",
-    "activations",
-    "history_length",
-    "taps",
-    "input_order",
-    "history_init",
-    "pos_scale",
-    "vel_scale",
-    "torque_scale",
-];
+/// Every key of a `[[groups]]` table the reader knows: [`GroupToml`]'s
+/// fields, as its `Deserialize` implementation declares them.
+fn group_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<&'static [&'static str]> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let found = std::cell::Cell::new(&[][..]);
+        let _ = GroupToml::deserialize(FieldNames(&found));
+        found.get()
+    })
+}
+
+/// A deserializer that only records the field names a struct asks for.
+struct FieldNames<'a>(&'a std::cell::Cell<&'static [&'static str]>);
+
+impl<'de> serde::Deserializer<'de> for FieldNames<'_> {
+    type Error = serde::de::value::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(serde::de::Error::custom("field names only"))
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.set(fields);
+        Err(serde::de::Error::custom("field names only"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
 
 /// The keys of a group that are the group's own, not its kind's.
 const GROUP_OWN_KEYS: &[&str] = &[
@@ -919,13 +904,13 @@ fn group_cfg(
                     .entry((name.clone(), key.clone()))
                     .or_insert(line_at(text, offset));
             }
-            if !matches!(kind, KindToml::Other(_)) && !GROUP_KEYS.contains(&key.as_str()) {
+            if !matches!(kind, KindToml::Other(_)) && !group_keys().contains(&key.as_str()) {
                 let at = offset.map_or(group_span.clone(), |o| o..o + key.len());
                 return err(
                     at,
                     format!(
                         "unknown field `{key}`, expected one of {}",
-                        GROUP_KEYS
+                        group_keys()
                             .iter()
                             .map(|k| format!("`{k}`"))
                             .collect::<Vec<_>>()
@@ -938,7 +923,7 @@ fn group_cfg(
 
     // Fields each kind takes; any other set field is an error.
     let allowed: &[&str] = match kind {
-        KindToml::Other(_) => GROUP_KEYS,
+        KindToml::Other(_) => group_keys(),
         KindToml::IdealPd => &["stiffness", "damping", "effort_limit", "gains"],
         KindToml::DcMotor => &[
             "stiffness",
