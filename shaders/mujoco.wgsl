@@ -9,6 +9,7 @@ const MJ_CTRL_LIMITED: u32 = 1u;
 const MJ_FORCE_LIMITED: u32 = 2u;
 const MJ_ACT_LIMITED: u32 = 4u;
 const MJ_ACT_EARLY: u32 = 8u;
+const MJ_TABLE_PARAMS: u32 = 16u;
 
 // `DynType`, `GainType` and `BiasType` discriminants.
 const MJ_DYN_NONE: u32 = 0u;

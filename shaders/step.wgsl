@@ -306,8 +306,15 @@ fn mj_env_stage(env: u32) -> u32 {
     }
     var bad = 0u;
     for (var k = 0u; k < m; k++) {
-        let a = mj[k];
+        var a = mj[k];
         let c = row + a.ctrl_column;
+        if (a.flags & MJ_TABLE_PARAMS) != 0u {
+            // An MjGeneral actuator's gain and bias terms, per env.
+            for (var q = 0u; q < 3u; q++) {
+                a.gainprm[q] = params[q * plane() + c];
+                a.biasprm[q] = params[(3u + q) * plane() + c];
+            }
+        }
         let u = select(ctrl[c], 0.0, wild);
         var length = 0.0;
         var velocity = 0.0;

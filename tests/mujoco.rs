@@ -347,3 +347,61 @@ fn mujoco_configuration_errors_name_the_field() {
         assert!(b.read_joint_effort(&mut short).is_err(), "[{name}]");
     }
 }
+
+/// An `MjGeneralCfg` group's `gainprm[0..3]` and `biasprm[0..3]` are per-env
+/// parameters: a position servo's kp written for one env moves that env's
+/// force by MuJoCo's affine law (`gain·ctrl + b0 + b1·q + b2·q̇`) and no
+/// other env's, on every backend; the joint effort follows.
+#[test]
+fn mujoco_gain_and_bias_are_randomized_per_env() {
+    let servo = MjPositionCfg {
+        kp: 10.0,
+        kv: Some(1.0),
+        ..MjPositionCfg::default()
+    }
+    .position()
+    .unwrap();
+    let groups = vec![GroupCfg::new("servo", ["j0"], servo)];
+    for (name, make, tol) in backends() {
+        let mut b = make(plan(&joints(1), groups.clone(), 3, 0.002));
+        // Env 1: kp 25 (gain and −bias together, as mjlab's set_gains does).
+        b.set_param(
+            "servo",
+            "gainprm0",
+            EnvIds::List(&[1]),
+            Values::Scalar(25.0),
+        )
+        .unwrap();
+        b.set_param(
+            "servo",
+            "biasprm[1]",
+            EnvIds::List(&[1]),
+            Values::Scalar(-25.0),
+        )
+        .unwrap();
+        let mut cmd = ActuatorCmd::zeros(3, 1);
+        cmd.position_target.fill(0.5);
+        cmd.pos.fill(0.1);
+        cmd.vel.fill(-0.2);
+        b.step(&cmd).unwrap();
+        let mut ctrl = [0.0; 3];
+        b.read_ctrl(&mut ctrl).unwrap();
+        let force = |kp: f32| kp * 0.5 - kp * 0.1 - 1.0 * -0.2;
+        for (env, kp) in [(0, 10.0), (1, 25.0), (2, 10.0)] {
+            assert!(
+                tol.accepts(ctrl[env], force(kp)),
+                "[{name}] env {env}: {ctrl:?}"
+            );
+        }
+        let mut effort = [0.0; 3];
+        b.read_joint_effort(&mut effort).unwrap();
+        assert_eq!(effort, ctrl, "[{name}]");
+        let mut kp = [0.0; 3];
+        b.read_param("servo", "gainprm[0]", &mut kp).unwrap();
+        assert_eq!(kp, [10.0, 25.0, 10.0], "[{name}]");
+        let err = b
+            .set_param("servo", "biasprm2", EnvIds::All, Values::Scalar(f32::NAN))
+            .unwrap_err();
+        assert!(matches!(err, Error::InvalidParam { .. }), "[{name}] {err}");
+    }
+}

@@ -11,7 +11,7 @@ use sinew::net::{LEARNED_LSTM, LEARNED_MLP, NET_DENSE, NET_LSTM};
 use sinew::{
     Activation, BiasType, CommandField, DelayState, DynType, GainType, KindId, LearnedColumn,
     MjActuator, NetLayer, CMD_FIELDS, MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED,
-    MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL, NET_MAX_WIDTH,
+    MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL, MJ_TABLE_PARAMS, NET_MAX_WIDTH,
 };
 use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, NO_BUFFER};
 use sinew_wgpu::{shaders, WORKGROUP_SIZE};
@@ -338,7 +338,7 @@ fn wgsl_constants_equal_the_rust_values() {
             ));
         }
     }
-    let fixed: [(&str, u32); 34] = [
+    let fixed: [(&str, u32); 35] = [
         ("WORKGROUP_SIZE", WORKGROUP_SIZE),
         ("NET_MAX_WIDTH", NET_MAX_WIDTH as u32),
         ("NET_DENSE", NET_DENSE),
@@ -355,6 +355,7 @@ fn wgsl_constants_equal_the_rust_values() {
         ("MJ_FORCE_LIMITED", MJ_FORCE_LIMITED),
         ("MJ_ACT_LIMITED", MJ_ACT_LIMITED),
         ("MJ_ACT_EARLY", MJ_ACT_EARLY),
+        ("MJ_TABLE_PARAMS", MJ_TABLE_PARAMS),
         ("MJ_DYN_NONE", DynType::None as u32),
         ("MJ_DYN_INTEGRATOR", DynType::Integrator as u32),
         ("MJ_DYN_FILTER", DynType::Filter as u32),

@@ -11,7 +11,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::spec::{Kind, LawIo, ParamSpec, Stage, StateSpec};
+use super::spec::{Domain, Kind, LawIo, ParamSpec, Stage, StateSpec};
 use super::{clip, invalid, CommandField, CtrlMeaning};
 use crate::error::Error;
 use crate::robot::{BiasType, DynType, GainType};
@@ -32,6 +32,60 @@ pub const MJ_FORCE_LIMITED: u32 = 2;
 pub const MJ_ACT_LIMITED: u32 = 4;
 /// [`MjActuator::flags`] bit: the force uses the next activation (`actearly`).
 pub const MJ_ACT_EARLY: u32 = 8;
+/// [`MjActuator::flags`] bit: `gainprm[0..3]` and `biasprm[0..3]` come
+/// from the per-env parameter table (an [`MjGeneralCfg`] group's
+/// parameters), not from the compiled actuator.
+pub const MJ_TABLE_PARAMS: u32 = 16;
+
+/// An entry of `gainprm` or `biasprm`, randomizable per env.
+const fn prm_spec(
+    name: &'static str,
+    alias: &'static [&'static str],
+    doc: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        aliases: alias,
+        unit: "(by gain/bias type)",
+        doc,
+        domain: Domain::Finite,
+    }
+}
+
+/// [`MjGeneralCfg`]'s per-env parameters: the first three entries of
+/// `gainprm` and `biasprm` (the affine terms; a muscle's range and force).
+const MJ_GENERAL_PARAMS: &[ParamSpec] = &[
+    prm_spec(
+        "gainprm0",
+        &["gainprm[0]"],
+        "gainprm[0]: the fixed or affine gain's constant term",
+    ),
+    prm_spec(
+        "gainprm1",
+        &["gainprm[1]"],
+        "gainprm[1]: the affine gain's length term",
+    ),
+    prm_spec(
+        "gainprm2",
+        &["gainprm[2]"],
+        "gainprm[2]: the affine gain's velocity term",
+    ),
+    prm_spec(
+        "biasprm0",
+        &["biasprm[0]"],
+        "biasprm[0]: the affine bias's constant term",
+    ),
+    prm_spec(
+        "biasprm1",
+        &["biasprm[1]"],
+        "biasprm[1]: the affine bias's length term (−kp of a position servo)",
+    ),
+    prm_spec(
+        "biasprm2",
+        &["biasprm[2]"],
+        "biasprm[2]: the affine bias's velocity term (−kv)",
+    ),
+];
 
 /// One MuJoCo `<general>` actuator: what `mjModel` stores for it.
 ///
@@ -112,7 +166,7 @@ pub const MJ_MUSCLE_DEFAULTS: [f32; 9] = [0.75, 1.05, -1.0, 200.0, 0.5, 1.6, 1.5
 impl Kind for MjGeneralCfg {
     const NAME: &'static str = "MjGeneral";
     const KEY: &'static str = "mj_general";
-    const PARAMS: &'static [ParamSpec] = &[];
+    const PARAMS: &'static [ParamSpec] = MJ_GENERAL_PARAMS;
     const STATE: &'static [StateSpec] = &[];
     const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/mujoco.wgsl");
@@ -120,7 +174,11 @@ impl Kind for MjGeneralCfg {
     const SITES: bool = true;
 
     fn param_value(&self, k: usize) -> f32 {
-        unreachable!("MjGeneral has no parameter slot {k}")
+        if k < 3 {
+            self.gainprm[k]
+        } else {
+            self.biasprm[k - 3]
+        }
     }
 
     fn example() -> Self {

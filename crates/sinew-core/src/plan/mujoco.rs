@@ -78,8 +78,10 @@ impl MjStage {
     /// actuator's forwarded control on entry and its `actuator_force` on
     /// exit; `pos`/`vel` are the env's command rows; `state` is its
     /// `[act.., act_dot..]` row, of which only the `act_dot`s are written;
-    /// `effort` its joint-effort row. Returns false when some next
-    /// activation is not finite. The activations advance in
+    /// `effort` its joint-effort row; `param(slot, ctrl column)` reads the
+    /// env's parameter table (an [`MjGeneralCfg`](crate::MjGeneralCfg)
+    /// actuator's `gainprm[0..3]` and `biasprm[0..3]`). Returns false when
+    /// some next activation is not finite. The activations advance in
     /// [`MjStage::commit`], once the env is known to be finite.
     pub fn env_forces(
         &self,
@@ -88,6 +90,7 @@ impl MjStage {
         ctrl: &mut [f32],
         state: &mut [f32],
         effort: &mut [f32],
+        param: impl Fn(usize, usize) -> f32,
     ) -> bool {
         use crate::kinds::{mj_ctrl, mj_force, mj_force_limit, mj_tendon_scale, MJ_MAX_CTRL};
         let m = self.actuators.len();
@@ -110,7 +113,14 @@ impl MjStage {
                 length += e.coef * pos[e.column as usize];
                 velocity += e.coef * vel[e.column as usize];
             }
-            let out = mj_force(a, u, act[k], a.gear * length, a.gear * velocity);
+            let mut a = *a;
+            if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 {
+                for q in 0..3 {
+                    a.gainprm[q] = param(q, c);
+                    a.biasprm[q] = param(3 + q, c);
+                }
+            }
+            let out = mj_force(&a, u, act[k], a.gear * length, a.gear * velocity);
             ctrl[c] = out.force;
             act_dot[k] = out.act_dot;
             next_finite &= out.act_next.is_finite();
@@ -210,6 +220,9 @@ pub(super) fn mj_stage(
         let k = stage.actuators.len();
         let mut actuator = cfg.compile(timestep);
         actuator.ctrl_column = c as u32;
+        if info.kind() == KindId::MjGeneral {
+            actuator.flags |= crate::kinds::MJ_TABLE_PARAMS;
+        }
         actuator.path_offset = stage.path.len() as u32;
         match column.transmission {
             Transmission::Joint => stage.path.push(MjPathEntry {
