@@ -303,8 +303,9 @@ impl StepInputs<'_> {
             }
             let mj = self.plan.mj();
             if !mj.is_empty() {
-                let (plane, row) = (self.plan.num_envs() * ctrl.len(), env * ctrl.len());
-                let param = |slot: usize, c: usize| self.params[slot * plane + row + c];
+                let num_ctrl = ctrl.len();
+                let (plane, row) = (self.plan.num_envs() * num_ctrl, env * num_ctrl);
+                let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
                 finite = mj.env_forces(rows[3], rows[4], ctrl, mj_state, effort, param);
                 finite &= nonfinite_bits(&mj_state[mj.actuators.len()..]) == 0;
                 finite &= nonfinite_bits(effort) == 0;

@@ -1064,23 +1064,50 @@ pub fn mj_ctrl(a: &MjActuator, ctrl: f32) -> f32 {
 /// MuJoCo's force law for one actuator: the clamped control `ctrl`, the
 /// activation `act` (raw, possibly outside `actrange`), and the actuator
 /// length and velocity. The tendon and force limits come after.
-#[inline]
+#[inline(always)]
 pub fn mj_force(a: &MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> MjOut {
+    let first = |prm: &[f32; 9]| [prm[0], prm[1], prm[2]];
+    mj_force_with(
+        a,
+        first(&a.gainprm),
+        first(&a.biasprm),
+        ctrl,
+        act,
+        length,
+        velocity,
+    )
+}
+
+/// [`mj_force`] with `gainprm[0..3]` and `biasprm[0..3]` given (an env's
+/// values from the parameter table) in place of the compiled ones.
+#[inline(always)]
+pub fn mj_force_with(
+    a: &MjActuator,
+    gain3: [f32; 3],
+    bias3: [f32; 3],
+    ctrl: f32,
+    act: f32,
+    length: f32,
+    velocity: f32,
+) -> MjOut {
+    let with = |prm: &[f32; 9], first: [f32; 3]| {
+        let mut all = *prm;
+        all[..3].copy_from_slice(&first);
+        all
+    };
     let act_dot = mj_act_dot(a, ctrl, act);
     let act_next = mj_next_act(a, act, act_dot);
     let gain = match a.gain_type {
-        x if x == GainType::Affine as u32 => {
-            a.gainprm[0] + a.gainprm[1] * length + a.gainprm[2] * velocity
-        }
+        x if x == GainType::Affine as u32 => gain3[0] + gain3[1] * length + gain3[2] * velocity,
         x if x == GainType::Muscle as u32 => mj_muscle_gain(
             length,
             velocity,
             a.length_lo,
             a.length_hi,
             a.acc0,
-            &a.gainprm,
+            &with(&a.gainprm, gain3),
         ),
-        _ => a.gainprm[0],
+        _ => gain3[0],
     };
     let input = if a.dyn_type == DynType::None as u32 {
         ctrl
@@ -1092,10 +1119,11 @@ pub fn mj_force(a: &MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32)
     let mut force = gain * input;
     match a.bias_type {
         x if x == BiasType::Affine as u32 => {
-            force += a.biasprm[0] + a.biasprm[1] * length + a.biasprm[2] * velocity;
+            force += bias3[0] + bias3[1] * length + bias3[2] * velocity;
         }
         x if x == BiasType::Muscle as u32 => {
-            force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, &a.biasprm);
+            let prm = with(&a.biasprm, bias3);
+            force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, &prm);
         }
         _ => {}
     }

@@ -46,6 +46,9 @@ pub struct MjStage {
     pub joint_limits: Vec<(u32, [f32; 2])>,
     /// Joints of the robot: the width of the joint-effort output.
     pub num_joints: usize,
+    /// True when some actuator reads its gain and bias from the parameter
+    /// table ([`MJ_TABLE_PARAMS`](crate::MJ_TABLE_PARAMS)).
+    pub table_params: bool,
 }
 
 impl MjStage {
@@ -78,21 +81,23 @@ impl MjStage {
     /// actuator's forwarded control on entry and its `actuator_force` on
     /// exit; `pos`/`vel` are the env's command rows; `state` is its
     /// `[act.., act_dot..]` row, of which only the `act_dot`s are written;
-    /// `effort` its joint-effort row; `param(slot, ctrl column)` reads the
-    /// env's parameter table (an [`MjGeneralCfg`](crate::MjGeneralCfg)
+    /// `effort` its joint-effort row; `param(slot)` is the env's row of
+    /// parameter slot `slot`, indexed by ctrl column (an [`MjGeneralCfg`](crate::MjGeneralCfg)
     /// actuator's `gainprm[0..3]` and `biasprm[0..3]`). Returns false when
     /// some next activation is not finite. The activations advance in
     /// [`MjStage::commit`], once the env is known to be finite.
-    pub fn env_forces(
+    pub fn env_forces<'p>(
         &self,
         pos: &[f32],
         vel: &[f32],
         ctrl: &mut [f32],
         state: &mut [f32],
         effort: &mut [f32],
-        param: impl Fn(usize, usize) -> f32,
+        param: impl Fn(usize) -> &'p [f32],
     ) -> bool {
-        use crate::kinds::{mj_ctrl, mj_force, mj_force_limit, mj_tendon_scale, MJ_MAX_CTRL};
+        use crate::kinds::{
+            mj_ctrl, mj_force, mj_force_limit, mj_force_with, mj_tendon_scale, MJ_MAX_CTRL,
+        };
         let m = self.actuators.len();
         let (act, act_dot) = state.split_at_mut(m);
         // Clamp the controls, then MuJoCo's guard: one control beyond 1e10
@@ -104,6 +109,11 @@ impl MjStage {
             wild |= u.abs() > MJ_MAX_CTRL;
         }
         let mut next_finite = true;
+        // The env's rows of the six gain and bias slots, when an MjGeneral
+        // actuator reads them (slots of other kinds hold other parameters).
+        let table = self
+            .table_params
+            .then(|| std::array::from_fn::<_, 6, _>(&param));
         for (k, a) in self.actuators.iter().enumerate() {
             let c = a.ctrl_column as usize;
             let u = if wild { 0.0 } else { ctrl[c] };
@@ -113,14 +123,15 @@ impl MjStage {
                 length += e.coef * pos[e.column as usize];
                 velocity += e.coef * vel[e.column as usize];
             }
-            let mut a = *a;
-            if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 {
-                for q in 0..3 {
-                    a.gainprm[q] = param(q, c);
-                    a.biasprm[q] = param(3 + q, c);
+            let (length, velocity) = (a.gear * length, a.gear * velocity);
+            let out = match &table {
+                Some(rows) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => {
+                    let gain = [rows[0][c], rows[1][c], rows[2][c]];
+                    let bias = [rows[3][c], rows[4][c], rows[5][c]];
+                    mj_force_with(a, gain, bias, u, act[k], length, velocity)
                 }
-            }
-            let out = mj_force(&a, u, act[k], a.gear * length, a.gear * velocity);
+                _ => mj_force(a, u, act[k], length, velocity),
+            };
             ctrl[c] = out.force;
             act_dot[k] = out.act_dot;
             next_finite &= out.act_next.is_finite();
@@ -222,6 +233,7 @@ pub(super) fn mj_stage(
         actuator.ctrl_column = c as u32;
         if info.kind() == KindId::MjGeneral {
             actuator.flags |= crate::kinds::MJ_TABLE_PARAMS;
+            stage.table_params = true;
         }
         actuator.path_offset = stage.path.len() as u32;
         match column.transmission {
