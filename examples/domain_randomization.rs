@@ -49,7 +49,14 @@ fn main() -> Result<(), sinew::Error> {
         .map(|_| (uniform(&mut rng, 0.0, 4.0) as u32).min(3))
         .collect();
     engine.set_gains("leg", EnvIds::List(&even), Some(Values::PerEnv(&kps)), None)?;
-    engine.set_effort_limit("leg", EnvIds::List(&even), Values::PerEnvTarget(&limits))?;
+    // A parameter resolved once is written without a name lookup, as a
+    // training loop does at every reset.
+    let effort_limit = engine.plan().param_ref("leg", "effort_limit")?;
+    engine.set_param_at(
+        effort_limit,
+        EnvIds::List(&even),
+        Values::PerEnvTarget(&limits),
+    )?;
     engine.set_lags("leg", EnvIds::List(&even), Lags::PerEnv(&lags))?;
 
     // A step target from 0 to 0.5 rad at step 4: the torque reaches each env
