@@ -400,15 +400,25 @@ fn an_npy_command_drives_the_targets_and_the_gpu_run_matches_the_cpu_run() {
 
 #[test]
 fn bench_reports_every_cell_with_its_bandwidth() {
-    let kinds = vec!["pd".to_string(), "delayed_dc".to_string()];
+    let kinds = vec![
+        "pd".to_string(),
+        "delayed_dc".to_string(),
+        "delay_dc".to_string(),
+    ];
     let report = bench::bench(&["cpu"], &kinds, &[16, 32], 5, false).unwrap();
-    assert_eq!(report.results.len(), 4);
+    assert_eq!(report.results.len(), 6);
     assert_eq!(report.bandwidth_gbs.len(), 1);
     for r in &report.results {
         assert!(r.us_per_step > 0.0 && r.percent_of_bandwidth > 0.0, "{r:?}");
     }
     let table = report.table();
     assert!(table.contains("| delayed_dc | 32 × 5 |"), "{table}");
+    assert!(table.contains("| delay_dc | 32 × 5 |"), "{table}");
+    // The peer's workload delays every target; mjlab's `delayed_dc` three.
+    let (_, groups) = bench::workload_groups("delay_dc", 5)
+        .map(|g| ((), g))
+        .unwrap();
+    assert!(groups.iter().all(|g| g.delay.is_some()));
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["results"][0]["kind"], "pd");
     let err = bench::bench(&["cpu"], &["pid".to_string()], &[16], 5, false).unwrap_err();

@@ -17,10 +17,11 @@ use sinew::{
 use crate::CliError;
 
 /// The workloads, by name.
-pub const KINDS: [&str; 6] = [
+pub const KINDS: [&str; 7] = [
     "pd",
     "dc",
     "delayed_dc",
+    "delay_dc",
     "passthrough",
     "mujoco",
     "learned_mlp",
@@ -61,7 +62,9 @@ fn dc(kp: f32) -> DcMotorCfg {
 
 /// The groups of one workload over joints `j0..`: one group over all targets,
 /// or for `delayed_dc` 3 targets delayed 0–4 steps (resampled every step, as
-/// mjlab) in a second DC group beside the undelayed one. `mujoco` is MuJoCo's
+/// mjlab) in a second DC group beside the undelayed one. `delay_dc` delays
+/// every target 0–4 steps, as the hand-written C peer's workload of that name
+/// (`../shared/peers/`) does. `mujoco` is MuJoCo's
 /// `<position kp=40 kv=1 timeconst=0.02 forcerange=±30>` on every joint,
 /// computed by Sinew: an activation per (env, joint) and joint efforts.
 /// `learned_mlp` is mjlab's Go1 learned actuator: [`go1_shaped_mlp`] over a
@@ -85,6 +88,7 @@ pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> 
             }
             groups
         }
+        "delay_dc" => vec![GroupCfg::new("g", all, dc(40.0)).with_delay(DelayCfg::new(0, 4))],
         "mujoco" => vec![GroupCfg::new(
             "g",
             all,
@@ -126,6 +130,8 @@ pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
         "pd" => 36.0,
         "dc" => 44.0,
         "delayed_dc" => 44.0 + 3.0 * 24.0 / num_targets as f64,
+        // Every target pushes and reads its three delayed fields.
+        "delay_dc" => 44.0 + 24.0,
         // The five command fields (all checked) and the activation in;
         // force, act_dot, activation and joint effort out.
         "mujoco" => 40.0,

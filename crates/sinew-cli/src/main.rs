@@ -53,7 +53,8 @@ enum Command {
         /// Env counts, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
         envs: Vec<usize>,
-        /// Workloads, comma-separated: pd, dc, delayed_dc, passthrough (default all).
+        /// Workloads, comma-separated: pd, dc, delayed_dc, delay_dc, passthrough, mujoco,
+        /// learned_mlp (default all).
         #[arg(long, value_delimiter = ',')]
         kinds: Vec<String>,
         /// Targets per env.
