@@ -11,7 +11,8 @@ use sinew_cli::{bench, npy, presets, CliError, Scenario};
 
 use crate::support::gpu;
 
-const BASE: &str = r#"num_envs = 3
+/// A valid scenario the error tests edit (`reliability.rs` too).
+pub(crate) const BASE: &str = r#"num_envs = 3
 steps = 7
 dt = 0.01
 seed = 5

@@ -16,32 +16,8 @@ use sinew_cli::run::{self, BackendChoice};
 use sinew_cli::verify::{self, Outcome, Strictness};
 use sinew_cli::{bench, npy, CliError, Scenario};
 
+use crate::cli::BASE;
 use crate::support::{backends, gpu, joints, safetensors};
-
-const BASE: &str = r#"num_envs = 4
-steps = 3
-dt = 0.01
-
-[robot]
-joints = ["hip", "knee", "ankle"]
-
-[[groups]]
-name = "legs"
-targets = ["hip", "knee"]
-kind = "ideal_pd"
-stiffness = 20.0
-damping = 0.5
-
-[[groups]]
-name = "feet"
-targets = ["ankle"]
-kind = "dc_motor"
-stiffness = 30.0
-damping = 1.0
-effort_limit = 10.0
-saturation_effort = 12.0
-velocity_limit = 8.0
-"#;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("sinew-reliability-{}-{name}", std::process::id()));
@@ -167,7 +143,7 @@ fn huge_sizes_are_typed_errors_before_any_allocation() {
             "{err}"
         );
     }
-    let text = BASE.replace("num_envs = 4", "num_envs = 1000000000000");
+    let text = BASE.replace("num_envs = 3", "num_envs = 1000000000000");
     let (line, message) = scenario_error(&text);
     assert_eq!(line, Some(1), "{message}");
     assert!(message.contains("num_envs = 1000000000000"), "{message}");

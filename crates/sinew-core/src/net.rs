@@ -126,31 +126,6 @@ impl LearnedStage {
         self.columns.is_empty()
     }
 
-    /// Loop iterations one GPU invocation runs for `column` (every loop of
-    /// the WGSL twin counted, outer ones included): what a shader compiler
-    /// that caps loops, such as Mesa's llvmpipe at 65 535, must allow.
-    pub fn loop_iterations(&self, column: &LearnedColumn) -> u64 {
-        let layers = &self.layers[column.first_layer as usize..][..column.num_layers as usize];
-        let (lstm, dense) = layers.split_at(column.lstm_layers as usize);
-        let lstm: u64 = lstm
-            .iter()
-            .map(|l| {
-                let (h, i) = (u64::from(l.outputs), u64::from(l.inputs));
-                1 + 2 * h + 4 * h * (1 + i + h)
-            })
-            .sum();
-        let dense: u64 = dense
-            .iter()
-            .map(|l| {
-                let (o, i) = (u64::from(l.outputs), u64::from(l.inputs));
-                1 + o + o * i
-            })
-            .sum();
-        // The column's words, the history fill and the taps.
-        let fixed = 16 + u64::from(column.history_len) + u64::from(column.num_taps);
-        lstm + dense + fixed
-    }
-
     /// Compiles the learned columns of a plan's groups, in ctrl order.
     pub(crate) fn compile(infos: &[GroupInfo], ctrl: &[CtrlColumn]) -> LearnedStage {
         let mut stage = LearnedStage {

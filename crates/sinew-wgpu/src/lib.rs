@@ -35,7 +35,7 @@ pub mod shaders;
 use std::sync::{mpsc, Arc};
 
 use bytemuck::Pod;
-use sinew_core::net::FRESH_HEADER;
+use sinew_core::net::{LearnedColumn, LearnedStage, FRESH_HEADER};
 use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, KindId, Lags, ParamRef, Plan, Values};
 use wgpu::util::DeviceExt;
 
@@ -551,6 +551,30 @@ pub fn env_loop_iterations(plan: &Plan) -> u64 {
     input + delay + output + mujoco
 }
 
+/// Loop iterations one invocation of the learned law runs for `column`
+/// (every loop of `shaders/learned.wgsl` counted, outer ones included).
+pub fn learned_loop_iterations(stage: &LearnedStage, column: &LearnedColumn) -> u64 {
+    let layers = &stage.layers[column.first_layer as usize..][..column.num_layers as usize];
+    let (lstm, dense) = layers.split_at(column.lstm_layers as usize);
+    let lstm: u64 = lstm
+        .iter()
+        .map(|l| {
+            let (h, i) = (u64::from(l.outputs), u64::from(l.inputs));
+            1 + 2 * h + 4 * h * (1 + i + h)
+        })
+        .sum();
+    let dense: u64 = dense
+        .iter()
+        .map(|l| {
+            let (o, i) = (u64::from(l.outputs), u64::from(l.inputs));
+            1 + o + o * i
+        })
+        .sum();
+    // The column's words, the history fill and the taps.
+    let fixed = 16 + u64::from(column.history_len) + u64::from(column.num_taps);
+    lstm + dense + fixed
+}
+
 /// Refuses, on a software adapter, a plan whose per-env kernels or whose
 /// learned networks need more loop iterations per invocation than
 /// [`SOFTWARE_LOOP_LIMIT`]: llvmpipe would cut the loops short and return
@@ -559,41 +583,34 @@ fn check_loop_limit(ctx: &GpuContext, plan: &Plan) -> Result<(), Error> {
     if !ctx.is_software() {
         return Ok(());
     }
-    let per_env = env_loop_iterations(plan);
-    if per_env > SOFTWARE_LOOP_LIMIT {
-        return Err(Error::Gpu {
-            what: "plan",
-            message: format!(
-                "its per-env kernels run up to {per_env} loop iterations per env ({} targets, \
-                 {} ctrl columns, delay rings, MuJoCo paths), and this software adapter ({}) \
-                 stops every shader loop after 65 535 without an error, which would give wrong \
-                 values; step this plan on the CPU backend or a hardware GPU",
-                plan.num_targets(),
-                plan.num_ctrl(),
-                ctx.description()
-            ),
-        });
-    }
-    let learned = plan.learned();
-    let Some((column, iterations)) = learned
-        .columns
-        .iter()
-        .map(|c| (c, learned.loop_iterations(c)))
-        .find(|&(_, n)| n > SOFTWARE_LOOP_LIMIT)
-    else {
-        return Ok(());
-    };
-    let group = &plan.groups()[plan.ctrl_columns()[column.ctrl_column as usize].group];
-    Err(Error::Gpu {
-        what: "learned network",
+    let refuse = |what: &'static str, subject: String, iterations: u64| Error::Gpu {
+        what,
         message: format!(
-            "group `{}`: its network runs {iterations} loop iterations per column, and this \
-             software adapter ({}) stops every shader loop after 65 535 without an error, which \
-             would give wrong efforts; step this plan on the CPU backend or a hardware GPU",
-            group.cfg.name,
+            "{subject} run {iterations} loop iterations per invocation, and this software \
+             adapter ({}) stops every shader loop after 65 535 without an error, which would \
+             give wrong values; step this plan on the CPU backend or a hardware GPU",
             ctx.description()
         ),
-    })
+    };
+    let per_env = env_loop_iterations(plan);
+    if per_env > SOFTWARE_LOOP_LIMIT {
+        let subject = format!(
+            "its per-env kernels ({} targets, {} ctrl columns, delay rings, MuJoCo paths)",
+            plan.num_targets(),
+            plan.num_ctrl()
+        );
+        return Err(refuse("plan", subject, per_env));
+    }
+    let learned = plan.learned();
+    for column in &learned.columns {
+        let iterations = learned_loop_iterations(learned, column);
+        if iterations > SOFTWARE_LOOP_LIMIT {
+            let group = &plan.groups()[plan.ctrl_columns()[column.ctrl_column as usize].group];
+            let subject = format!("group `{}`: its network's columns", group.cfg.name);
+            return Err(refuse("learned network", subject, iterations));
+        }
+    }
+    Ok(())
 }
 
 fn bind_group(
