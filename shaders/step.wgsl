@@ -54,9 +54,11 @@ struct Dims {
     // u32s of learned state per env, after the per-env headers.
     learned_stride: u32,
     learned_period: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
+    // Input planes, [plane][env][target] in `state` after the state and the
+    // next state; then output planes, [plane][env][ctrl].
+    num_inputs: u32,
+    num_outputs: u32,
+    _pad: u32,
 }
 
 // One learned column (`LearnedColumn`), read from `words`.
@@ -141,8 +143,26 @@ struct BufferDesc {
 // [env][2]: learned headers (commit count, fresh flag); then
 // [env][learned_stride]: histories and LSTM states, f32 bits.
 @group(0) @binding(14) var<storage, read_write> learned: array<u32>;
-// [slot][env][ctrl column] state, then as many slots of next state.
+// [slot][env][ctrl column] state, then as many slots of next state; then
+// the input planes, [plane][env][target]; then the output planes,
+// [plane][env][ctrl column].
 @group(0) @binding(15) var<storage, read_write> state: array<f32>;
+
+fn inputs_offset() -> u32 {
+    return 2u * dims.num_state_slots * dims.num_envs * dims.num_ctrl;
+}
+fn input_at(k: u32, env: u32, column: u32) -> f32 {
+    return state[inputs_offset() + (k * dims.num_envs + env) * dims.num_targets + column];
+}
+fn outputs_offset() -> u32 {
+    return inputs_offset() + dims.num_inputs * dims.num_envs * dims.num_targets;
+}
+// Zeroes every output plane at element `i` (env · num_ctrl + column).
+fn zero_outputs(i: u32) {
+    for (var o = 0u; o < dims.num_outputs; o++) {
+        state[outputs_offset() + o * dims.num_envs * dims.num_ctrl + i] = 0.0;
+    }
+}
 
 fn cmd_at(field: u32, env: u32, column: u32) -> f32 {
     return cmd[(field * dims.num_envs + env) * dims.num_targets + column];
@@ -165,6 +185,11 @@ fn env_stage(
         for (var field = 0u; field < 5u; field++) {
             for (var c = start; c < start + len; c++) {
                 bad |= nonfinite_bits(cmd_at(field, env, c));
+            }
+        }
+        for (var p = 0u; p < dims.num_inputs; p++) {
+            for (var c = start; c < start + len; c++) {
+                bad |= nonfinite_bits(input_at(p, env, c));
             }
         }
     }
@@ -206,6 +231,7 @@ var<private> law_env: u32;
 var<private> law_at: u32;
 var<private> law_targets: vec3<f32>;
 var<private> law_pos: f32;
+var<private> law_cmd_column: u32;
 var<private> law_vel: f32;
 var<private> law_field: u32;
 var<private> law_aux: u32;
@@ -236,6 +262,12 @@ fn io_state(k: u32) -> f32 {
 fn io_set_state(k: u32, value: f32) {
     state[(dims.num_state_slots + k) * plane() + law_at] = value;
 }
+fn io_input(k: u32) -> f32 {
+    return input_at(k, law_env, law_cmd_column);
+}
+fn io_set_output(k: u32, value: f32) {
+    state[outputs_offset() + k * plane() + law_at] = value;
+}
 fn io_data(i: u32) -> f32 {
     return params[dims.data_offset + law_data_offset + i];
 }
@@ -256,6 +288,7 @@ fn law_stage(
     let c = i - env * dims.num_ctrl;
     if flags[env] != 0u {
         ctrl[i] = 0.0;
+        zero_outputs(i);
         return;
     }
     let column = columns[c];
@@ -275,6 +308,7 @@ fn law_stage(
     }
     law_env = env;
     law_at = i;
+    law_cmd_column = m;
     law_pos = cmd_at(FIELD_POS, env, m);
     law_vel = cmd_at(FIELD_VEL, env, m);
     law_field = column.field;
@@ -411,10 +445,14 @@ fn output_stage(
     let row = env * dims.num_ctrl;
     for (var c = 0u; c < dims.num_ctrl; c++) {
         bad |= nonfinite_bits(ctrl[row + c]);
+        for (var o = 0u; o < dims.num_outputs; o++) {
+            bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
+        }
     }
     if bad != 0u {
         for (var c = 0u; c < dims.num_ctrl; c++) {
             ctrl[row + c] = 0.0;
+            zero_outputs(row + c);
         }
         mj_zero(env);
         flags[env] = 1u;

@@ -179,6 +179,12 @@ impl Backend for Engine {
     fn read_state(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
         each_backend!(self, b => b.read_state(group, name, out))
     }
+    fn set_input(&mut self, name: &str, values: &[f32]) -> Result<(), Error> {
+        each_backend!(self, b => b.set_input(name, values))
+    }
+    fn read_output(&mut self, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        each_backend!(self, b => b.read_output(name, out))
+    }
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {
         each_backend!(self, b => b.set_lags(group, env_ids, lags))
     }

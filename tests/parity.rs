@@ -770,7 +770,12 @@ fn parity_every_registered_kind() {
                     let envs = rng.subset(num_envs, 0.3);
                     let values: Vec<f32> = envs
                         .iter()
-                        .map(|&e| current[e as usize * info.targets.len()] * rng.range(0.5, 1.5))
+                        .map(|&e| {
+                            let x = current[e as usize * info.targets.len()];
+                            let v = x * rng.range(0.5, 1.5);
+                            // Within the domain (a fraction may not pass 1).
+                            param.domain.check(v).map_or(x * 0.75, |()| v)
+                        })
                         .collect();
                     for b in [&mut reference as &mut dyn Backend, &mut subject] {
                         b.set_param(
@@ -812,8 +817,36 @@ fn parity_every_registered_kind() {
                 }
                 cmd = own;
             }
+            // Input planes: random values, now and then a non-finite one.
+            for (k, input) in plan.input_planes().iter().enumerate() {
+                if (step + k) % 3 == 2 {
+                    continue;
+                }
+                let mut values: Vec<f32> =
+                    (0..num_envs * t).map(|_| rng.range(-2.0, 2.0)).collect();
+                if input.name == "torque_enable" {
+                    values.iter_mut().for_each(|v| *v = f32::from(*v > -1.0));
+                }
+                if step % 5 == 3 {
+                    let at = rng.below(values.len());
+                    values[at] = f32::NAN;
+                }
+                reference.set_input(input.name, &values).unwrap();
+                subject.set_input(input.name, &values).unwrap();
+            }
             reference.step(&cmd).unwrap();
             subject.step(&cmd).unwrap();
+            for output in plan.output_planes() {
+                reference.read_output(output.name, &mut want).unwrap();
+                subject.read_output(output.name, &mut got).unwrap();
+                assert!(
+                    got.iter()
+                        .zip(&want)
+                        .all(|(g, w)| Tolerance::GPU.accepts(*g, *w)),
+                    "step {step}: output {} {got:?} vs {want:?}",
+                    output.name
+                );
+            }
             reference.read_ctrl(&mut want).unwrap();
             subject.read_ctrl(&mut got).unwrap();
             for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {

@@ -205,9 +205,9 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 net_weights_offset,
                 learned_stride,
                 learned_period,
-                _pad0,
-                _pad1,
-                _pad2
+                num_inputs,
+                num_outputs,
+                _pad
             }),
         ),
         (

@@ -242,6 +242,16 @@ pub enum Error {
         /// The state slots it has.
         known: String,
     },
+    /// No kind of the plan reads (or writes) an input (output) plane of that name.
+    #[error("no kind of this actuator set has an {what} plane `{name}`; its {what} planes are [{known}]")]
+    UnknownPlane {
+        /// `"input"` or `"output"`.
+        what: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The planes the plan has.
+        known: String,
+    },
     /// Setter values do not fit the env ids and the group's targets.
     #[error("group `{group}`: {field} got {got} values for {num_envs} env(s) × {num_targets} target(s); give 1, {num_envs} (one per env) or {} (one per env and target)", num_envs * num_targets)]
     ValuesShape {

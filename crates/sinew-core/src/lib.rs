@@ -149,6 +149,19 @@ pub trait Backend {
     /// after a step, the state that step left.
     fn read_state(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error>;
 
+    /// Sets input plane `name` ([`Plan::input_planes`]): `values` is
+    /// `(num_envs, num_targets)` row-major, column `j` the robot's target
+    /// `j`, as a command field. It holds until set again; every step reads
+    /// it. A non-finite value in a column some group claims zeroes that
+    /// env at the next step, as a non-finite command does.
+    fn set_input(&mut self, name: &str, values: &[f32]) -> Result<(), Error>;
+
+    /// Copies output plane `name` ([`Plan::output_planes`]) as the last
+    /// step left it into `out`, `(num_envs, num_ctrl)` row-major like
+    /// `ctrl`: 0 in the columns of kinds that do not write it and in every
+    /// column of an env the step zeroed.
+    fn read_output(&mut self, name: &str, out: &mut [f32]) -> Result<(), Error>;
+
     /// Sets the lag of the group's delay buffer for some envs (clamped into
     /// `[min_lag, max_lag]`). Every group sharing the buffer moves with it,
     /// and with `hold_prob < 1` the next due step may draw a new lag.

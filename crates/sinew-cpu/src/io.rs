@@ -1,7 +1,9 @@
 //! The CPU side of the kind spec: [`LawIo`] over one run's slices, and the
 //! dispatch that monomorphizes each kind's law into its own loop.
 
-use sinew_core::{CommandField, Kind, KindVisitor, LawIo, MAX_PARAMS, MAX_STATE};
+use sinew_core::{
+    CommandField, Kind, KindVisitor, LawIo, MAX_INPUTS, MAX_OUTPUTS, MAX_PARAMS, MAX_STATE,
+};
 
 /// A `[slot][env][ctrl]` table that the parallel chunks of a step read and
 /// write, each only at the rows of its own envs.
@@ -83,6 +85,17 @@ pub(crate) struct RunLaw<'a> {
     pub pos: &'a [f32],
     pub vel: &'a [f32],
     pub field: CommandField,
+    /// `[plane][env][target]`: every input plane.
+    pub inputs: &'a [f32],
+    /// The run's first element in an input plane.
+    pub input_at: usize,
+    /// `num_envs × num_targets`.
+    pub input_plane: usize,
+    /// The kind's inputs' and outputs' planes in the plan.
+    pub input_planes: &'a [usize],
+    pub output_planes: &'a [usize],
+    /// The env's output row, `[plane][ctrl]` (empty without outputs).
+    pub outputs: &'a mut [f32],
     pub data: &'a [f32],
     pub out: &'a mut [f32],
     /// The env's next-state row, `[slot][ctrl]` (empty without state).
@@ -113,9 +126,26 @@ impl KindVisitor for RunLaw<'_> {
                 &[]
             }
         });
+        let inputs: [&[f32]; MAX_INPUTS] = std::array::from_fn(|k| {
+            if k < K::INPUTS.len() {
+                &self.inputs[self.input_planes[k] * self.input_plane + self.input_at..][..n]
+            } else {
+                &[]
+            }
+        });
+        let outputs: [usize; MAX_OUTPUTS] = std::array::from_fn(|k| {
+            if k < K::OUTPUTS.len() {
+                self.output_planes[k] * self.num_ctrl + self.next_at
+            } else {
+                0
+            }
+        });
         let mut io = CpuIo {
             i: 0,
             params: &params,
+            inputs: &inputs,
+            outputs: &outputs,
+            output_row: self.outputs,
             targets: self.targets.map(|t| &t[..n]),
             pos: &self.pos[..n],
             vel: &self.vel[..n],
@@ -137,6 +167,10 @@ impl KindVisitor for RunLaw<'_> {
 struct CpuIo<'a, 'b> {
     i: usize,
     params: &'b [&'a [f32]; MAX_PARAMS],
+    inputs: &'b [&'a [f32]; MAX_INPUTS],
+    /// Where each output's run starts in `output_row`.
+    outputs: &'b [usize; MAX_OUTPUTS],
+    output_row: &'b mut [f32],
     targets: [&'a [f32]; 3],
     pos: &'a [f32],
     vel: &'a [f32],
@@ -176,6 +210,14 @@ impl LawIo for CpuIo<'_, '_> {
     #[inline(always)]
     fn set_state(&mut self, k: usize, value: f32) {
         self.next[k * self.num_ctrl + self.next_at + self.i] = value;
+    }
+    #[inline(always)]
+    fn input(&self, k: usize) -> f32 {
+        self.inputs[k][self.i]
+    }
+    #[inline(always)]
+    fn set_output(&mut self, k: usize, value: f32) {
+        self.output_row[self.outputs[k] + self.i] = value;
     }
     #[inline(always)]
     fn data(&self, i: usize) -> f32 {

@@ -38,6 +38,10 @@ pub struct CpuBackend {
     /// `[env][slot][ctrl]`: the state a step computes, committed into
     /// `state` only for envs whose outputs are finite.
     state_next: Vec<f32>,
+    /// `[plane][env][target]`: the input planes as last set.
+    inputs: Vec<f32>,
+    /// `[env][plane][ctrl]`: the output planes the last step wrote.
+    outputs: Vec<f32>,
     /// `(num_envs, ring_stride)`: every buffer's `[slot][field][column]` ring.
     ring: Vec<f32>,
     /// `(num_envs, num_buffers)`.
@@ -89,7 +93,9 @@ impl CpuBackend {
             _ if plan.claimed_columns() != [(0, t)]
                 || !plan.mj().is_empty()
                 || !plan.learned().is_empty()
-                || plan.num_state_slots() > 0 =>
+                || plan.num_state_slots() > 0
+                || !plan.input_planes().is_empty()
+                || !plan.output_planes().is_empty() =>
             {
                 FastPath::None
             }
@@ -104,6 +110,8 @@ impl CpuBackend {
             params,
             state_next: vec![0.0; num_envs * (plan.num_state_slots() * num_ctrl).max(1)],
             state,
+            inputs: plan.input_defaults(),
+            outputs: vec![0.0; num_envs * (plan.output_planes().len() * num_ctrl).max(1)],
             ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
             states,
             mj_state: vec![0.0; num_envs * plan.mj().state_stride().max(1)],
@@ -143,6 +151,7 @@ impl CpuBackend {
             plan,
             cmd: cmd.fields(),
             params: &self.params,
+            inputs: &self.inputs,
             state: SlotRows::new(&mut self.state, plan.num_envs(), plan.num_ctrl()),
             seed: plan.seed(),
             step: self.step,
@@ -154,6 +163,7 @@ impl CpuBackend {
         let mj_stride = plan.mj().state_stride().max(1);
         let effort_width = plan.mj().effort_width().max(1);
         let learned_stride = plan.learned().state_stride.max(1);
+        let out_stride = (plan.output_planes().len() * plan.num_ctrl()).max(1);
         let fast = self.fast;
         // A few chunks per thread: enough to balance, few enough to amortize.
         let chunk = plan
@@ -170,11 +180,18 @@ impl CpuBackend {
             .zip(self.learned_headers.par_chunks_mut(chunk))
             .zip(self.flags.par_chunks_mut(chunk))
             .zip(self.state_next.par_chunks_mut(next_stride * chunk))
+            .zip(self.outputs.par_chunks_mut(out_stride * chunk))
             .enumerate()
             .map(
                 |(
                     c,
-                    ((((((((ctrl, ring), states), mj), effort), learned), headers), flags), next),
+                    (
+                        (
+                            (((((((ctrl, ring), states), mj), effort), learned), headers), flags),
+                            next,
+                        ),
+                        outputs,
+                    ),
                 )| {
                     if fast != FastPath::None {
                         if let Some(zeroed) =
@@ -195,6 +212,7 @@ impl CpuBackend {
                             &mut learned[i * learned_stride..(i + 1) * learned_stride],
                             &mut headers[i],
                             &mut next[i * next_stride..(i + 1) * next_stride],
+                            &mut outputs[i * out_stride..(i + 1) * out_stride],
                         );
                         *flag = u8::from(hit);
                         zeroed += usize::from(hit);
@@ -232,6 +250,8 @@ struct StepInputs<'a> {
     cmd: [&'a [f32]; 5],
     /// `[slot][env][ctrl]`.
     params: &'a [f32],
+    /// `[plane][env][target]`.
+    inputs: &'a [f32],
     /// `[slot][env][ctrl]`, read for an env's law and written by its commit.
     state: SlotRows,
     seed: u32,
@@ -266,12 +286,15 @@ impl StepInputs<'_> {
         learned_state: &mut [f32],
         learned_header: &mut LearnedHeader,
         next: &mut [f32],
+        outputs: &mut [f32],
     ) -> bool {
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
+        let inputs = self.inputs.chunks_exact(t.max(1)).skip(env);
+        let inputs = inputs.step_by(self.plan.num_envs());
         let mut bad = 0;
         for &(start, len) in self.plan.claimed_columns() {
-            for row in rows {
+            for row in rows.into_iter().chain(inputs.clone()) {
                 bad |= nonfinite_bits(&row[start..start + len]);
             }
         }
@@ -285,7 +308,17 @@ impl StepInputs<'_> {
                 unsafe { self.state.copy_env_to(env, next) };
             }
             for run in self.plan.runs() {
-                self.run(run, env, env * num_ctrl, &rows, ring, states, ctrl, next);
+                self.run(
+                    run,
+                    env,
+                    env * num_ctrl,
+                    &rows,
+                    ring,
+                    states,
+                    ctrl,
+                    next,
+                    outputs,
+                );
             }
             let learned = self.plan.learned();
             if !learned.is_empty() {
@@ -311,6 +344,7 @@ impl StepInputs<'_> {
                 finite &= nonfinite_bits(effort) == 0;
             }
             finite &= nonfinite_bits(ctrl) == 0;
+            finite &= nonfinite_bits(outputs) == 0;
             if finite && !mj.is_empty() {
                 mj.commit(mj_state);
             }
@@ -324,6 +358,7 @@ impl StepInputs<'_> {
         }
         if !finite {
             ctrl.fill(0.0);
+            outputs.fill(0.0);
             effort.fill(0.0);
             let m = self.plan.mj().actuators.len();
             mj_state[m..].fill(0.0);
@@ -397,7 +432,17 @@ impl StepInputs<'_> {
                     len: envs * t,
                     ..*run
                 };
-                self.run(&whole, first, first * t, &rows, &[], &[], ctrl, &mut []);
+                self.run(
+                    &whole,
+                    first,
+                    first * t,
+                    &rows,
+                    &[],
+                    &[],
+                    ctrl,
+                    &mut [],
+                    &mut [],
+                );
             }
             (_, runs) => {
                 let ring_stride = self.plan.ring_stride();
@@ -409,7 +454,18 @@ impl StepInputs<'_> {
                     self.delay_stage(first + i, &row, ring, states);
                     for run in runs {
                         let env = first + i;
-                        self.run(run, env, env * num_ctrl, &row, ring, states, out, &mut []);
+                        let (next, outputs) = (&mut [], &mut []);
+                        self.run(
+                            run,
+                            env,
+                            env * num_ctrl,
+                            &row,
+                            ring,
+                            states,
+                            out,
+                            next,
+                            outputs,
+                        );
                     }
                 }
             }
@@ -431,7 +487,8 @@ impl StepInputs<'_> {
 
     /// One law over one contiguous run of one env (or, on the whole-chunk
     /// path, of a chunk of envs whose rows are one stretch): `table_row` is
-    /// the run's row in the parameter tables, `next` the env's next-state row.
+    /// the run's row in the parameter tables, `next` the env's next-state
+    /// row, `outputs` its output row.
     #[inline(always)]
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn run(
@@ -444,6 +501,7 @@ impl StepInputs<'_> {
         states: &[DelayState],
         ctrl: &mut [f32],
         next: &mut [f32],
+        outputs: &mut [f32],
     ) {
         let n = run.len;
         let m = run.cmd_start;
@@ -457,7 +515,9 @@ impl StepInputs<'_> {
                 [0, 1, 2].map(|f| &frame[f * cols + column..][..n])
             }
         };
-        let data = self.plan.data_of(&self.plan.groups()[run.group]);
+        let group = &self.plan.groups()[run.group];
+        let data = self.plan.data_of(group);
+        let input_plane = self.plan.num_envs() * self.plan.num_targets();
         run.kind.visit(RunLaw {
             params: self.params,
             plane: self.plan.num_envs() * self.plan.num_ctrl(),
@@ -468,6 +528,12 @@ impl StepInputs<'_> {
             pos: &rows[3][m..m + n],
             vel: &rows[4][m..m + n],
             field: run.field,
+            inputs: self.inputs,
+            input_at: env * self.plan.num_targets() + m,
+            input_plane,
+            input_planes: &group.input_planes,
+            output_planes: &group.output_planes,
+            outputs,
             data,
             out: &mut ctrl[run.ctrl_start..run.ctrl_start + n],
             next,
@@ -574,6 +640,25 @@ impl Backend for CpuBackend {
 
     fn read_state(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
         self.plan.read_state(group, name, &self.state, out)
+    }
+
+    fn set_input(&mut self, name: &str, values: &[f32]) -> Result<(), Error> {
+        let k = self.plan.check_input(name, values.len())?;
+        self.inputs[k * values.len()..][..values.len()].copy_from_slice(values);
+        Ok(())
+    }
+
+    fn read_output(&mut self, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        let k = self.plan.check_output(name, out.len())?;
+        let num_ctrl = self.plan.num_ctrl();
+        let stride = self.plan.output_planes().len() * num_ctrl;
+        for (o, row) in out
+            .chunks_exact_mut(num_ctrl.max(1))
+            .zip(self.outputs.chunks_exact(stride.max(1)))
+        {
+            o.copy_from_slice(&row[k * num_ctrl..][..num_ctrl]);
+        }
+        Ok(())
     }
 
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {

@@ -68,12 +68,14 @@ pub struct Dims {
     pub learned_stride: u32,
     /// [`sinew_core::LearnedStage::period`].
     pub learned_period: u32,
+    /// Input planes ([`Plan::input_planes`]): `[plane][env][target]` in
+    /// the state buffer after the state and the next state.
+    pub num_inputs: u32,
+    /// Output planes ([`Plan::output_planes`]): `[plane][env][ctrl]` in the
+    /// state buffer after the input planes.
+    pub num_outputs: u32,
     /// Padding to a multiple of 16 bytes (uniform layout).
-    pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
-    /// Padding.
-    pub _pad2: u32,
+    pub _pad: u32,
 }
 
 /// One ctrl column (WGSL `ColumnDesc`).
@@ -241,9 +243,9 @@ impl Layout {
                 net_weights_offset,
                 learned_stride: learned.state_stride as u32,
                 learned_period: learned.period,
-                _pad0: 0,
-                _pad1: 0,
-                _pad2: 0,
+                num_inputs: plan.input_planes().len() as u32,
+                num_outputs: plan.output_planes().len() as u32,
+                _pad: 0,
             },
             columns,
             buffers,

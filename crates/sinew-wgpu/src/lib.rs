@@ -36,7 +36,7 @@ use std::sync::{mpsc, Arc};
 
 use bytemuck::Pod;
 use sinew_core::net::{LearnedColumn, LearnedStage, FRESH_HEADER};
-use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, KindId, Lags, ParamRef, Plan, Values};
+use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, Lags, ParamRef, Plan, Values};
 use wgpu::util::DeviceExt;
 
 use context::Pipelines;
@@ -142,9 +142,13 @@ impl WgpuBackend {
         check("joint effort", num_envs * mj.effort_width() * 4)?;
         let learned_words = num_envs * (2 + plan.learned().state_stride);
         check("learned state", learned_words * 4)?;
+        // The state, the next state, the input planes, the output planes.
+        let state_len = plan.num_state_slots() * num_envs * num_ctrl;
+        let inputs_len = plan.input_planes().len() * plane;
+        let outputs_len = plan.output_planes().len() * num_envs * num_ctrl;
         check(
-            "kind state",
-            2 * plan.num_state_slots() * num_envs * num_ctrl * 4,
+            "kind state and plane",
+            (2 * state_len + inputs_len + outputs_len) * 4,
         )?;
         check_loop_limit(ctx, &plan)?;
         let mut params_host = vec![0.0f32; layout.params_len];
@@ -162,17 +166,14 @@ impl WgpuBackend {
         params_host[at..at + plan.learned().weights.len()].copy_from_slice(&plan.learned().weights);
         let at = layout.dims.data_offset as usize;
         params_host[at..at + plan.group_data().len()].copy_from_slice(plan.group_data());
-        // The state, then the next state (which law_stage fills before use).
-        let state_len = plan.num_state_slots() * plane_len;
-        let mut state_host = vec![0.0f32; 2 * state_len];
+        // The next state is filled by law_stage before use.
+        let mut state_host = vec![0.0f32; 2 * state_len + inputs_len + outputs_len];
         plan.reset_state(EnvIds::All, &mut state_host[..state_len]);
+        state_host[2 * state_len..][..inputs_len].copy_from_slice(&plan.input_defaults());
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
 
-        let mut kinds: Vec<KindId> = plan.groups().iter().map(|g| g.kind()).collect();
-        kinds.sort_unstable();
-        kinds.dedup();
-        let pipelines = ctx.pipelines(&kinds)?;
+        let pipelines = ctx.pipelines(&plan.kinds())?;
 
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
@@ -308,6 +309,12 @@ impl WgpuBackend {
 
     fn plane(&self) -> usize {
         self.plan.num_envs() * self.plan.num_targets()
+    }
+
+    /// Where the input planes start in the state buffer (floats): after the
+    /// state and the next state. The output planes follow them.
+    fn inputs_offset(&self) -> usize {
+        2 * self.plan.num_state_slots() * self.plan.num_envs() * self.plan.num_ctrl()
     }
 
     /// Records one step into `encoder`, reading the command from `cmd` (see
@@ -841,6 +848,21 @@ impl Backend for WgpuBackend {
         self.plan.group_state(group, name)?;
         let state = self.state_host()?;
         self.plan.read_state(group, name, &state, out)
+    }
+
+    fn set_input(&mut self, name: &str, values: &[f32]) -> Result<(), Error> {
+        let k = self.plan.check_input(name, values.len())?;
+        let at = self.inputs_offset() + k * values.len();
+        self.write(&self.buffers.state, at as u64 * 4, values);
+        Ok(())
+    }
+
+    fn read_output(&mut self, name: &str, out: &mut [f32]) -> Result<(), Error> {
+        let k = self.plan.check_output(name, out.len())?;
+        let at =
+            self.inputs_offset() + self.plan.input_planes().len() * self.plane() + k * out.len();
+        let src = self.buffers.state.clone();
+        self.read_into(&src, at as u64 * 4, out)
     }
 
     fn set_lags(&mut self, group: &str, env_ids: EnvIds<'_>, lags: Lags<'_>) -> Result<(), Error> {

@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use sinew_core::{CommandField, Kind, KindId, KindVisitor};
+use sinew_core::{planes_of, CommandField, Kind, KindId, KindVisitor, PlaneSpec};
 
 /// The driver files as `(name, text)`: index helpers and the lag RNG, the
 /// delay stage, network helpers, and the bindings and kernels.
@@ -42,10 +42,16 @@ pub fn law_function(kind: KindId) -> String {
     format!("{}_law", kind.spec().key)
 }
 
-/// The prelude for a plan using `kinds`: every kind's id and slot
-/// constants, the command-field constants, and `kind_law`, the switch over
-/// the plan's kinds only (so a pipeline carries no other kind's law).
+/// The prelude for a plan using `kinds` (sorted, no repeats, as
+/// [`sinew_core::Plan::kinds`]): every kind's id and slot constants, each
+/// kind's input and output planes as the plan's plane indices
+/// (`<KIND>_IN_<NAME>`, `<KIND>_OUT_<NAME>`; 0 for kinds the plan does not
+/// use, whose laws never run), the command-field constants, and
+/// `kind_law`, the switch over the plan's kinds only (so a pipeline carries
+/// no other kind's law).
 pub fn prelude(kinds: &[KindId]) -> String {
+    let (inputs, outputs) = planes_of(kinds);
+    let index = |all: &[PlaneSpec], name: &str| all.iter().position(|p| p.name == name);
     let mut out =
         String::from("// Generated from the kind registry (sinew_wgpu::shaders::prelude).\n");
     for (name, field) in [
@@ -69,6 +75,16 @@ pub fn prelude(kinds: &[KindId]) -> String {
         }
         for (k, s) in spec.state.iter().enumerate() {
             let _ = writeln!(out, "const {prefix}_{}: u32 = {k}u;", wgsl_constant(s.name));
+        }
+        for (tag, own, all) in [
+            ("IN", spec.inputs, &inputs),
+            ("OUT", spec.outputs, &outputs),
+        ] {
+            for p in own {
+                let k = index(all, p.name).unwrap_or(0);
+                let name = wgsl_constant(p.name);
+                let _ = writeln!(out, "const {prefix}_{tag}_{name}: u32 = {k}u;");
+            }
         }
     }
     out.push_str("\n// The law of a column's kind, for the kinds of this plan.\n");

@@ -7,6 +7,7 @@
 //! ([`ActuatorCfg`], [`KindId`], both backends' dispatch, the WGSL switch)
 //! is generated from the registry.
 
+mod bam;
 mod builtin;
 mod dc_motor;
 mod ideal_pd;
@@ -18,6 +19,10 @@ mod wrapped;
 
 use std::fmt;
 
+pub use bam::{
+    bam_friction, dc_motor_torque, voltage_duty, BamFriction, BamVoltageCfg, DAMPING_OUT,
+    EXTERNAL_TORQUE, FRICTIONLOSS, FRICTION_PARAMS, TORQUE_ENABLE,
+};
 pub use builtin::{
     pass_through, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg, BuiltinVelocityCfg,
 };
@@ -27,7 +32,8 @@ pub use learned::*;
 pub use mj_general::*;
 pub use remotized_pd::{lookup_limit, RemotizedPdCfg};
 pub use spec::{
-    Domain, Kind, KindVisitor, LawIo, ParamSpec, SpecInfo, Stage, StateSpec, MAX_PARAMS, MAX_STATE,
+    planes_of, Domain, Kind, KindVisitor, LawIo, ParamSpec, PlaneSpec, SpecInfo, Stage, StateSpec,
+    MAX_INPUTS, MAX_OUTPUTS, MAX_PARAMS, MAX_STATE,
 };
 pub use wrapped::{detect_command_field, WrappedCfg};
 
@@ -227,8 +233,10 @@ macro_rules! registry {
 
         $(const _: () = assert!(
             <$cfg as Kind>::PARAMS.len() <= spec::MAX_PARAMS
-                && <$cfg as Kind>::STATE.len() <= spec::MAX_STATE,
-            "a kind declares more slots than MAX_PARAMS or MAX_STATE"
+                && <$cfg as Kind>::STATE.len() <= spec::MAX_STATE
+                && <$cfg as Kind>::INPUTS.len() <= spec::MAX_INPUTS
+                && <$cfg as Kind>::OUTPUTS.len() <= spec::MAX_OUTPUTS,
+            "a kind declares more slots or planes than MAX_PARAMS, MAX_STATE, MAX_INPUTS or MAX_OUTPUTS"
         );)*
 
         $(impl From<$cfg> for ActuatorCfg {
@@ -264,6 +272,9 @@ registry! {
     LstmNet(LstmNetCfg),
     /// PD clamped by an angle-dependent torque limit from a lookup table.
     RemotizedPd(RemotizedPdCfg),
+    /// BAM's voltage-controlled servo (Dynamixel MX, XL-320, XL-330) with
+    /// the M1–M6 friction budget as outputs.
+    BamVoltage(BamVoltageCfg),
 }
 
 impl KindId {

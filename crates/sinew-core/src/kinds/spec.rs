@@ -5,20 +5,27 @@
 //! per (env, target) in `[slot][env][ctrl column]` tables, so every one is
 //! randomizable), its state slots (same layout, reset per env, advanced only
 //! when the env's outputs are finite), the command fields its law reads, the
-//! per-group data it needs (e.g. a lookup table), and its pure scalar law
-//! over a [`LawIo`]. The CPU backend implements [`LawIo`] over slices and
+//! extra named input planes it reads (e.g. the external torque on a joint)
+//! and output planes it writes (e.g. the friction loss the simulator
+//! applies), the per-group data it needs (e.g. a lookup table), and its pure
+//! scalar law over a [`LawIo`]. The CPU backend implements [`LawIo`] over slices and
 //! inlines the law; the GPU backend runs the kind's WGSL twin
 //! ([`Kind::WGSL`]), whose accessors (`param`, `target`, `pos`, `vel`,
-//! `state`, `set_state`, `data`, `data_len`) mirror [`LawIo`]'s methods.
+//! `state`, `set_state`, `input`, `set_output`, `data`, `data_len`) mirror
+//! [`LawIo`]'s methods.
 
 use super::{ActuatorCfg, CommandField, CtrlMeaning};
 use crate::error::Error;
 
 /// The most parameter slots a kind may declare (checked at compile time by
 /// the registry).
-pub const MAX_PARAMS: usize = 16;
+pub const MAX_PARAMS: usize = 32;
 /// The most state slots a kind may declare.
 pub const MAX_STATE: usize = 8;
+/// The most input planes a kind may read.
+pub const MAX_INPUTS: usize = 4;
+/// The most output planes a kind may write.
+pub const MAX_OUTPUTS: usize = 4;
 
 /// One randomizable parameter of a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +62,8 @@ pub enum Domain {
     NonNegative,
     /// Any finite value.
     Finite,
+    /// A fraction: finite, > 0 and ≤ 1.
+    Fraction,
 }
 
 impl Domain {
@@ -65,6 +74,7 @@ impl Domain {
             Domain::Limit => value > 0.0,
             Domain::Positive => value.is_finite() && value > 0.0,
             Domain::Finite => value.is_finite(),
+            Domain::Fraction => value > 0.0 && value <= 1.0,
         };
         if ok {
             return Ok(());
@@ -75,6 +85,7 @@ impl Domain {
             Domain::Positive => "must be finite and > 0",
             Domain::NonNegative => "must be finite and >= 0",
             Domain::Finite => "must be finite",
+            Domain::Fraction => "must be > 0 and <= 1",
         })
     }
 }
@@ -90,6 +101,26 @@ pub struct StateSpec {
     pub doc: &'static str,
     /// The value `reset` writes.
     pub reset: f32,
+}
+
+/// One extra named plane a kind reads or writes besides the command and
+/// `ctrl`. An input plane is `(num_envs, num_targets)` like a command field
+/// (column `j` is the robot's target `j`), set by the caller
+/// ([`Backend::set_input`](crate::Backend::set_input)) and kept until set
+/// again; an output plane is `(num_envs, num_ctrl)` like `ctrl`, written by
+/// every step ([`Backend::read_output`](crate::Backend::read_output)). Kinds
+/// that name the same plane share it: the name is the contract.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlaneSpec {
+    /// Its name (setters, readers, WGSL constant suffix).
+    pub name: &'static str,
+    /// The unit.
+    pub unit: &'static str,
+    /// What it holds.
+    pub doc: &'static str,
+    /// An input's value until the caller sets one (0 for an output, and for
+    /// the columns of kinds that do not write it).
+    pub default: f32,
 }
 
 /// The index of `name` in a list of parameter specs, for a kind's named
@@ -115,6 +146,48 @@ pub const fn state_slot(specs: &[StateSpec], name: &str) -> usize {
         i += 1;
     }
     panic!("no state slot of that name in the kind's STATE")
+}
+
+/// The index of `name` in a list of plane specs (see [`param_slot`]).
+pub const fn plane_slot(specs: &[PlaneSpec], name: &str) -> usize {
+    let mut i = 0;
+    while i < specs.len() {
+        if str_eq(specs[i].name, name) {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("no plane of that name in the kind's INPUTS or OUTPUTS")
+}
+
+/// The input and output planes of a plan whose kinds are `kinds` (sorted,
+/// no repeats): each kind's planes in registry order, a name shared by
+/// several kinds once. Both backends and the WGSL prelude index planes by
+/// this order.
+pub fn planes_of(kinds: &[super::KindId]) -> (Vec<PlaneSpec>, Vec<PlaneSpec>) {
+    let (mut inputs, mut outputs): (Vec<PlaneSpec>, Vec<PlaneSpec>) = (Vec::new(), Vec::new());
+    for kind in kinds {
+        let spec = kind.spec();
+        for (all, own) in [(&mut inputs, spec.inputs), (&mut outputs, spec.outputs)] {
+            for plane in own {
+                if !all.iter().any(|p| p.name == plane.name) {
+                    all.push(*plane);
+                }
+            }
+        }
+    }
+    (inputs, outputs)
+}
+
+/// The position of each of `own`'s planes among a plan's `all`.
+pub fn plane_map(own: &[PlaneSpec], all: &[PlaneSpec]) -> Vec<usize> {
+    own.iter()
+        .map(|p| {
+            all.iter()
+                .position(|q| q.name == p.name)
+                .expect("a plan holds every plane of its kinds")
+        })
+        .collect()
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -152,6 +225,12 @@ pub trait LawIo {
     /// Writes state slot `k` for after this step; it is committed only
     /// when the env's outputs are finite. Slots not written keep their value.
     fn set_state(&mut self, k: usize, value: f32);
+    /// Input plane `k` of the kind's [`Kind::INPUTS`] at this (env, target).
+    fn input(&self, k: usize) -> f32;
+    /// Writes output plane `k` of the kind's [`Kind::OUTPUTS`] at this
+    /// (env, column). A law writes every output it declares at every step;
+    /// an env zeroed for a non-finite value gets 0 in every output.
+    fn set_output(&mut self, k: usize, value: f32);
     /// Entry `i` of the group's data ([`Kind::group_data`]).
     fn data(&self, i: usize) -> f32;
     /// Length of the group's data.
@@ -185,6 +264,10 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     const STATE: &'static [StateSpec];
     /// The command fields its law reads, besides `pos` and `vel`.
     const READS: &'static [CommandField];
+    /// The extra input planes its law reads ([`PlaneSpec`]).
+    const INPUTS: &'static [PlaneSpec] = &[];
+    /// The extra output planes its law writes ([`PlaneSpec`]).
+    const OUTPUTS: &'static [PlaneSpec] = &[];
     /// Its WGSL twin: the law as `fn <KEY>_law() -> f32` over the WGSL
     /// accessors, and whatever helpers it needs.
     const WGSL: &'static str;
@@ -287,6 +370,10 @@ pub struct SpecInfo {
     pub state: &'static [StateSpec],
     /// [`Kind::READS`].
     pub reads: &'static [CommandField],
+    /// [`Kind::INPUTS`].
+    pub inputs: &'static [PlaneSpec],
+    /// [`Kind::OUTPUTS`].
+    pub outputs: &'static [PlaneSpec],
     /// [`Kind::WGSL`].
     pub wgsl: &'static str,
     /// [`Kind::STAGE`].
@@ -306,6 +393,8 @@ impl KindVisitor for InfoOf {
             params: K::PARAMS,
             state: K::STATE,
             reads: K::READS,
+            inputs: K::INPUTS,
+            outputs: K::OUTPUTS,
             wgsl: K::WGSL,
             stage: K::STAGE,
             sites: K::SITES,
@@ -326,6 +415,8 @@ mod tests {
         params: RefCell<Vec<usize>>,
         state: RefCell<Vec<usize>>,
         written: Vec<usize>,
+        inputs: RefCell<Vec<usize>>,
+        outputs: Vec<usize>,
     }
 
     impl LawIo for Recorder {
@@ -352,6 +443,13 @@ mod tests {
         }
         fn set_state(&mut self, k: usize, _value: f32) {
             self.written.push(k);
+        }
+        fn input(&self, k: usize) -> f32 {
+            self.inputs.borrow_mut().push(k);
+            1.0
+        }
+        fn set_output(&mut self, k: usize, _value: f32) {
+            self.outputs.push(k);
         }
         /// Two rows of group data: angles -1 and 1, values 2 and 3.
         fn data(&self, i: usize) -> f32 {
@@ -382,6 +480,8 @@ mod tests {
                     params: RefCell::default(),
                     state: RefCell::default(),
                     written: Vec::new(),
+                    inputs: RefCell::default(),
+                    outputs: Vec::new(),
                 };
                 let out = K::law(&mut io);
                 assert!(out.is_finite(), "{}: {out}", K::NAME);
@@ -394,6 +494,19 @@ mod tests {
                 for k in io.state.take().into_iter().chain(io.written) {
                     assert!(k < K::STATE.len(), "{} touches state slot {k}", K::NAME);
                 }
+                for k in io.inputs.take() {
+                    assert!(k < K::INPUTS.len(), "{} reads input plane {k}", K::NAME);
+                }
+                for k in 0..K::OUTPUTS.len() {
+                    assert!(
+                        io.outputs.contains(&k),
+                        "{} leaves output {k} unwritten",
+                        K::NAME
+                    );
+                }
+                for &k in &io.outputs {
+                    assert!(k < K::OUTPUTS.len(), "{} writes output plane {k}", K::NAME);
+                }
             }
         }
     }
@@ -405,6 +518,21 @@ mod tests {
         }
     }
 
+    /// Kinds that name the same plane mean the same plane.
+    #[test]
+    fn planes_of_one_name_agree_across_kinds() {
+        let (inputs, outputs) = planes_of(KindId::ALL);
+        for &kind in KindId::ALL {
+            let spec = kind.spec();
+            for (own, all) in [(spec.inputs, &inputs), (spec.outputs, &outputs)] {
+                for plane in own {
+                    let shared = all.iter().find(|p| p.name == plane.name).unwrap();
+                    assert_eq!(shared, plane, "{}: plane `{}`", spec.name, plane.name);
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_kind_has_distinct_names_and_keys() {
         for (i, &a) in KindId::ALL.iter().enumerate() {
@@ -413,6 +541,7 @@ mod tests {
                 assert_ne!(spec.key, b.spec().key);
                 assert_ne!(spec.name, b.spec().name);
             }
+            assert!(spec.inputs.len() <= MAX_INPUTS && spec.outputs.len() <= MAX_OUTPUTS);
             let params: Vec<&str> = spec.params.iter().map(|p| p.name).collect();
             let state: Vec<&str> = spec.state.iter().map(|s| s.name).collect();
             for (j, name) in params.iter().chain(&state).enumerate() {

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::group::GroupCfg;
 use crate::kinds::{
     detect_command_field, ActuatorCfg, CommandField, CtrlMeaning, KindId, MjActuator, MjGeneralCfg,
-    ParamSpec, Stage, StateSpec, MJ_DEFAULT_TIMESTEP,
+    ParamSpec, PlaneSpec, Stage, StateSpec, MJ_DEFAULT_TIMESTEP,
 };
 use crate::net::LearnedStage;
 use crate::robot::{NameIndex, Robot, TargetRegex, Transmission};
@@ -70,6 +70,12 @@ pub struct GroupInfo {
     /// For a MuJoCo-law group, each target's index in [`MjStage::actuators`]
     /// (its activation column); empty otherwise.
     pub mj_indices: Vec<usize>,
+    /// Each of its kind's [`Kind::INPUTS`](crate::Kind::INPUTS): the plane's
+    /// index in [`Plan::input_planes`].
+    pub input_planes: Vec<usize>,
+    /// Each of its kind's [`Kind::OUTPUTS`](crate::Kind::OUTPUTS): the
+    /// plane's index in [`Plan::output_planes`].
+    pub output_planes: Vec<usize>,
 }
 
 impl GroupInfo {
@@ -172,6 +178,8 @@ pub struct Plan {
     claimed: Vec<(usize, usize)>,
     param_defaults: Vec<f32>,
     state_resets: Vec<f32>,
+    inputs: Vec<PlaneSpec>,
+    outputs: Vec<PlaneSpec>,
     group_data: Vec<f32>,
     warnings: Vec<String>,
     mj: MjStage,
@@ -279,6 +287,8 @@ impl Plan {
                 ctrl_columns: Vec::new(),
                 delay_buffer: None,
                 mj_indices: Vec::new(),
+                input_planes: Vec::new(),
+                output_planes: Vec::new(),
                 field,
                 stage,
                 data_offset: group_data.len(),
@@ -346,6 +356,8 @@ impl Plan {
             claimed: Vec::new(),
             param_defaults: Vec::new(),
             state_resets: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
             group_data,
             warnings,
             mj,
@@ -367,6 +379,8 @@ impl Plan {
             c,
             self.num_param_slots() * c,
             2 * self.num_state_slots() * c,
+            self.inputs.len() * self.num_targets,
+            self.outputs.len() * c,
             self.ring_stride,
             self.mj.state_stride(),
             self.mj.effort_width(),
@@ -478,6 +492,55 @@ impl Plan {
                 self.state_resets[k * num_ctrl + c] = state.reset;
             }
         }
+
+        // Input and output planes: the union over the plan's kinds.
+        (self.inputs, self.outputs) = crate::kinds::planes_of(&self.kinds());
+        for group in &mut self.groups {
+            let spec = group.kind().spec();
+            group.input_planes = crate::kinds::spec::plane_map(spec.inputs, &self.inputs);
+            group.output_planes = crate::kinds::spec::plane_map(spec.outputs, &self.outputs);
+        }
+    }
+
+    /// The kinds the plan's groups use, in id order, each once.
+    pub fn kinds(&self) -> Vec<KindId> {
+        let mut kinds: Vec<KindId> = self.groups.iter().map(|g| g.kind()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        kinds
+    }
+
+    /// The input planes its kinds read ([`Kind::INPUTS`](crate::Kind::INPUTS)),
+    /// each `(num_envs, num_targets)`, set with
+    /// [`Backend::set_input`](crate::Backend::set_input).
+    pub fn input_planes(&self) -> &[PlaneSpec] {
+        &self.inputs
+    }
+
+    /// The output planes its kinds write ([`Kind::OUTPUTS`](crate::Kind::OUTPUTS)),
+    /// each `(num_envs, num_ctrl)`, read with
+    /// [`Backend::read_output`](crate::Backend::read_output).
+    pub fn output_planes(&self) -> &[PlaneSpec] {
+        &self.outputs
+    }
+
+    /// The index of input plane `name` in [`Plan::input_planes`].
+    pub fn input_index(&self, name: &str) -> Result<usize, Error> {
+        plane_index(&self.inputs, "input", name)
+    }
+
+    /// The index of output plane `name` in [`Plan::output_planes`].
+    pub fn output_index(&self, name: &str) -> Result<usize, Error> {
+        plane_index(&self.outputs, "output", name)
+    }
+
+    /// Every input plane at its default, `[plane][env][target]`.
+    pub fn input_defaults(&self) -> Vec<f32> {
+        let plane = self.num_envs * self.num_targets;
+        self.inputs
+            .iter()
+            .flat_map(|p| std::iter::repeat_n(p.default, plane))
+            .collect()
     }
 
     /// Number of envs.
@@ -628,6 +691,17 @@ impl Plan {
             buffer.params.reset(state, self.seed, env as u32, step);
         }
     }
+}
+
+fn plane_index(planes: &[PlaneSpec], what: &'static str, name: &str) -> Result<usize, Error> {
+    planes
+        .iter()
+        .position(|p| p.name == name)
+        .ok_or_else(|| Error::UnknownPlane {
+            what,
+            name: name.to_owned(),
+            known: names_of(planes.iter().map(|p| p.name)),
+        })
 }
 
 fn names_of<'a>(names: impl Iterator<Item = &'a str>) -> String {

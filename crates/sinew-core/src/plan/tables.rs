@@ -193,6 +193,30 @@ impl Plan {
         }
     }
 
+    /// Checks a [`Backend::set_input`](crate::Backend::set_input) call:
+    /// returns the plane's index.
+    pub fn check_input(&self, name: &str, len: usize) -> Result<usize, Error> {
+        let k = self.input_index(name)?;
+        Self::check_len(
+            "the input plane (num_envs × num_targets)",
+            len,
+            self.num_envs * self.num_targets,
+        )?;
+        Ok(k)
+    }
+
+    /// Checks a [`Backend::read_output`](crate::Backend::read_output) call:
+    /// returns the plane's index.
+    pub fn check_output(&self, name: &str, len: usize) -> Result<usize, Error> {
+        let k = self.output_index(name)?;
+        Self::check_len(
+            "the output plane (num_envs × num_ctrl)",
+            len,
+            self.num_envs * self.num_ctrl(),
+        )?;
+        Ok(k)
+    }
+
     /// Checks env ids and returns how many are selected.
     pub fn check_env_ids(&self, env_ids: EnvIds<'_>) -> Result<usize, Error> {
         match env_ids {
