@@ -28,13 +28,60 @@ fn bam_friction(first: u32, tau_m: f32, tau_e: f32, dq: f32) -> vec2<f32> {
     return vec2<f32>(fs, io_param(first + 1u));
 }
 
-// Writes a servo's friction outputs (twin of `write_friction`): the kind's
-// planes and first friction slot.
-fn bam_write_friction(first: u32, tau_e: u32, frictionloss: u32, damping: u32, tau_m: f32) {
+// A servo kind's law after its motor torque (twin of `servo_law`): the
+// friction outputs, given the kind's first friction slot and its planes.
+fn bam_servo_law(tau_m: f32, first: u32, tau_e: u32, frictionloss: u32, damping: u32) -> f32 {
     let budget = bam_friction(first, tau_m, io_input(tau_e), io_vel());
     io_set_output(frictionloss, budget.x);
     io_set_output(damping, budget.y);
+    return tau_m;
 }
+
+// One testbench step after the motor torque (twin of `bench_law`): the
+// servo's first friction slot, the bench's first (mass) and dt slots, its
+// q and dq state slots and its three output planes.
+fn bam_bench_step(
+    tau_m: f32,
+    first: u32,
+    mass: u32,
+    dt_slot: u32,
+    q: u32,
+    dq: u32,
+    frictionloss: u32,
+    damping: u32,
+    acceleration: u32,
+) -> f32 {
+    let m = io_param(mass);
+    let l = io_param(mass + 1u);
+    let ma = io_param(mass + 2u);
+    let armature = io_param(mass + 3u);
+    let q_offset = io_param(mass + 4u);
+    let dt = io_param(dt_slot);
+    let pos = io_state(q);
+    let vel = io_state(dq);
+    let tau_e = (m + ma / 2.0) * BAM_GRAVITY * l * sin(pos + q_offset);
+    var inertia = m * (l * l);
+    inertia += ma / 3.0 * (l * l);
+    inertia += armature;
+    let budget = bam_friction(first, tau_m, tau_e, vel);
+    var net = tau_m + tau_e;
+    let tau_stop = inertia / dt * vel + net;
+    let tau_f = -sign(tau_stop) * min(abs(tau_stop), budget.x + budget.y * abs(vel));
+    net += tau_f;
+    let ddq = net / inertia;
+    let vel_next = clip(vel + ddq * dt, -BAM_MAX_VELOCITY, BAM_MAX_VELOCITY);
+    let pos_next = pos + (vel_next * dt + 0.5 * ddq * (dt * dt));
+    io_set_state(q, pos_next);
+    io_set_state(dq, vel_next);
+    io_set_output(frictionloss, budget.x);
+    io_set_output(damping, budget.y);
+    io_set_output(acceleration, ddq);
+    return tau_m;
+}
+
+// `BENCH_GRAVITY` and `BENCH_MAX_VELOCITY`.
+const BAM_GRAVITY: f32 = -9.80665;
+const BAM_MAX_VELOCITY: f32 = 100.0;
 
 // k_t·V/R − k_t²·q̇/R (twin of `dc_motor_torque`).
 fn bam_dc_motor_torque(kt: f32, resistance: f32, volts: f32, dq: f32) -> f32 {
@@ -65,15 +112,14 @@ fn bam_voltage_duty(
     return clip(duty, -max_pwm, max_pwm);
 }
 
-// The voltage-controlled servo (twin of `<BamVoltageCfg as Kind>::law`).
-fn bam_voltage_law() -> f32 {
+// ---- voltage (twin of `<BamVoltageCfg as Servo>::motor`)
+fn bam_voltage_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
     let kt = io_param(BAM_VOLTAGE_KT);
     let resistance = io_param(BAM_VOLTAGE_RESISTANCE);
     let vin = io_param(BAM_VOLTAGE_VIN);
-    let dq = io_vel();
     let duty = bam_voltage_duty(
-        io_target(FIELD_POSITION),
-        io_pos(),
+        goal,
+        q,
         dq,
         io_param(BAM_VOLTAGE_KP),
         io_param(BAM_VOLTAGE_ERROR_GAIN),
@@ -83,13 +129,142 @@ fn bam_voltage_law() -> f32 {
         io_param(BAM_VOLTAGE_MAX_CURRENT),
         io_param(BAM_VOLTAGE_MAX_PWM),
     );
-    let tau = bam_dc_motor_torque(kt, resistance, vin * duty, dq) * io_input(BAM_VOLTAGE_IN_TORQUE_ENABLE);
-    bam_write_friction(
-        BAM_VOLTAGE_FRICTION_BASE,
-        BAM_VOLTAGE_IN_EXTERNAL_TORQUE,
-        BAM_VOLTAGE_OUT_FRICTIONLOSS,
-        BAM_VOLTAGE_OUT_DAMPING,
-        tau,
+    return bam_dc_motor_torque(kt, resistance, vin * duty, dq) * torque_on;
+}
+
+fn bam_voltage_law() -> f32 {
+    let tau = bam_voltage_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_VOLTAGE_IN_TORQUE_ENABLE));
+    return bam_servo_law(tau, BAM_VOLTAGE_FRICTION_BASE, BAM_VOLTAGE_IN_EXTERNAL_TORQUE, BAM_VOLTAGE_OUT_FRICTIONLOSS, BAM_VOLTAGE_OUT_DAMPING);
+}
+
+fn bam_voltage_bench_law() -> f32 {
+    let tau = bam_voltage_motor(
+        io_target(FIELD_POSITION),
+        io_state(BAM_VOLTAGE_BENCH_Q),
+        io_state(BAM_VOLTAGE_BENCH_DQ),
+        io_input(BAM_VOLTAGE_BENCH_IN_TORQUE_ENABLE),
     );
-    return tau;
+    return bam_bench_step(tau, BAM_VOLTAGE_FRICTION_BASE, BAM_VOLTAGE_BENCH_MASS, BAM_VOLTAGE_BENCH_DT, BAM_VOLTAGE_BENCH_Q, BAM_VOLTAGE_BENCH_DQ, BAM_VOLTAGE_BENCH_OUT_FRICTIONLOSS, BAM_VOLTAGE_BENCH_OUT_DAMPING, BAM_VOLTAGE_BENCH_OUT_ACCELERATION);
+}
+
+// ---- STS3215 (twin of `<BamSts3215Cfg as Servo>::motor`)
+fn bam_sts3215_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+    let step = io_param(BAM_STS3215_MAX_VELOCITY) * io_param(BAM_STS3215_DT);
+    let previous = io_state(BAM_STS3215_TARGET_SMOOTH);
+    let smoothed = clip(goal, previous - step, previous + step);
+    io_set_state(BAM_STS3215_TARGET_SMOOTH, smoothed);
+    let duty = (smoothed - q) * io_param(BAM_STS3215_KP) * io_param(BAM_STS3215_ERROR_GAIN) * io_param(BAM_STS3215_ERROR_GAIN_RATIO);
+    let max_pwm = io_param(BAM_STS3215_MAX_PWM);
+    let vin = io_param(BAM_STS3215_VIN);
+    return bam_dc_motor_torque(io_param(BAM_STS3215_KT), io_param(BAM_STS3215_RESISTANCE), vin * clip(duty, -max_pwm, max_pwm), dq) * torque_on;
+}
+
+fn bam_sts3215_law() -> f32 {
+    let tau = bam_sts3215_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_STS3215_IN_TORQUE_ENABLE));
+    return bam_servo_law(tau, BAM_STS3215_FRICTION_BASE, BAM_STS3215_IN_EXTERNAL_TORQUE, BAM_STS3215_OUT_FRICTIONLOSS, BAM_STS3215_OUT_DAMPING);
+}
+
+fn bam_sts3215_bench_law() -> f32 {
+    let tau = bam_sts3215_motor(
+        io_target(FIELD_POSITION),
+        io_state(BAM_STS3215_BENCH_Q),
+        io_state(BAM_STS3215_BENCH_DQ),
+        io_input(BAM_STS3215_BENCH_IN_TORQUE_ENABLE),
+    );
+    return bam_bench_step(tau, BAM_STS3215_FRICTION_BASE, BAM_STS3215_BENCH_MASS, BAM_STS3215_BENCH_DT, BAM_STS3215_BENCH_Q, BAM_STS3215_BENCH_DQ, BAM_STS3215_BENCH_OUT_FRICTIONLOSS, BAM_STS3215_BENCH_OUT_DAMPING, BAM_STS3215_BENCH_OUT_ACCELERATION);
+}
+
+// ---- current (twins of `current_command`, `xl330_bus_torque` and
+// `<BamCurrentCfg as Servo>::motor`)
+fn bam_current_command(goal: f32, q: f32, dq: f32, kp: f32, error_gain: f32, vin: f32, kt: f32, resistance: f32, current_limit: f32) -> f32 {
+    let current = (goal - q) * kp * error_gain;
+    let hi = 1.0 / resistance * (vin - kt * dq);
+    let lo = 1.0 / resistance * (-vin - kt * dq);
+    return clip(clip(current, lo, hi), -current_limit, current_limit);
+}
+
+fn bam_xl330_bus_torque(current: f32, dq: f32, vin: f32, kt: f32, resistance: f32) -> f32 {
+    let emf = kt * dq;
+    let disc = emf * emf + 4.0 * vin * resistance * abs(current);
+    let duty = clip((emf + sign(current) * sqrt(disc)) / (2.0 * vin), -1.0, 1.0);
+    let phase = (duty * vin - emf) / resistance;
+    return kt * phase;
+}
+
+fn bam_current_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+    let kt = io_param(BAM_CURRENT_KT);
+    let resistance = io_param(BAM_CURRENT_RESISTANCE);
+    let vin = io_param(BAM_CURRENT_VIN);
+    let current = bam_current_command(goal, q, dq, io_param(BAM_CURRENT_KP), io_param(BAM_CURRENT_ERROR_GAIN), vin, kt, resistance, io_param(BAM_CURRENT_CURRENT_LIMIT));
+    var tau = kt * current;
+    if io_data(0u) != 0.0 {
+        tau = bam_xl330_bus_torque(current, dq, vin, kt, resistance);
+    }
+    return tau * torque_on;
+}
+
+fn bam_current_law() -> f32 {
+    let tau = bam_current_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_CURRENT_IN_TORQUE_ENABLE));
+    return bam_servo_law(tau, BAM_CURRENT_FRICTION_BASE, BAM_CURRENT_IN_EXTERNAL_TORQUE, BAM_CURRENT_OUT_FRICTIONLOSS, BAM_CURRENT_OUT_DAMPING);
+}
+
+fn bam_current_bench_law() -> f32 {
+    let tau = bam_current_motor(
+        io_target(FIELD_POSITION),
+        io_state(BAM_CURRENT_BENCH_Q),
+        io_state(BAM_CURRENT_BENCH_DQ),
+        io_input(BAM_CURRENT_BENCH_IN_TORQUE_ENABLE),
+    );
+    return bam_bench_step(tau, BAM_CURRENT_FRICTION_BASE, BAM_CURRENT_BENCH_MASS, BAM_CURRENT_BENCH_DT, BAM_CURRENT_BENCH_Q, BAM_CURRENT_BENCH_DQ, BAM_CURRENT_BENCH_OUT_FRICTIONLOSS, BAM_CURRENT_BENCH_OUT_DAMPING, BAM_CURRENT_BENCH_OUT_ACCELERATION);
+}
+
+// ---- eRob (twin of `<BamErobCfg as Servo>::motor`)
+fn bam_erob_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+    let kp = io_param(BAM_EROB_KP);
+    let kt = io_param(BAM_EROB_KT);
+    let resistance = io_param(BAM_EROB_RESISTANCE);
+    let amps = (goal - q) * kp + io_param(BAM_EROB_DAMPING) * sqrt(kp) * (0.0 - dq);
+    let max_amps = io_param(BAM_EROB_MAX_AMPS);
+    let tau = kt * (clip(amps, -max_amps, max_amps) * torque_on);
+    let bound = kt / resistance * io_param(BAM_EROB_MAX_VOLTS);
+    let emf = kt * kt * dq / resistance;
+    return clip(tau, -bound - emf, bound - emf);
+}
+
+fn bam_erob_law() -> f32 {
+    let tau = bam_erob_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_EROB_IN_TORQUE_ENABLE));
+    return bam_servo_law(tau, BAM_EROB_FRICTION_BASE, BAM_EROB_IN_EXTERNAL_TORQUE, BAM_EROB_OUT_FRICTIONLOSS, BAM_EROB_OUT_DAMPING);
+}
+
+fn bam_erob_bench_law() -> f32 {
+    let tau = bam_erob_motor(
+        io_target(FIELD_POSITION),
+        io_state(BAM_EROB_BENCH_Q),
+        io_state(BAM_EROB_BENCH_DQ),
+        io_input(BAM_EROB_BENCH_IN_TORQUE_ENABLE),
+    );
+    return bam_bench_step(tau, BAM_EROB_FRICTION_BASE, BAM_EROB_BENCH_MASS, BAM_EROB_BENCH_DT, BAM_EROB_BENCH_Q, BAM_EROB_BENCH_DQ, BAM_EROB_BENCH_OUT_FRICTIONLOSS, BAM_EROB_BENCH_OUT_DAMPING, BAM_EROB_BENCH_OUT_ACCELERATION);
+}
+
+// ---- Go1 (twin of `<BamGo1Cfg as Servo>::motor`)
+fn bam_go1_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+    var tau = (goal - q) * io_param(BAM_GO1_KP) * io_param(BAM_GO1_RATIO);
+    tau += io_param(BAM_GO1_DAMPING) * (0.0 - dq);
+    let max_torque = io_param(BAM_GO1_MAX_TORQUE);
+    return clip(tau, -max_torque, max_torque) * torque_on;
+}
+
+fn bam_go1_law() -> f32 {
+    let tau = bam_go1_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_GO1_IN_TORQUE_ENABLE));
+    return bam_servo_law(tau, BAM_GO1_FRICTION_BASE, BAM_GO1_IN_EXTERNAL_TORQUE, BAM_GO1_OUT_FRICTIONLOSS, BAM_GO1_OUT_DAMPING);
+}
+
+fn bam_go1_bench_law() -> f32 {
+    let tau = bam_go1_motor(
+        io_target(FIELD_POSITION),
+        io_state(BAM_GO1_BENCH_Q),
+        io_state(BAM_GO1_BENCH_DQ),
+        io_input(BAM_GO1_BENCH_IN_TORQUE_ENABLE),
+    );
+    return bam_bench_step(tau, BAM_GO1_FRICTION_BASE, BAM_GO1_BENCH_MASS, BAM_GO1_BENCH_DT, BAM_GO1_BENCH_Q, BAM_GO1_BENCH_DQ, BAM_GO1_BENCH_OUT_FRICTIONLOSS, BAM_GO1_BENCH_OUT_DAMPING, BAM_GO1_BENCH_OUT_ACCELERATION);
 }

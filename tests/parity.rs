@@ -839,13 +839,27 @@ fn parity_every_registered_kind() {
             for output in plan.output_planes() {
                 reference.read_output(output.name, &mut want).unwrap();
                 subject.read_output(output.name, &mut got).unwrap();
-                assert!(
-                    got.iter()
-                        .zip(&want)
-                        .all(|(g, w)| Tolerance::GPU.accepts(*g, *w)),
-                    "step {step}: output {} {got:?} vs {want:?}",
-                    output.name
-                );
+                // A testbench's q̈ = (τ_m + τ_e + τ_f)/I cancels to about 0
+                // when friction holds the joint: an ulp of τ_stop (its
+                // (I/dt)·q̇ term reaches ~100 N·m here) over I ≈ 0.007 kg·m²
+                // is ~2e-3 rad/s². (Elsewhere q̈ reaches 1e5 at the 100 rad/s
+                // clip; the relative part covers that.)
+                let tol = match output.name {
+                    "acceleration" => Tolerance {
+                        abs: 1e-2,
+                        ..Tolerance::GPU
+                    },
+                    _ => Tolerance::GPU,
+                };
+                for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        tol.accepts(g, w),
+                        "step {step}, env {}, column {}: output {} wgpu {g:e}, cpu {w:e}",
+                        i / c,
+                        i % c,
+                        output.name
+                    );
+                }
             }
             reference.read_ctrl(&mut want).unwrap();
             subject.read_ctrl(&mut got).unwrap();
@@ -863,9 +877,14 @@ fn parity_every_registered_kind() {
                 reference.nonfinite_envs().unwrap(),
                 "step {step}"
             );
-            for info in plan.groups().iter().filter(|_| step % 8 == 7) {
+            // Parameters now and then; state after every step, then the
+            // reference's state written into the subject, so that each
+            // step compares one law evaluation (a testbench's stick-slip
+            // would otherwise amplify an ulp over the steps).
+            for info in plan.groups() {
                 let (name, n) = (&info.cfg.name, num_envs * info.targets.len());
                 let names = info.cfg.actuator.params().iter().map(|p| (p.name, true));
+                let names = names.filter(|_| step % 8 == 7);
                 let states = info.cfg.actuator.state().iter().map(|s| (s.name, false));
                 for (what, is_param) in names.chain(states) {
                     let (mut w, mut g) = (vec![0.0; n], vec![f32::NAN; n]);
@@ -882,6 +901,10 @@ fn parity_every_registered_kind() {
                             .all(|(a, b)| Tolerance::GPU.accepts(*a, *b)),
                         "step {step}, group {name}: {what} {g:?} vs {w:?}"
                     );
+                    if !is_param {
+                        let values = Values::PerEnvTarget(&w);
+                        subject.set_state(name, what, EnvIds::All, values).unwrap();
+                    }
                 }
             }
         }

@@ -20,8 +20,11 @@ mod wrapped;
 use std::fmt;
 
 pub use bam::{
-    bam_friction, dc_motor_torque, voltage_duty, BamFriction, BamVoltageCfg, DAMPING_OUT,
-    EXTERNAL_TORQUE, FRICTIONLOSS, FRICTION_PARAMS, TORQUE_ENABLE,
+    bam_friction, bench_law, current_command, dc_motor_torque, servo_law, voltage_duty,
+    xl330_bus_torque, BamBenchCfg, BamCurrentCfg, BamErobCfg, BamFriction, BamGo1Cfg,
+    BamSts3215Cfg, BamVoltageCfg, Pendulum, Servo, ACCELERATION, BENCH_GRAVITY, BENCH_MAX_VELOCITY,
+    BENCH_PARAMS, BENCH_STATE, DAMPING_OUT, EXTERNAL_TORQUE, FRICTIONLOSS, FRICTION_COUNT,
+    FRICTION_PARAMS, TORQUE_ENABLE,
 };
 pub use builtin::{
     pass_through, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg, BuiltinVelocityCfg,
@@ -275,6 +278,25 @@ registry! {
     /// BAM's voltage-controlled servo (Dynamixel MX, XL-320, XL-330) with
     /// the M1–M6 friction budget as outputs.
     BamVoltage(BamVoltageCfg),
+    /// BAM's Feetech STS3215: the voltage law on a rate-limited target.
+    BamSts3215(BamSts3215Cfg),
+    /// BAM's current-controlled servo (the generic law, or the XL-330's
+    /// bus-current regulation).
+    BamCurrent(BamCurrentCfg),
+    /// BAM's eRob actuator: current PD with `D·√kp` damping, back-EMF clip.
+    BamErob(BamErobCfg),
+    /// BAM's Unitree Go1 actuator: clipped PD.
+    BamGo1(BamGo1Cfg),
+    /// [`BamVoltageCfg`] on BAM's pendulum testbench.
+    BamVoltageBench(BamBenchCfg<BamVoltageCfg>),
+    /// [`BamSts3215Cfg`] on BAM's pendulum testbench.
+    BamSts3215Bench(BamBenchCfg<BamSts3215Cfg>),
+    /// [`BamCurrentCfg`] on BAM's pendulum testbench.
+    BamCurrentBench(BamBenchCfg<BamCurrentCfg>),
+    /// [`BamErobCfg`] on BAM's pendulum testbench.
+    BamErobBench(BamBenchCfg<BamErobCfg>),
+    /// [`BamGo1Cfg`] on BAM's pendulum testbench.
+    BamGo1Bench(BamBenchCfg<BamGo1Cfg>),
 }
 
 impl KindId {

@@ -17,12 +17,25 @@
 //! the previous step's torques, Sinew computes them from this step's τ_m and
 //! the τ_e given for this step. The control law sees the raw `q`; BAM's
 //! encoder offset `q_offset` only moves where a testbench evaluates gravity
-//! ([`BamPreset::q_offset`]), and the rotor inertia is the group's
+//! ([`Pendulum::q_offset`]), and the rotor inertia is the group's
 //! `armature` ([`GroupCfg::armature`](crate::GroupCfg::armature)).
+//!
+//! Each servo kind has a testbench twin ([`BamBenchCfg`]): the same servo
+//! driving BAM's pendulum (`bam/simulate.py`), its position and velocity
+//! kept as state and integrated by BAM's step, so that thousands of logs or
+//! candidate parameter sets replay at once on either backend.
+
+mod servos;
+
+pub use servos::{
+    current_command, voltage_duty, xl330_bus_torque, BamCurrentCfg, BamErobCfg, BamGo1Cfg,
+    BamSts3215Cfg, BamVoltageCfg,
+};
 
 use super::ideal_pd::clip;
-use super::spec::{param_slot, Domain, Kind, LawIo, ParamSpec, PlaneSpec, StateSpec};
-use super::CommandField;
+use super::spec::{param_slot, state_slot, Domain, Kind, LawIo, ParamSpec, PlaneSpec, StateSpec};
+use super::{ActuatorCfg, CommandField};
+use crate::error::Error;
 
 /// The input plane a servo reads its torque enable from.
 pub const TORQUE_ENABLE: PlaneSpec = PlaneSpec {
@@ -66,7 +79,7 @@ const IN_EXTERNAL: usize = 1;
 const OUT_FRICTIONLOSS: usize = 0;
 const OUT_DAMPING: usize = 1;
 
-const fn param(
+pub(crate) const fn param(
     name: &'static str,
     aliases: &'static [&'static str],
     unit: &'static str,
@@ -147,7 +160,8 @@ impl Default for BamFriction {
     }
 }
 
-const FRICTION_COUNT: usize = 13;
+/// How many friction coefficients a servo kind ends its parameters with.
+pub const FRICTION_COUNT: usize = 13;
 
 /// The friction coefficients' specs, in [`BamFriction::values`] order.
 pub const FRICTION_PARAMS: [ParamSpec; FRICTION_COUNT] = {
@@ -309,34 +323,51 @@ pub fn bam_friction(p: impl Fn(usize) -> f32, tau_m: f32, tau_e: f32, dq: f32) -
     (fs, p(1))
 }
 
-/// `own`'s parameters, then the friction coefficients.
-const fn with_friction<const N: usize, const M: usize>(own: [ParamSpec; N]) -> [ParamSpec; M] {
-    assert!(M == N + FRICTION_COUNT);
-    let mut out = [FRICTION_PARAMS[0]; M];
+/// `a` then `b`, as one array of `M = a.len() + b.len()` entries (the
+/// kinds' parameter and state lists are built from shared parts).
+pub(crate) const fn concat<T: Copy, const M: usize>(a: &[T], b: &[T]) -> [T; M] {
+    assert!(M == a.len() + b.len() && M > 0);
+    let mut out = [if a.is_empty() { b[0] } else { a[0] }; M];
     let mut i = 0;
     while i < M {
-        out[i] = if i < N {
-            own[i]
-        } else {
-            FRICTION_PARAMS[i - N]
-        };
+        out[i] = if i < a.len() { a[i] } else { b[i - a.len()] };
         i += 1;
     }
     out
 }
 
-/// Writes a servo's friction outputs for motor torque `tau_m`, the
-/// coefficients starting at parameter slot `first`.
+/// What a servo firmware adds to the kind spec: its motor torque. Each
+/// servo kind's parameters are its own, then [`FRICTION_PARAMS`]; its law is
+/// [`servo_law`], and its testbench twin is [`BamBenchCfg<Self>`].
+pub trait Servo: Kind {
+    /// The testbench twin's [`Kind::NAME`].
+    const BENCH_NAME: &'static str;
+    /// The testbench twin's [`Kind::KEY`].
+    const BENCH_KEY: &'static str;
+    /// The testbench twin's parameters: [`Kind::PARAMS`], then
+    /// [`BENCH_PARAMS`] (less `dt` when the servo has its own).
+    const BENCH_PARAMS: &'static [ParamSpec];
+    /// The testbench twin's state: [`Kind::STATE`], then [`BENCH_STATE`].
+    const BENCH_STATE: &'static [StateSpec];
+
+    /// The firmware's command and the motor torque τ_m for goal `goal` at
+    /// the raw position `q` and velocity `dq`, `enable` the torque enable.
+    /// Parameter slots are the servo's own (the bench keeps them).
+    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> f32;
+}
+
+/// A servo kind's law: τ_m from the command and the joint state, and the
+/// friction budget from τ_m, the external torque input and `q̇`.
 #[inline(always)]
-fn write_friction<I: LawIo>(io: &mut I, first: usize, tau_m: f32) {
-    let (fs, kv) = bam_friction(
-        |k| io.param(first + k),
-        tau_m,
-        io.input(IN_EXTERNAL),
-        io.vel(),
-    );
+pub fn servo_law<S: Servo, I: LawIo>(io: &mut I) -> f32 {
+    let (goal, q, dq) = (io.target(CommandField::Position), io.pos(), io.vel());
+    let enable = io.input(IN_ENABLE);
+    let tau = S::motor(io, goal, q, dq, enable);
+    let first = S::PARAMS.len() - FRICTION_COUNT;
+    let (fs, kv) = bam_friction(|k| io.param(first + k), tau, io.input(IN_EXTERNAL), dq);
     io.set_output(OUT_FRICTIONLOSS, fs);
     io.set_output(OUT_DAMPING, kv);
+    tau
 }
 
 /// The DC motor torque of a voltage-driven servo: `k_t·V/R − k_t²·q̇/R`.
@@ -347,229 +378,225 @@ pub fn dc_motor_torque(kt: f32, resistance: f32, volts: f32, dq: f32) -> f32 {
     tau
 }
 
-const KP: ParamSpec = param(
-    "kp",
-    &[],
-    "firmware units",
-    "The firmware's proportional gain (the servo's P register).",
-    Domain::Gain,
-);
-const VIN: ParamSpec = param("vin", &[], "V", "Supply voltage.", Domain::Positive);
-const KT: ParamSpec = param(
-    "kt",
-    &[],
-    "N·m/A",
-    "Motor torque constant k_t.",
-    Domain::Positive,
-);
-const RESISTANCE: ParamSpec = param(
-    "resistance",
-    &["R"],
-    "Ω",
-    "Winding resistance R.",
-    Domain::Positive,
-);
-const ERROR_GAIN: ParamSpec = param(
-    "error_gain",
-    &[],
-    "1/(kp·rad)",
-    "Firmware scale from kp·error to duty (or amperes).",
-    Domain::Gain,
-);
-const MAX_PWM: ParamSpec = param(
-    "max_pwm",
-    &[],
-    "1",
-    "Largest duty cycle, in (0, 1].",
-    Domain::Fraction,
-);
+// ---------------------------------------------------------------- testbench
 
-// ---------------------------------------------------------------- voltage
+/// Standard gravity in BAM's testbench (its sign is part of the formula).
+pub const BENCH_GRAVITY: f32 = -9.80665;
+/// The testbench's velocity clip (rad/s).
+pub const BENCH_MAX_VELOCITY: f32 = 100.0;
 
-/// A voltage-controlled servo (Dynamixel MX-64, MX-106, XL-320, XL-330):
-/// `duty = (q* − q)·kp·error_gain`, clipped first to the current window
-/// `[(k_t q̇ − R·I_max)/vin, (k_t q̇ + R·I_max)/vin]` when `max_current` is
-/// finite, then to `±max_pwm`; `τ_m = (k_t·vin·duty/R − k_t²·q̇/R)·enable`.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+/// BAM's pendulum testbench (`bam/testbench.py`, `bam/logs.py`): what a
+/// log records about its bench, and the servo fit's armature and encoder
+/// offset.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct BamVoltageCfg {
-    /// The firmware gain (the P register: XL-330 400, MX 32).
-    pub kp: f32,
-    /// Supply voltage (V).
-    pub vin: f32,
-    /// `k_t` (N·m/A), > 0.
-    pub kt: f32,
-    /// `R` (Ω), > 0.
-    #[serde(alias = "R")]
-    pub resistance: f32,
-    /// Duty per kp·rad of error.
-    pub error_gain: f32,
-    /// Largest duty, in (0, 1].
-    pub max_pwm: f32,
-    /// Current limit of the duty (A); `inf` (the default) for none.
-    #[serde(default = "infinite")]
-    pub max_current: f32,
-    /// The friction budget. Default: none.
+pub struct Pendulum {
+    /// The pendulum's end mass (kg).
+    pub mass: f32,
+    /// Its length (m).
+    pub length: f32,
+    /// The arm's own mass (kg), spread along it; BAM's logs default to 0.
     #[serde(default)]
-    pub friction: BamFriction,
+    pub arm_mass: f32,
+    /// The servo's rotor inertia (kg·m²), from its fit.
+    #[serde(default)]
+    pub armature: f32,
+    /// The fit's encoder offset (rad): gravity acts at `q + q_offset`.
+    #[serde(default)]
+    pub q_offset: f32,
+    /// The log's step (s).
+    pub dt: f32,
 }
 
-fn infinite() -> f32 {
-    f32::INFINITY
+/// The testbench's own parameters, after the servo's.
+pub const BENCH_PARAMS: [ParamSpec; 6] = [
+    param("mass", &[], "kg", "Pendulum end mass.", Domain::NonNegative),
+    param("length", &[], "m", "Pendulum length.", Domain::NonNegative),
+    param(
+        "arm_mass",
+        &[],
+        "kg",
+        "Pendulum arm mass.",
+        Domain::NonNegative,
+    ),
+    param(
+        "armature",
+        &[],
+        "kg·m²",
+        "Servo rotor inertia.",
+        Domain::NonNegative,
+    ),
+    param(
+        "q_offset",
+        &[],
+        "rad",
+        "Encoder offset: gravity acts at q + q_offset.",
+        Domain::Finite,
+    ),
+    param("dt", &[], "s", "The step.", Domain::Positive),
+];
+
+/// The testbench's state, after the servo's: the pendulum's position and
+/// velocity (set them from a log's first entry after a reset).
+pub const BENCH_STATE: [StateSpec; 2] = [
+    StateSpec {
+        name: "q",
+        unit: "rad",
+        doc: "The bench's joint position, as the servo reads it (without q_offset).",
+        reset: 0.0,
+    },
+    StateSpec {
+        name: "dq",
+        unit: "rad/s",
+        doc: "The bench's joint velocity.",
+        reset: 0.0,
+    },
+];
+
+/// The testbench's extra output: the joint acceleration of the step.
+pub const ACCELERATION: PlaneSpec = PlaneSpec {
+    name: "acceleration",
+    unit: "rad/s²",
+    doc: "q̈ of the testbench step.",
+    default: 0.0,
+};
+
+const BENCH_INPUTS: &[PlaneSpec] = &[TORQUE_ENABLE];
+const BENCH_OUTPUTS: &[PlaneSpec] = &[FRICTIONLOSS, DAMPING_OUT, ACCELERATION];
+const OUT_ACCELERATION: usize = 2;
+
+impl Pendulum {
+    /// The values in [`BENCH_PARAMS`] order.
+    pub fn values(&self) -> [f32; 6] {
+        [
+            self.mass,
+            self.length,
+            self.arm_mass,
+            self.armature,
+            self.q_offset,
+            self.dt,
+        ]
+    }
 }
 
-impl BamVoltageCfg {
-    /// An MX-64 or MX-106 (15 V, kp 32, error gain 0.158, max duty 0.9625)
-    /// with motor constants `kt`, `resistance` and no friction.
-    pub fn mx(kt: f32, resistance: f32) -> Self {
-        Self::family(15.0, 32.0, 0.158, 0.9625, kt, resistance)
-    }
+/// A servo on BAM's pendulum testbench: one env is one bench (its log, its
+/// parameter set). Each step reads the goal (the position target) and the
+/// torque enable, computes the firmware's command from the bench's own
+/// state `q`, `q̇` (the command's `pos` and `vel` are not read), the motor
+/// torque, gravity `τ_e = (m + m_arm/2)·g·ℓ·sin(q + q_offset)`, the friction
+/// budget from τ_m and τ_e, and BAM's step: `τ_stop = (I/dt)·q̇ + τ_m + τ_e`,
+/// `τ_f = −sign(τ_stop)·min(|τ_stop|, F_s + K_v·|q̇|)`, `q̈ = (τ_m + τ_e + τ_f)/I`,
+/// `q̇ ← clip(q̇ + q̈·dt, ±100)`, `q ← q + (q̇·dt + ½q̈·dt²)` with the new `q̇`,
+/// where `I = m·ℓ² + m_arm·ℓ²/3 + armature`. Its ctrl column is τ_m; its
+/// outputs are F_s, K_v and q̈; `read_state("q")` after a step is BAM's
+/// simulated position before the next log entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BamBenchCfg<S> {
+    /// The servo.
+    pub servo: S,
+    /// The bench.
+    pub pendulum: Pendulum,
+}
 
-    /// An XL-320 (7.5 V, kp 32, error gain 0.05048199, max duty 1).
-    pub fn xl320(kt: f32, resistance: f32) -> Self {
-        Self::family(7.5, 32.0, 0.050_481_99, 1.0, kt, resistance)
-    }
+impl<S: Servo> BamBenchCfg<S> {
+    const DT: usize = param_slot(S::BENCH_PARAMS, "dt");
+    const MASS: usize = param_slot(S::BENCH_PARAMS, "mass");
+    const Q: usize = state_slot(S::BENCH_STATE, "q");
+    const DQ: usize = state_slot(S::BENCH_STATE, "dq");
+}
 
-    /// An XL-330 (7.5 V, kp 400, error gain (4096/2π)/(256·885), max duty 1).
-    pub fn xl330(kt: f32, resistance: f32) -> Self {
-        let error_gain = (4096.0 / (2.0 * std::f64::consts::PI)) / (256.0 * 885.0);
-        Self::family(7.5, 400.0, error_gain as f32, 1.0, kt, resistance)
-    }
+impl<S: Servo> Kind for BamBenchCfg<S>
+where
+    BamBenchCfg<S>: Into<ActuatorCfg>,
+{
+    const NAME: &'static str = S::BENCH_NAME;
+    const KEY: &'static str = S::BENCH_KEY;
+    const PARAMS: &'static [ParamSpec] = S::BENCH_PARAMS;
+    const STATE: &'static [StateSpec] = S::BENCH_STATE;
+    const READS: &'static [CommandField] = &[CommandField::Position];
+    const INPUTS: &'static [PlaneSpec] = BENCH_INPUTS;
+    const OUTPUTS: &'static [PlaneSpec] = BENCH_OUTPUTS;
+    const WGSL: &'static str = S::WGSL;
 
-    fn family(vin: f32, kp: f32, error_gain: f32, max_pwm: f32, kt: f32, resistance: f32) -> Self {
-        BamVoltageCfg {
-            kp,
-            vin,
-            kt,
-            resistance,
-            error_gain,
-            max_pwm,
-            max_current: f32::INFINITY,
-            friction: BamFriction::default(),
+    fn param_value(&self, k: usize) -> f32 {
+        let own = S::PARAMS.len();
+        if k < own {
+            self.servo.param_value(k)
+        } else {
+            // A servo with its own `dt` lists the bench's without it.
+            let bench = &S::BENCH_PARAMS[k];
+            let i = BENCH_PARAMS.iter().position(|p| p.name == bench.name);
+            self.pendulum.values()[i.expect("a bench parameter")]
         }
     }
 
-    /// The same servo with this friction budget.
-    pub fn with_friction(self, friction: BamFriction) -> Self {
-        BamVoltageCfg { friction, ..self }
-    }
-}
-
-const VOLTAGE_PARAMS: [ParamSpec; 7 + FRICTION_COUNT] = with_friction([
-    KP,
-    VIN,
-    KT,
-    RESISTANCE,
-    ERROR_GAIN,
-    MAX_PWM,
-    param(
-        "max_current",
-        &[],
-        "A",
-        "Current limit of the duty; inf for none.",
-        Domain::Limit,
-    ),
-]);
-
-/// The voltage law's duty, `(q* − q)·kp·error_gain` through its two clips.
-#[inline(always)]
-#[allow(clippy::too_many_arguments, reason = "the firmware's registers")]
-pub fn voltage_duty(
-    goal: f32,
-    q: f32,
-    dq: f32,
-    kp: f32,
-    error_gain: f32,
-    vin: f32,
-    kt: f32,
-    resistance: f32,
-    max_current: f32,
-    max_pwm: f32,
-) -> f32 {
-    let mut duty = (goal - q) * kp * error_gain;
-    if max_current.is_finite() {
-        let lo = (kt * dq - resistance * max_current) / vin;
-        let hi = (kt * dq + resistance * max_current) / vin;
-        duty = clip(duty, lo, hi);
-    }
-    clip(duty, -max_pwm, max_pwm)
-}
-
-impl Kind for BamVoltageCfg {
-    const NAME: &'static str = "BamVoltage";
-    const KEY: &'static str = "bam_voltage";
-    const PARAMS: &'static [ParamSpec] = &VOLTAGE_PARAMS;
-    const STATE: &'static [StateSpec] = &[];
-    const READS: &'static [CommandField] = &[CommandField::Position];
-    const INPUTS: &'static [PlaneSpec] = SERVO_INPUTS;
-    const OUTPUTS: &'static [PlaneSpec] = SERVO_OUTPUTS;
-    const WGSL: &'static str = include_str!("../../../../shaders/bam.wgsl");
-
-    fn param_value(&self, k: usize) -> f32 {
-        let own = [
-            self.kp,
-            self.vin,
-            self.kt,
-            self.resistance,
-            self.error_gain,
-            self.max_pwm,
-            self.max_current,
-        ];
-        own.get(k)
-            .copied()
-            .unwrap_or_else(|| self.friction.values()[k - own.len()])
-    }
-
-    fn from_fields<'de, D: serde::Deserializer<'de>>(fields: D) -> Result<Self, D::Error> {
-        <Self as serde::Deserialize>::deserialize(fields)
-    }
-
     fn example() -> Self {
-        // BAM's shipped XL-330 M6 fit, rounded.
-        BamVoltageCfg::xl330(0.366, 2.81).with_friction(example_friction())
+        BamBenchCfg {
+            servo: S::example(),
+            pendulum: Pendulum {
+                mass: 0.49,
+                length: 0.1,
+                arm_mass: 0.02,
+                armature: 0.0018,
+                q_offset: 0.03,
+                dt: 0.005,
+            },
+        }
+    }
+
+    fn validate(&self, group: &str) -> Result<(), Error> {
+        self.servo.validate(group)
+    }
+
+    fn group_data(&self) -> Vec<f32> {
+        self.servo.group_data()
     }
 
     #[inline(always)]
     fn law<I: LawIo>(io: &mut I) -> f32 {
-        const P: &[ParamSpec] = BamVoltageCfg::PARAMS;
-        const KP: usize = param_slot(P, "kp");
-        const VIN: usize = param_slot(P, "vin");
-        const KT: usize = param_slot(P, "kt");
-        const R: usize = param_slot(P, "resistance");
-        const ERROR_GAIN: usize = param_slot(P, "error_gain");
-        const MAX_PWM: usize = param_slot(P, "max_pwm");
-        const MAX_CURRENT: usize = param_slot(P, "max_current");
-        let (kt, resistance, vin, dq) = (io.param(KT), io.param(R), io.param(VIN), io.vel());
-        let duty = voltage_duty(
-            io.target(CommandField::Position),
-            io.pos(),
-            dq,
-            io.param(KP),
-            io.param(ERROR_GAIN),
-            vin,
-            kt,
-            resistance,
-            io.param(MAX_CURRENT),
-            io.param(MAX_PWM),
-        );
-        let tau = dc_motor_torque(kt, resistance, vin * duty, dq) * io.input(IN_ENABLE);
-        write_friction(io, P.len() - FRICTION_COUNT, tau);
-        tau
+        bench_law::<S, I>(io, Self::MASS, Self::DT, Self::Q, Self::DQ)
     }
 }
 
-/// An M6 budget of the size BAM fits for an XL-330.
-fn example_friction() -> BamFriction {
-    BamFriction {
-        friction_base: 0.0048,
-        friction_viscous: 0.0054,
-        friction_stribeck: 0.0047,
-        dtheta_stribeck: 2.89,
-        alpha: 8.68,
-        load_friction_motor: 0.267,
-        load_friction_external_stribeck: 0.0808,
-        load_friction_motor_quad: 0.00997,
-        load_friction_external_quad: 0.0049,
-        ..BamFriction::default()
-    }
+/// One testbench step (see [`BamBenchCfg`]); `mass` is the first bench
+/// parameter's slot, `dt` the step's, `q`/`dq` the state slots.
+#[inline(always)]
+pub fn bench_law<S: Servo, I: LawIo>(
+    io: &mut I,
+    mass: usize,
+    dt: usize,
+    q: usize,
+    dq: usize,
+) -> f32 {
+    let (m, l, ma, armature, q_offset) = (
+        io.param(mass),
+        io.param(mass + 1),
+        io.param(mass + 2),
+        io.param(mass + 3),
+        io.param(mass + 4),
+    );
+    let dt = io.param(dt);
+    let (pos, vel) = (io.state(q), io.state(dq));
+    let goal = io.target(CommandField::Position);
+    let enable = io.input(IN_ENABLE);
+    let tau_m = S::motor(io, goal, pos, vel, enable);
+    let tau_e = (m + ma / 2.0) * BENCH_GRAVITY * l * (pos + q_offset).sin();
+    let mut inertia = m * (l * l);
+    inertia += ma / 3.0 * (l * l);
+    inertia += armature;
+    let first = S::PARAMS.len() - FRICTION_COUNT;
+    let (fs, kv) = bam_friction(|k| io.param(first + k), tau_m, tau_e, vel);
+    let mut net = tau_m + tau_e;
+    let tau_stop = inertia / dt * vel + net;
+    let tau_f = -sign(tau_stop) * tau_stop.abs().min(fs + kv * vel.abs());
+    net += tau_f;
+    let ddq = net / inertia;
+    let vel_next = clip(vel + ddq * dt, -BENCH_MAX_VELOCITY, BENCH_MAX_VELOCITY);
+    let pos_next = pos + (vel_next * dt + 0.5 * ddq * (dt * dt));
+    io.set_state(q, pos_next);
+    io.set_state(dq, vel_next);
+    io.set_output(OUT_FRICTIONLOSS, fs);
+    io.set_output(OUT_DAMPING, kv);
+    io.set_output(OUT_ACCELERATION, ddq);
+    tau_m
 }
