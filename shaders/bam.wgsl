@@ -28,29 +28,30 @@ fn bam_friction(first: u32, tau_m: f32, tau_e: f32, dq: f32) -> vec2<f32> {
     return vec2<f32>(fs, io_param(first + 1u));
 }
 
-// A servo kind's law after its motor torque (twin of `servo_law`): the
-// friction outputs, given the kind's first friction slot and its planes.
-fn bam_servo_law(tau_m: f32, first: u32, tau_e: u32, frictionloss: u32, damping: u32) -> f32 {
-    let budget = bam_friction(first, tau_m, io_input(tau_e), io_vel());
+// A servo kind's law after its motor (twin of `servo_law`): `motor` is
+// (command, τ_m); the friction and command outputs, given the kind's first
+// friction slot and its planes.
+fn bam_servo_law(motor: vec2<f32>, first: u32, tau_e: u32, frictionloss: u32, damping: u32, command: u32) -> f32 {
+    let budget = bam_friction(first, motor.y, io_input(tau_e), io_vel());
     io_set_output(frictionloss, budget.x);
     io_set_output(damping, budget.y);
-    return tau_m;
+    io_set_output(command, motor.x);
+    return motor.y;
 }
 
-// One testbench step after the motor torque (twin of `bench_law`): the
-// servo's first friction slot, the bench's first (mass) and dt slots, its
-// q and dq state slots and its three output planes.
+// One testbench step after the motor (twin of `bench_law`): `motor` is
+// (command, τ_m); the servo's first friction slot, the bench's first (mass)
+// and dt slots, its q and dq state slots and its output planes.
 fn bam_bench_step(
-    tau_m: f32,
+    motor: vec2<f32>,
     first: u32,
     mass: u32,
     dt_slot: u32,
     q: u32,
     dq: u32,
-    frictionloss: u32,
-    damping: u32,
-    acceleration: u32,
+    outputs: BamBenchOutputs,
 ) -> f32 {
+    let tau_m = motor.y;
     let m = io_param(mass);
     let l = io_param(mass + 1u);
     let ma = io_param(mass + 2u);
@@ -73,10 +74,21 @@ fn bam_bench_step(
     let pos_next = pos + (vel_next * dt + 0.5 * ddq * (dt * dt));
     io_set_state(q, pos_next);
     io_set_state(dq, vel_next);
-    io_set_output(frictionloss, budget.x);
-    io_set_output(damping, budget.y);
-    io_set_output(acceleration, ddq);
+    io_set_output(outputs.frictionloss, budget.x);
+    io_set_output(outputs.damping, budget.y);
+    io_set_output(outputs.command, motor.x);
+    io_set_output(outputs.acceleration, ddq);
+    io_set_output(outputs.gravity_torque, tau_e);
     return tau_m;
+}
+
+// A bench kind's output planes.
+struct BamBenchOutputs {
+    frictionloss: u32,
+    damping: u32,
+    command: u32,
+    acceleration: u32,
+    gravity_torque: u32,
 }
 
 // `BENCH_GRAVITY` and `BENCH_MAX_VELOCITY`.
@@ -113,7 +125,7 @@ fn bam_voltage_duty(
 }
 
 // ---- voltage (twin of `<BamVoltageCfg as Servo>::motor`)
-fn bam_voltage_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+fn bam_voltage_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> vec2<f32> {
     let kt = io_param(BAM_VOLTAGE_KT);
     let resistance = io_param(BAM_VOLTAGE_RESISTANCE);
     let vin = io_param(BAM_VOLTAGE_VIN);
@@ -129,49 +141,50 @@ fn bam_voltage_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
         io_param(BAM_VOLTAGE_MAX_CURRENT),
         io_param(BAM_VOLTAGE_MAX_PWM),
     );
-    return bam_dc_motor_torque(kt, resistance, vin * duty, dq) * torque_on;
+    let volts = vin * duty;
+    return vec2<f32>(volts, bam_dc_motor_torque(kt, resistance, volts, dq) * torque_on);
 }
 
 fn bam_voltage_law() -> f32 {
-    let tau = bam_voltage_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_VOLTAGE_IN_TORQUE_ENABLE));
-    return bam_servo_law(tau, BAM_VOLTAGE_FRICTION_BASE, BAM_VOLTAGE_IN_EXTERNAL_TORQUE, BAM_VOLTAGE_OUT_FRICTIONLOSS, BAM_VOLTAGE_OUT_DAMPING);
+    let motor = bam_voltage_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_VOLTAGE_IN_TORQUE_ENABLE));
+    return bam_servo_law(motor, BAM_VOLTAGE_FRICTION_BASE, BAM_VOLTAGE_IN_EXTERNAL_TORQUE, BAM_VOLTAGE_OUT_FRICTIONLOSS, BAM_VOLTAGE_OUT_DAMPING, BAM_VOLTAGE_OUT_COMMAND);
 }
 
 fn bam_voltage_bench_law() -> f32 {
-    let tau = bam_voltage_motor(
+    let motor = bam_voltage_motor(
         io_target(FIELD_POSITION),
         io_state(BAM_VOLTAGE_BENCH_Q),
         io_state(BAM_VOLTAGE_BENCH_DQ),
         io_input(BAM_VOLTAGE_BENCH_IN_TORQUE_ENABLE),
     );
-    return bam_bench_step(tau, BAM_VOLTAGE_FRICTION_BASE, BAM_VOLTAGE_BENCH_MASS, BAM_VOLTAGE_BENCH_DT, BAM_VOLTAGE_BENCH_Q, BAM_VOLTAGE_BENCH_DQ, BAM_VOLTAGE_BENCH_OUT_FRICTIONLOSS, BAM_VOLTAGE_BENCH_OUT_DAMPING, BAM_VOLTAGE_BENCH_OUT_ACCELERATION);
+    return bam_bench_step(motor, BAM_VOLTAGE_FRICTION_BASE, BAM_VOLTAGE_BENCH_MASS, BAM_VOLTAGE_BENCH_DT, BAM_VOLTAGE_BENCH_Q, BAM_VOLTAGE_BENCH_DQ, BamBenchOutputs(BAM_VOLTAGE_BENCH_OUT_FRICTIONLOSS, BAM_VOLTAGE_BENCH_OUT_DAMPING, BAM_VOLTAGE_BENCH_OUT_COMMAND, BAM_VOLTAGE_BENCH_OUT_ACCELERATION, BAM_VOLTAGE_BENCH_OUT_GRAVITY_TORQUE));
 }
 
 // ---- STS3215 (twin of `<BamSts3215Cfg as Servo>::motor`)
-fn bam_sts3215_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+fn bam_sts3215_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> vec2<f32> {
     let step = io_param(BAM_STS3215_MAX_VELOCITY) * io_param(BAM_STS3215_DT);
     let previous = io_state(BAM_STS3215_TARGET_SMOOTH);
     let smoothed = clip(goal, previous - step, previous + step);
     io_set_state(BAM_STS3215_TARGET_SMOOTH, smoothed);
     let duty = (smoothed - q) * io_param(BAM_STS3215_KP) * io_param(BAM_STS3215_ERROR_GAIN) * io_param(BAM_STS3215_ERROR_GAIN_RATIO);
     let max_pwm = io_param(BAM_STS3215_MAX_PWM);
-    let vin = io_param(BAM_STS3215_VIN);
-    return bam_dc_motor_torque(io_param(BAM_STS3215_KT), io_param(BAM_STS3215_RESISTANCE), vin * clip(duty, -max_pwm, max_pwm), dq) * torque_on;
+    let volts = io_param(BAM_STS3215_VIN) * clip(duty, -max_pwm, max_pwm);
+    return vec2<f32>(volts, bam_dc_motor_torque(io_param(BAM_STS3215_KT), io_param(BAM_STS3215_RESISTANCE), volts, dq) * torque_on);
 }
 
 fn bam_sts3215_law() -> f32 {
-    let tau = bam_sts3215_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_STS3215_IN_TORQUE_ENABLE));
-    return bam_servo_law(tau, BAM_STS3215_FRICTION_BASE, BAM_STS3215_IN_EXTERNAL_TORQUE, BAM_STS3215_OUT_FRICTIONLOSS, BAM_STS3215_OUT_DAMPING);
+    let motor = bam_sts3215_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_STS3215_IN_TORQUE_ENABLE));
+    return bam_servo_law(motor, BAM_STS3215_FRICTION_BASE, BAM_STS3215_IN_EXTERNAL_TORQUE, BAM_STS3215_OUT_FRICTIONLOSS, BAM_STS3215_OUT_DAMPING, BAM_STS3215_OUT_COMMAND);
 }
 
 fn bam_sts3215_bench_law() -> f32 {
-    let tau = bam_sts3215_motor(
+    let motor = bam_sts3215_motor(
         io_target(FIELD_POSITION),
         io_state(BAM_STS3215_BENCH_Q),
         io_state(BAM_STS3215_BENCH_DQ),
         io_input(BAM_STS3215_BENCH_IN_TORQUE_ENABLE),
     );
-    return bam_bench_step(tau, BAM_STS3215_FRICTION_BASE, BAM_STS3215_BENCH_MASS, BAM_STS3215_BENCH_DT, BAM_STS3215_BENCH_Q, BAM_STS3215_BENCH_DQ, BAM_STS3215_BENCH_OUT_FRICTIONLOSS, BAM_STS3215_BENCH_OUT_DAMPING, BAM_STS3215_BENCH_OUT_ACCELERATION);
+    return bam_bench_step(motor, BAM_STS3215_FRICTION_BASE, BAM_STS3215_BENCH_MASS, BAM_STS3215_BENCH_DT, BAM_STS3215_BENCH_Q, BAM_STS3215_BENCH_DQ, BamBenchOutputs(BAM_STS3215_BENCH_OUT_FRICTIONLOSS, BAM_STS3215_BENCH_OUT_DAMPING, BAM_STS3215_BENCH_OUT_COMMAND, BAM_STS3215_BENCH_OUT_ACCELERATION, BAM_STS3215_BENCH_OUT_GRAVITY_TORQUE));
 }
 
 // ---- current (twins of `current_command`, `xl330_bus_torque` and
@@ -191,7 +204,7 @@ fn bam_xl330_bus_torque(current: f32, dq: f32, vin: f32, kt: f32, resistance: f3
     return kt * phase;
 }
 
-fn bam_current_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+fn bam_current_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> vec2<f32> {
     let kt = io_param(BAM_CURRENT_KT);
     let resistance = io_param(BAM_CURRENT_RESISTANCE);
     let vin = io_param(BAM_CURRENT_VIN);
@@ -200,71 +213,82 @@ fn bam_current_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
     if io_data(0u) != 0.0 {
         tau = bam_xl330_bus_torque(current, dq, vin, kt, resistance);
     }
-    return tau * torque_on;
+    return vec2<f32>(current, tau * torque_on);
 }
 
 fn bam_current_law() -> f32 {
-    let tau = bam_current_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_CURRENT_IN_TORQUE_ENABLE));
-    return bam_servo_law(tau, BAM_CURRENT_FRICTION_BASE, BAM_CURRENT_IN_EXTERNAL_TORQUE, BAM_CURRENT_OUT_FRICTIONLOSS, BAM_CURRENT_OUT_DAMPING);
+    let motor = bam_current_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_CURRENT_IN_TORQUE_ENABLE));
+    return bam_servo_law(motor, BAM_CURRENT_FRICTION_BASE, BAM_CURRENT_IN_EXTERNAL_TORQUE, BAM_CURRENT_OUT_FRICTIONLOSS, BAM_CURRENT_OUT_DAMPING, BAM_CURRENT_OUT_COMMAND);
 }
 
 fn bam_current_bench_law() -> f32 {
-    let tau = bam_current_motor(
+    let motor = bam_current_motor(
         io_target(FIELD_POSITION),
         io_state(BAM_CURRENT_BENCH_Q),
         io_state(BAM_CURRENT_BENCH_DQ),
         io_input(BAM_CURRENT_BENCH_IN_TORQUE_ENABLE),
     );
-    return bam_bench_step(tau, BAM_CURRENT_FRICTION_BASE, BAM_CURRENT_BENCH_MASS, BAM_CURRENT_BENCH_DT, BAM_CURRENT_BENCH_Q, BAM_CURRENT_BENCH_DQ, BAM_CURRENT_BENCH_OUT_FRICTIONLOSS, BAM_CURRENT_BENCH_OUT_DAMPING, BAM_CURRENT_BENCH_OUT_ACCELERATION);
+    return bam_bench_step(motor, BAM_CURRENT_FRICTION_BASE, BAM_CURRENT_BENCH_MASS, BAM_CURRENT_BENCH_DT, BAM_CURRENT_BENCH_Q, BAM_CURRENT_BENCH_DQ, BamBenchOutputs(BAM_CURRENT_BENCH_OUT_FRICTIONLOSS, BAM_CURRENT_BENCH_OUT_DAMPING, BAM_CURRENT_BENCH_OUT_COMMAND, BAM_CURRENT_BENCH_OUT_ACCELERATION, BAM_CURRENT_BENCH_OUT_GRAVITY_TORQUE));
 }
 
 // ---- eRob (twin of `<BamErobCfg as Servo>::motor`)
-fn bam_erob_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+fn bam_erob_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> vec2<f32> {
     let kp = io_param(BAM_EROB_KP);
     let kt = io_param(BAM_EROB_KT);
     let resistance = io_param(BAM_EROB_RESISTANCE);
     let amps = (goal - q) * kp + io_param(BAM_EROB_DAMPING) * sqrt(kp) * (0.0 - dq);
     let max_amps = io_param(BAM_EROB_MAX_AMPS);
-    let tau = kt * (clip(amps, -max_amps, max_amps) * torque_on);
+    let command = clip(amps, -max_amps, max_amps);
+    let tau = kt * (command * torque_on);
     let bound = kt / resistance * io_param(BAM_EROB_MAX_VOLTS);
     let emf = kt * kt * dq / resistance;
-    return clip(tau, -bound - emf, bound - emf);
+    return vec2<f32>(command, clip(tau, -bound - emf, bound - emf));
 }
 
 fn bam_erob_law() -> f32 {
-    let tau = bam_erob_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_EROB_IN_TORQUE_ENABLE));
-    return bam_servo_law(tau, BAM_EROB_FRICTION_BASE, BAM_EROB_IN_EXTERNAL_TORQUE, BAM_EROB_OUT_FRICTIONLOSS, BAM_EROB_OUT_DAMPING);
+    let motor = bam_erob_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_EROB_IN_TORQUE_ENABLE));
+    return bam_servo_law(motor, BAM_EROB_FRICTION_BASE, BAM_EROB_IN_EXTERNAL_TORQUE, BAM_EROB_OUT_FRICTIONLOSS, BAM_EROB_OUT_DAMPING, BAM_EROB_OUT_COMMAND);
 }
 
 fn bam_erob_bench_law() -> f32 {
-    let tau = bam_erob_motor(
+    let motor = bam_erob_motor(
         io_target(FIELD_POSITION),
         io_state(BAM_EROB_BENCH_Q),
         io_state(BAM_EROB_BENCH_DQ),
         io_input(BAM_EROB_BENCH_IN_TORQUE_ENABLE),
     );
-    return bam_bench_step(tau, BAM_EROB_FRICTION_BASE, BAM_EROB_BENCH_MASS, BAM_EROB_BENCH_DT, BAM_EROB_BENCH_Q, BAM_EROB_BENCH_DQ, BAM_EROB_BENCH_OUT_FRICTIONLOSS, BAM_EROB_BENCH_OUT_DAMPING, BAM_EROB_BENCH_OUT_ACCELERATION);
+    return bam_bench_step(motor, BAM_EROB_FRICTION_BASE, BAM_EROB_BENCH_MASS, BAM_EROB_BENCH_DT, BAM_EROB_BENCH_Q, BAM_EROB_BENCH_DQ, BamBenchOutputs(BAM_EROB_BENCH_OUT_FRICTIONLOSS, BAM_EROB_BENCH_OUT_DAMPING, BAM_EROB_BENCH_OUT_COMMAND, BAM_EROB_BENCH_OUT_ACCELERATION, BAM_EROB_BENCH_OUT_GRAVITY_TORQUE));
 }
 
 // ---- Go1 (twin of `<BamGo1Cfg as Servo>::motor`)
-fn bam_go1_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> f32 {
+fn bam_go1_motor(goal: f32, q: f32, dq: f32, torque_on: f32) -> vec2<f32> {
     var tau = (goal - q) * io_param(BAM_GO1_KP) * io_param(BAM_GO1_RATIO);
     tau += io_param(BAM_GO1_DAMPING) * (0.0 - dq);
     let max_torque = io_param(BAM_GO1_MAX_TORQUE);
-    return clip(tau, -max_torque, max_torque) * torque_on;
+    let command = clip(tau, -max_torque, max_torque);
+    return vec2<f32>(command, command * torque_on);
 }
 
 fn bam_go1_law() -> f32 {
-    let tau = bam_go1_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_GO1_IN_TORQUE_ENABLE));
-    return bam_servo_law(tau, BAM_GO1_FRICTION_BASE, BAM_GO1_IN_EXTERNAL_TORQUE, BAM_GO1_OUT_FRICTIONLOSS, BAM_GO1_OUT_DAMPING);
+    let motor = bam_go1_motor(io_target(FIELD_POSITION), io_pos(), io_vel(), io_input(BAM_GO1_IN_TORQUE_ENABLE));
+    return bam_servo_law(motor, BAM_GO1_FRICTION_BASE, BAM_GO1_IN_EXTERNAL_TORQUE, BAM_GO1_OUT_FRICTIONLOSS, BAM_GO1_OUT_DAMPING, BAM_GO1_OUT_COMMAND);
 }
 
 fn bam_go1_bench_law() -> f32 {
-    let tau = bam_go1_motor(
+    let motor = bam_go1_motor(
         io_target(FIELD_POSITION),
         io_state(BAM_GO1_BENCH_Q),
         io_state(BAM_GO1_BENCH_DQ),
         io_input(BAM_GO1_BENCH_IN_TORQUE_ENABLE),
     );
-    return bam_bench_step(tau, BAM_GO1_FRICTION_BASE, BAM_GO1_BENCH_MASS, BAM_GO1_BENCH_DT, BAM_GO1_BENCH_Q, BAM_GO1_BENCH_DQ, BAM_GO1_BENCH_OUT_FRICTIONLOSS, BAM_GO1_BENCH_OUT_DAMPING, BAM_GO1_BENCH_OUT_ACCELERATION);
+    return bam_bench_step(motor, BAM_GO1_FRICTION_BASE, BAM_GO1_BENCH_MASS, BAM_GO1_BENCH_DT, BAM_GO1_BENCH_Q, BAM_GO1_BENCH_DQ, BamBenchOutputs(BAM_GO1_BENCH_OUT_FRICTIONLOSS, BAM_GO1_BENCH_OUT_DAMPING, BAM_GO1_BENCH_OUT_COMMAND, BAM_GO1_BENCH_OUT_ACCELERATION, BAM_GO1_BENCH_OUT_GRAVITY_TORQUE));
+}
+
+// ---- the budget alone (twin of `<BamFriction as Kind>::law`)
+fn bam_friction_law() -> f32 {
+    let tau = io_target(FIELD_EFFORT);
+    let budget = bam_friction(0u, tau, io_input(BAM_FRICTION_IN_EXTERNAL_TORQUE), io_vel());
+    io_set_output(BAM_FRICTION_OUT_FRICTIONLOSS, budget.x);
+    io_set_output(BAM_FRICTION_OUT_DAMPING, budget.y);
+    return tau;
 }

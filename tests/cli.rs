@@ -492,7 +492,7 @@ fn scenarios_declare_mujoco_groups_tendons_and_ranges() {
 
 #[test]
 fn verify_counts_passes_failures_and_skips() {
-    use sinew_cli::verify::{self, Outcome, Strictness};
+    use sinew_cli::verify::{self, Outcome, VerifyOptions};
     let text = std::fs::read_to_string(
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/mujoco/multi.json"),
     )
@@ -504,10 +504,11 @@ fn verify_counts_passes_failures_and_skips() {
     cases[1]["outputs"]["actuator_force"][0] = serde_json::json!(123.0);
     cases[2]["params"][0]["dyntype"] = serde_json::json!("dcmotor");
     let make = |plan| Ok(Box::new(CpuBackend::new(plan)) as Box<dyn Backend>);
-    let strict = Strictness {
+    let strict = VerifyOptions {
         mjlab_bit_exact: true,
+        ..VerifyOptions::default()
     };
-    let report = verify::verify_doc(&doc, &make, strict, 2).unwrap();
+    let report = verify::verify_doc(&doc, &make, &strict, 2).unwrap();
     assert_eq!(report.counts(), (1, 1, 1));
     assert!(
         matches!(&report.cases[1].1, Outcome::Failed(why) if why.contains("actuator_force[0]"))
@@ -515,7 +516,7 @@ fn verify_counts_passes_failures_and_skips() {
     assert!(matches!(&report.cases[2].1, Outcome::Skipped(why) if why.contains("dcmotor")));
     assert_eq!(report.worst[0].reference, 123.0);
     let err =
-        verify::verify_doc(&serde_json::json!({"schema": "x"}), &make, strict, 1).unwrap_err();
+        verify::verify_doc(&serde_json::json!({"schema": "x"}), &make, &strict, 1).unwrap_err();
     assert!(err.contains("unknown schema"), "{err}");
 }
 

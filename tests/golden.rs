@@ -7,6 +7,9 @@
 //!   numbers within their tests' 1e-5. LearnedMlp columns, whose reference
 //!   is torch's float32 matrix products summed in torch's order, within
 //!   `LEARNED_TOLERANCE` = 1e-5 absolute + relative: `|Δ| ≤ 1e-5·(1 + |mjlab|)`.
+//! - `tests/golden/bam/{laws,rollouts}.json`: BAM's own testbench steps,
+//!   friction budgets and closed-loop replays of twelve real XL-330 logs
+//!   (`data/bam-xl330/`), within `BAM_TOLERANCE` and the rollouts' 1% / 0.5 mrad.
 //! - `tests/golden/mujoco/*.json`: 977 cases of MuJoCo 4.0.0. The tolerance
 //!   is the bar's: `|Δ| ≤ 1e-5 · max(1, |MuJoCo|)` on `actuator_force`,
 //!   `act_dot`, `act_next` and `qfrc_actuator`, Sinew in f32 against
@@ -18,7 +21,10 @@ use serde_json::Value;
 use sinew::{
     CommandField, DampRatio, InheritRange, MjGeneralCfg, MjMuscleCfg, MjPositionCfg, Plan,
 };
-use sinew_cli::verify::{self, Outcome, Schema, Strictness, LEARNED_TOLERANCE, MUJOCO_TOLERANCE};
+use sinew_cli::verify::{
+    self, Outcome, Schema, VerifyOptions, BAM_TOLERANCE, LEARNED_TOLERANCE, MUJOCO_TOLERANCE,
+    ROLLOUT_ABSOLUTE, ROLLOUT_RELATIVE,
+};
 
 use crate::support::{backends, Tolerance};
 
@@ -56,12 +62,13 @@ fn replay(schema: &str, files: &[&str], expect: Schema) -> (usize, usize, Vec<St
     let (mut passed, mut failed, mut skips) = (0, 0, Vec::new());
     for (backend, make, tol) in backends() {
         let make = |plan: Plan| Ok(make(plan));
-        let strictness = Strictness {
+        let options = VerifyOptions {
             mjlab_bit_exact: tol == Tolerance::EXACT,
+            logs_dir: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/bam-xl330")),
         };
         let (mut compared, mut inexact) = (0, 0);
         for file in files {
-            let report = verify::verify_doc(&golden(schema, file), &make, strictness, 1)
+            let report = verify::verify_doc(&golden(schema, file), &make, &options, 1)
                 .expect("a readable golden file");
             assert_eq!(report.schema, expect);
             let (p, f, s) = report.counts();
@@ -108,6 +115,18 @@ fn mujoco_golden_cases() {
     assert_eq!(failed, 0, "MuJoCo golden cases failed (listed above)");
     assert!(skips.is_empty(), "skipped: {skips:?}");
     assert_eq!(passed, 977 * backends().len());
+}
+
+#[test]
+fn bam_golden_laws_and_rollouts() {
+    let (passed, failed, skips) = replay("bam", &["laws", "rollouts"], Schema::Bam);
+    println!(
+        "BAM golden: laws within {BAM_TOLERANCE} · max(1, |BAM|); rollouts' MAE and RMSE within \
+         {ROLLOUT_RELATIVE} relative or {ROLLOUT_ABSOLUTE} rad"
+    );
+    assert_eq!(failed, 0, "BAM golden cases failed (listed above)");
+    assert!(skips.is_empty(), "skipped: {skips:?}");
+    assert_eq!(passed, (894 + 72) * backends().len());
 }
 
 // ---- The shortcut constructors compile as MuJoCo's compiler does.

@@ -13,7 +13,7 @@ use sinew::{
     WgpuBackend,
 };
 use sinew_cli::run::{self, BackendChoice};
-use sinew_cli::verify::{self, Outcome, Strictness};
+use sinew_cli::verify::{self, Outcome, VerifyOptions};
 use sinew_cli::{bench, npy, CliError, Scenario};
 
 use crate::cli::BASE;
@@ -344,10 +344,11 @@ fn golden_case() -> Value {
 
 fn verify_outcome(doc: &Value) -> Result<Outcome, String> {
     let make = |plan| Ok(Box::new(CpuBackend::new(plan)) as Box<dyn Backend>);
-    let strict = Strictness {
+    let strict = VerifyOptions {
         mjlab_bit_exact: true,
+        ..VerifyOptions::default()
     };
-    verify::verify_doc(doc, &make, strict, 1).map(|r| r.cases[0].1.clone())
+    verify::verify_doc(doc, &make, &strict, 1).map(|r| r.cases[0].1.clone())
 }
 
 #[test]

@@ -18,6 +18,7 @@ pub mod npy;
 pub mod presets;
 pub mod run;
 pub mod scenario;
+pub mod servo;
 pub mod verify;
 
 use std::path::PathBuf;

@@ -68,7 +68,7 @@ enum Command {
     Presets,
     /// Replay golden files made by MuJoCo or mjlab (schema read from each file) and compare.
     Verify {
-        /// Golden JSON files (tests/golden/mujoco/*.json, tests/golden/mjlab/*.json).
+        /// Golden JSON files (tests/golden/{mujoco,mjlab,bam}/*.json).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Where to run.
@@ -77,6 +77,10 @@ enum Command {
         /// How many of the largest deviations to list per file.
         #[arg(long, default_value_t = 3)]
         worst: usize,
+        /// BAM rollout files: where to find a log (by file name) when the
+        /// path the file records does not exist from here.
+        #[arg(long, value_name = "DIR")]
+        logs: Option<PathBuf>,
     },
 }
 
@@ -207,7 +211,8 @@ fn main_result() -> Result<ExitCode, CliError> {
             files,
             backend,
             worst,
-        }) => return verify_files(&files, backend, worst),
+            logs,
+        }) => return verify_files(&files, backend, worst, logs),
         Some(Command::Presets) => {
             for (name, aliases, file, text) in presets::PRESETS {
                 let title = text
@@ -231,12 +236,14 @@ fn verify_files(
     files: &[PathBuf],
     choice: BackendChoice,
     worst: usize,
+    logs_dir: Option<PathBuf>,
 ) -> Result<ExitCode, CliError> {
-    let (description, make, strictness) = verify::backend_maker(choice)?;
+    let (description, make, mut options) = verify::backend_maker(choice)?;
+    options.logs_dir = logs_dir;
     println!("verifying on {description}");
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     for path in files {
-        let report = verify::verify_file(path, make.as_ref(), strictness, worst)?;
+        let report = verify::verify_file(path, make.as_ref(), &options, worst)?;
         let (p, f, s) = report.counts();
         println!(
             "{}: {p} passed, {f} failed, {s} skipped ({}; {} values compared, {} not bit-equal as f32)",

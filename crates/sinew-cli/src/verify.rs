@@ -11,9 +11,18 @@
 //!   ctrl must equal mjlab's float32 bit for bit on the CPU backend (within
 //!   the GPU tolerance on the GPU backend), lags exactly.
 //!
+//! - `bam-actuator-golden/v1` (BAM's own code, `tests/golden/bam/README.md`):
+//!   `laws` files replay each testbench step on the servo's bench kind and
+//!   each friction budget on [`BamFriction`](sinew::BamFriction); every
+//!   recorded quantity within [`BAM_TOLERANCE`]. `rollouts` files replay the
+//!   recorded logs closed loop (found as written, else by name in
+//!   [`VerifyOptions::logs_dir`]); MAE and RMSE within [`ROLLOUT_RELATIVE`]
+//!   or [`ROLLOUT_ABSOLUTE`] of BAM's.
+//!
 //! A case that needs something Sinew does not model is **skipped** with the
 //! reason, never counted as passed.
 
+mod bam;
 mod mjlab;
 mod mujoco;
 
@@ -24,6 +33,7 @@ use sinew::{Backend, Plan};
 
 use crate::CliError;
 
+pub use bam::{BAM_TOLERANCE, ROLLOUT_ABSOLUTE, ROLLOUT_RELATIVE};
 pub use mjlab::LEARNED_TOLERANCE;
 pub use mujoco::{compiled_general, MUJOCO_TOLERANCE};
 
@@ -37,6 +47,8 @@ pub enum Schema {
     Mujoco,
     /// `mjlab-actuator-golden/v1`.
     Mjlab,
+    /// `bam-actuator-golden/v1` (`laws` and `rollouts` files).
+    Bam,
 }
 
 impl Schema {
@@ -45,16 +57,20 @@ impl Schema {
         match self {
             Schema::Mujoco => "mujoco-actuator-golden/v1",
             Schema::Mjlab => "mjlab-actuator-golden/v1",
+            Schema::Bam => "bam-actuator-golden/v1",
         }
     }
 }
 
-/// How strict the comparison is.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Strictness {
+/// How strict the comparison is, and where to find what files refer to.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct VerifyOptions {
     /// mjlab files: ctrl must be bit-equal (the CPU reference) rather than
     /// within the GPU tolerance (1e-4 absolute + 1e-5 relative).
     pub mjlab_bit_exact: bool,
+    /// BAM rollout files: where to look for a log, by its file name, when
+    /// the path the file records does not exist from the working directory.
+    pub logs_dir: Option<std::path::PathBuf>,
 }
 
 /// What happened to one case.
@@ -204,7 +220,7 @@ pub fn backend_maker(
     (
         String,
         Box<dyn Fn(Plan) -> Result<Box<dyn Backend>, sinew::Error>>,
-        Strictness,
+        VerifyOptions,
     ),
     CliError,
 > {
@@ -219,16 +235,15 @@ pub fn backend_maker(
         None => (
             format!("cpu (rayon, {} threads)", rayon::current_num_threads()),
             Box::new(|plan| Ok(Box::new(CpuBackend::new(plan)) as Box<dyn Backend>)),
-            Strictness {
+            VerifyOptions {
                 mjlab_bit_exact: true,
+                ..VerifyOptions::default()
             },
         ),
         Some(ctx) => (
             format!("wgpu on {}", ctx.description()),
             Box::new(move |plan| Ok(Box::new(WgpuBackend::new(&ctx, plan)?) as Box<dyn Backend>)),
-            Strictness {
-                mjlab_bit_exact: false,
-            },
+            VerifyOptions::default(),
         ),
     })
 }
@@ -238,10 +253,12 @@ pub fn schema_of(doc: &Value) -> Result<Schema, String> {
     match doc.get("schema").and_then(Value::as_str) {
         Some(s) if s == Schema::Mujoco.name() => Ok(Schema::Mujoco),
         Some(s) if s == Schema::Mjlab.name() => Ok(Schema::Mjlab),
+        Some(s) if s == Schema::Bam.name() => Ok(Schema::Bam),
         Some(s) => Err(format!(
-            "unknown schema `{s}`; verify reads `{}` and `{}`",
+            "unknown schema `{s}`; verify reads `{}`, `{}` and `{}`",
             Schema::Mujoco.name(),
-            Schema::Mjlab.name()
+            Schema::Mjlab.name(),
+            Schema::Bam.name()
         )),
         None => Err("no `schema` field: not a Sinew golden file".into()),
     }
@@ -251,21 +268,24 @@ pub fn schema_of(doc: &Value) -> Result<Schema, String> {
 pub fn verify_doc(
     doc: &Value,
     make: MakeBackend<'_>,
-    strictness: Strictness,
+    options: &VerifyOptions,
     keep_worst: usize,
 ) -> Result<FileReport, String> {
     let schema = schema_of(doc)?;
+    let key = match schema {
+        Schema::Bam => bam::Verifier::cases_key(doc),
+        Schema::Mujoco | Schema::Mjlab => "cases",
+    };
     let cases = doc
-        .get("cases")
+        .get(key)
         .and_then(Value::as_array)
-        .ok_or("no `cases` array")?;
+        .ok_or(format!("no `{key}` array"))?;
     if cases.is_empty() {
-        return Err(
-            "the `cases` array is empty: a golden file with nothing to compare \
-                    proves nothing"
-                .into(),
-        );
+        return Err(format!(
+            "the `{key}` array is empty: a golden file with nothing to compare proves nothing"
+        ));
     }
+    let mut bam = bam::Verifier::new(doc, options);
     let mut tally = Tally::new(keep_worst);
     let mut results = Vec::with_capacity(cases.len());
     for (i, case) in cases.iter().enumerate() {
@@ -276,7 +296,8 @@ pub fn verify_doc(
         let before = tally.compared;
         let outcome = match schema {
             Schema::Mujoco => mujoco::run_case(case, &id, make, &mut tally),
-            Schema::Mjlab => mjlab::run_case(case, &id, make, strictness, &mut tally),
+            Schema::Mjlab => mjlab::run_case(case, &id, make, options, &mut tally),
+            Schema::Bam => bam.run_case(case, &id, make, &mut tally),
         };
         // A case passes on values compared, not on the absence of any.
         let outcome = match outcome {
@@ -303,7 +324,7 @@ pub const MAX_GOLDEN_BYTES: u64 = 256 << 20;
 pub fn verify_file(
     path: &Path,
     make: MakeBackend<'_>,
-    strictness: Strictness,
+    options: &VerifyOptions,
     keep_worst: usize,
 ) -> Result<FileReport, CliError> {
     let bad = |message: String| CliError::Io {
@@ -313,7 +334,7 @@ pub fn verify_file(
     let bytes = sinew::memory::read_user_file(path, MAX_GOLDEN_BYTES).map_err(bad)?;
     let text = String::from_utf8(bytes).map_err(|e| bad(format!("is not UTF-8 text: {e}")))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    verify_doc(&doc, make, strictness, keep_worst).map_err(bad)
+    verify_doc(&doc, make, options, keep_worst).map_err(bad)
 }
 
 /// Small checked accessors over golden JSON: a missing or mistyped field is

@@ -12,7 +12,7 @@ use super::json::{
     arr, arr_at, bool_at, field, limited_pair, matrix, num, num_at, str_at, string, uint32,
     uint32_at, usize_at,
 };
-use super::{MakeBackend, Outcome, Stop, Strictness, Tally};
+use super::{MakeBackend, Outcome, Stop, Tally, VerifyOptions};
 
 /// The tolerance on a learned column's ctrl, absolute and relative:
 /// `|Δ| ≤ 1e-5 · (1 + |reference|)`. Learned columns cannot be bit-exact:
@@ -23,10 +23,10 @@ pub(super) fn run_case(
     case: &Value,
     id: &str,
     make: MakeBackend<'_>,
-    strictness: Strictness,
+    verify: &VerifyOptions,
     tally: &mut Tally,
 ) -> Outcome {
-    match run(case, id, make, strictness, tally) {
+    match run(case, id, make, verify, tally) {
         Ok(()) => Outcome::Passed,
         Err(stop) => stop.into(),
     }
@@ -297,7 +297,7 @@ fn run(
     case: &Value,
     id: &str,
     make: MakeBackend<'_>,
-    strictness: Strictness,
+    verify: &VerifyOptions,
     tally: &mut Tally,
 ) -> Result<(), Stop> {
     let (robot, groups, options, num_envs) = build(case)?;
@@ -415,7 +415,7 @@ fn run(
                 let allowed = if learned {
                     // torch sums the matrix products in another order.
                     LEARNED_TOLERANCE * (1.0 + scale)
-                } else if strictness.mjlab_bit_exact {
+                } else if verify.mjlab_bit_exact {
                     0.0
                 } else {
                     1e-4 + 1e-5 * scale

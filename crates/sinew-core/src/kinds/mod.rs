@@ -21,10 +21,10 @@ use std::fmt;
 
 pub use bam::{
     bam_friction, bench_law, current_command, dc_motor_torque, servo_law, voltage_duty,
-    xl330_bus_torque, BamBenchCfg, BamCurrentCfg, BamErobCfg, BamFriction, BamGo1Cfg,
-    BamSts3215Cfg, BamVoltageCfg, Pendulum, Servo, ACCELERATION, BENCH_GRAVITY, BENCH_MAX_VELOCITY,
-    BENCH_PARAMS, BENCH_STATE, DAMPING_OUT, EXTERNAL_TORQUE, FRICTIONLOSS, FRICTION_COUNT,
-    FRICTION_PARAMS, TORQUE_ENABLE,
+    xl330_bus_torque, BamBenchCfg, BamCurrentCfg, BamErobCfg, BamFamily, BamFriction, BamGo1Cfg,
+    BamServo, BamSettings, BamSts3215Cfg, BamVoltageCfg, Pendulum, Servo, ACCELERATION,
+    BENCH_GRAVITY, BENCH_MAX_VELOCITY, BENCH_PARAMS, BENCH_STATE, COMMAND, DAMPING_OUT,
+    EXTERNAL_TORQUE, FRICTIONLOSS, FRICTION_COUNT, FRICTION_PARAMS, GRAVITY_TORQUE, TORQUE_ENABLE,
 };
 pub use builtin::{
     pass_through, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg, BuiltinVelocityCfg,
@@ -287,6 +287,9 @@ registry! {
     BamErob(BamErobCfg),
     /// BAM's Unitree Go1 actuator: clipped PD.
     BamGo1(BamGo1Cfg),
+    /// BAM's M1–M6 friction budget on its own: forwards the effort target as
+    /// τ_m and writes the friction outputs.
+    BamFriction(BamFriction),
     /// [`BamVoltageCfg`] on BAM's pendulum testbench.
     BamVoltageBench(BamBenchCfg<BamVoltageCfg>),
     /// [`BamSts3215Cfg`] on BAM's pendulum testbench.

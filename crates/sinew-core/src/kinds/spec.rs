@@ -25,7 +25,7 @@ pub const MAX_STATE: usize = 8;
 /// The most input planes a kind may read.
 pub const MAX_INPUTS: usize = 4;
 /// The most output planes a kind may write.
-pub const MAX_OUTPUTS: usize = 4;
+pub const MAX_OUTPUTS: usize = 6;
 
 /// One randomizable parameter of a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,8 +25,10 @@
 //! kept as state and integrated by BAM's step, so that thousands of logs or
 //! candidate parameter sets replay at once on either backend.
 
+mod family;
 mod servos;
 
+pub use family::{BamFamily, BamServo, BamSettings};
 pub use servos::{
     current_command, voltage_duty, xl330_bus_torque, BamCurrentCfg, BamErobCfg, BamGo1Cfg,
     BamSts3215Cfg, BamVoltageCfg,
@@ -72,12 +74,22 @@ pub const DAMPING_OUT: PlaneSpec = PlaneSpec {
 
 /// Every servo kind's input planes, in this order.
 const SERVO_INPUTS: &[PlaneSpec] = &[TORQUE_ENABLE, EXTERNAL_TORQUE];
+/// The output plane of the firmware's command.
+pub const COMMAND: PlaneSpec = PlaneSpec {
+    name: "command",
+    unit: "V, A or N·m",
+    doc: "The firmware's command (BAM's `control`): volts for voltage-controlled \
+          servos, amperes for current-controlled ones and the eRob, N·m for the Go1.",
+    default: 0.0,
+};
+
 /// Every servo kind's output planes, in this order.
-const SERVO_OUTPUTS: &[PlaneSpec] = &[FRICTIONLOSS, DAMPING_OUT];
+const SERVO_OUTPUTS: &[PlaneSpec] = &[FRICTIONLOSS, DAMPING_OUT, COMMAND];
 const IN_ENABLE: usize = 0;
 const IN_EXTERNAL: usize = 1;
 const OUT_FRICTIONLOSS: usize = 0;
 const OUT_DAMPING: usize = 1;
+const OUT_COMMAND: usize = 2;
 
 pub(crate) const fn param(
     name: &'static str,
@@ -282,6 +294,53 @@ impl BamFriction {
     }
 }
 
+/// The friction budget on its own, for a motor torque computed by any
+/// law: the column forwards the effort target τ_m as the effort to apply
+/// (a `<motor>` with gear 1), and writes F_s and K_v from τ_m, the
+/// `external_torque` input and `q̇`.
+impl Kind for BamFriction {
+    const NAME: &'static str = "BamFriction";
+    const KEY: &'static str = "bam_friction";
+    const PARAMS: &'static [ParamSpec] = &FRICTION_PARAMS;
+    const STATE: &'static [StateSpec] = &[];
+    const READS: &'static [CommandField] = &[CommandField::Effort];
+    const INPUTS: &'static [PlaneSpec] = &[EXTERNAL_TORQUE];
+    const OUTPUTS: &'static [PlaneSpec] = &[FRICTIONLOSS, DAMPING_OUT];
+    const WGSL: &'static str = include_str!("../../../../../shaders/bam.wgsl");
+
+    fn param_value(&self, k: usize) -> f32 {
+        self.values()[k]
+    }
+
+    fn from_fields<'de, D: serde::Deserializer<'de>>(fields: D) -> Result<Self, D::Error> {
+        <Self as serde::Deserialize>::deserialize(fields)
+    }
+
+    fn example() -> Self {
+        BamFriction {
+            friction_base: 0.0048,
+            friction_viscous: 0.0054,
+            friction_stribeck: 0.0047,
+            dtheta_stribeck: 2.89,
+            alpha: 8.68,
+            load_friction_motor: 0.267,
+            load_friction_external_stribeck: 0.0808,
+            load_friction_motor_quad: 0.00997,
+            load_friction_external_quad: 0.0049,
+            ..BamFriction::default()
+        }
+    }
+
+    #[inline(always)]
+    fn law<I: LawIo>(io: &mut I) -> f32 {
+        let tau = io.target(CommandField::Effort);
+        let (fs, kv) = bam_friction(|k| io.param(k), tau, io.input(0), io.vel());
+        io.set_output(OUT_FRICTIONLOSS, fs);
+        io.set_output(OUT_DAMPING, kv);
+        tau
+    }
+}
+
 /// numpy's `sign`: −1, 0 or 1 (a zero keeps its sign, which compares equal).
 #[inline(always)]
 fn sign(x: f32) -> f32 {
@@ -350,10 +409,11 @@ pub trait Servo: Kind {
     /// The testbench twin's state: [`Kind::STATE`], then [`BENCH_STATE`].
     const BENCH_STATE: &'static [StateSpec];
 
-    /// The firmware's command and the motor torque τ_m for goal `goal` at
-    /// the raw position `q` and velocity `dq`, `enable` the torque enable.
-    /// Parameter slots are the servo's own (the bench keeps them).
-    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> f32;
+    /// The firmware's command (V, A or N·m: BAM's `control`) and the motor
+    /// torque τ_m for goal `goal` at the raw position `q` and velocity `dq`,
+    /// `enable` the torque enable. Parameter slots are the servo's own (the
+    /// bench keeps them).
+    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> (f32, f32);
 }
 
 /// A servo kind's law: τ_m from the command and the joint state, and the
@@ -362,11 +422,12 @@ pub trait Servo: Kind {
 pub fn servo_law<S: Servo, I: LawIo>(io: &mut I) -> f32 {
     let (goal, q, dq) = (io.target(CommandField::Position), io.pos(), io.vel());
     let enable = io.input(IN_ENABLE);
-    let tau = S::motor(io, goal, q, dq, enable);
+    let (command, tau) = S::motor(io, goal, q, dq, enable);
     let first = S::PARAMS.len() - FRICTION_COUNT;
     let (fs, kv) = bam_friction(|k| io.param(first + k), tau, io.input(IN_EXTERNAL), dq);
     io.set_output(OUT_FRICTIONLOSS, fs);
     io.set_output(OUT_DAMPING, kv);
+    io.set_output(OUT_COMMAND, command);
     tau
 }
 
@@ -461,9 +522,24 @@ pub const ACCELERATION: PlaneSpec = PlaneSpec {
     default: 0.0,
 };
 
+/// The testbench's extra output: the torque gravity puts on the joint.
+pub const GRAVITY_TORQUE: PlaneSpec = PlaneSpec {
+    name: "gravity_torque",
+    unit: "N·m",
+    doc: "τ_e of the testbench step: gravity at q + q_offset.",
+    default: 0.0,
+};
+
 const BENCH_INPUTS: &[PlaneSpec] = &[TORQUE_ENABLE];
-const BENCH_OUTPUTS: &[PlaneSpec] = &[FRICTIONLOSS, DAMPING_OUT, ACCELERATION];
-const OUT_ACCELERATION: usize = 2;
+const BENCH_OUTPUTS: &[PlaneSpec] = &[
+    FRICTIONLOSS,
+    DAMPING_OUT,
+    COMMAND,
+    ACCELERATION,
+    GRAVITY_TORQUE,
+];
+const OUT_ACCELERATION: usize = 3;
+const OUT_GRAVITY: usize = 4;
 
 impl Pendulum {
     /// The values in [`BENCH_PARAMS`] order.
@@ -488,7 +564,7 @@ impl Pendulum {
 /// `τ_f = −sign(τ_stop)·min(|τ_stop|, F_s + K_v·|q̇|)`, `q̈ = (τ_m + τ_e + τ_f)/I`,
 /// `q̇ ← clip(q̇ + q̈·dt, ±100)`, `q ← q + (q̇·dt + ½q̈·dt²)` with the new `q̇`,
 /// where `I = m·ℓ² + m_arm·ℓ²/3 + armature`. Its ctrl column is τ_m; its
-/// outputs are F_s, K_v and q̈; `read_state("q")` after a step is BAM's
+/// outputs are F_s, K_v, the firmware's command, q̈ and τ_e; `read_state("q")` after a step is BAM's
 /// simulated position before the next log entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BamBenchCfg<S> {
@@ -579,7 +655,7 @@ pub fn bench_law<S: Servo, I: LawIo>(
     let (pos, vel) = (io.state(q), io.state(dq));
     let goal = io.target(CommandField::Position);
     let enable = io.input(IN_ENABLE);
-    let tau_m = S::motor(io, goal, pos, vel, enable);
+    let (command, tau_m) = S::motor(io, goal, pos, vel, enable);
     let tau_e = (m + ma / 2.0) * BENCH_GRAVITY * l * (pos + q_offset).sin();
     let mut inertia = m * (l * l);
     inertia += ma / 3.0 * (l * l);
@@ -597,6 +673,8 @@ pub fn bench_law<S: Servo, I: LawIo>(
     io.set_state(dq, vel_next);
     io.set_output(OUT_FRICTIONLOSS, fs);
     io.set_output(OUT_DAMPING, kv);
+    io.set_output(OUT_COMMAND, command);
     io.set_output(OUT_ACCELERATION, ddq);
+    io.set_output(OUT_GRAVITY, tau_e);
     tau_m
 }

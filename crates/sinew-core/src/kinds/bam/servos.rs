@@ -69,20 +69,8 @@ fn own_then_friction<const N: usize>(own: [f32; N], friction: &BamFriction, k: u
         .unwrap_or_else(|| friction.values()[k - N])
 }
 
-/// An M6 budget of the size BAM fits for an XL-330 (the examples').
 fn example_friction() -> BamFriction {
-    BamFriction {
-        friction_base: 0.0048,
-        friction_viscous: 0.0054,
-        friction_stribeck: 0.0047,
-        dtheta_stribeck: 2.89,
-        alpha: 8.68,
-        load_friction_motor: 0.267,
-        load_friction_external_stribeck: 0.0808,
-        load_friction_motor_quad: 0.00997,
-        load_friction_external_quad: 0.0049,
-        ..BamFriction::default()
-    }
+    <BamFriction as Kind>::example()
 }
 
 /// What every servo's `Kind` implementation shares: the planes, the law,
@@ -267,7 +255,7 @@ impl Servo for BamVoltageCfg {
     const BENCH_STATE: &'static [StateSpec] = &BENCH_STATE;
 
     #[inline(always)]
-    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> f32 {
+    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> (f32, f32) {
         const P: &[ParamSpec] = &VOLTAGE_PARAMS;
         const KP: usize = param_slot(P, "kp");
         const VIN: usize = param_slot(P, "vin");
@@ -289,7 +277,8 @@ impl Servo for BamVoltageCfg {
             io.param(MAX_CURRENT),
             io.param(MAX_PWM),
         );
-        dc_motor_torque(kt, resistance, vin * duty, dq) * enable
+        let volts = vin * duty;
+        (volts, dc_motor_torque(kt, resistance, volts, dq) * enable)
     }
 }
 
@@ -433,7 +422,7 @@ impl Servo for BamSts3215Cfg {
     const BENCH_STATE: &'static [StateSpec] = &concat::<_, 3>(&STS_STATE, &BENCH_STATE);
 
     #[inline(always)]
-    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> f32 {
+    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> (f32, f32) {
         const P: &[ParamSpec] = &STS_PARAMS;
         const KP: usize = param_slot(P, "kp");
         const VIN: usize = param_slot(P, "vin");
@@ -451,9 +440,11 @@ impl Servo for BamSts3215Cfg {
         io.set_state(SMOOTH, smooth);
         let duty = (smooth - q) * io.param(KP) * io.param(ERROR_GAIN) * io.param(RATIO);
         let max_pwm = io.param(MAX_PWM);
-        let duty = clip(duty, -max_pwm, max_pwm);
-        let vin = io.param(VIN);
-        dc_motor_torque(io.param(KT), io.param(R), vin * duty, dq) * enable
+        let volts = io.param(VIN) * clip(duty, -max_pwm, max_pwm);
+        (
+            volts,
+            dc_motor_torque(io.param(KT), io.param(R), volts, dq) * enable,
+        )
     }
 }
 
@@ -606,7 +597,7 @@ impl Servo for BamCurrentCfg {
     const BENCH_STATE: &'static [StateSpec] = &BENCH_STATE;
 
     #[inline(always)]
-    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> f32 {
+    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> (f32, f32) {
         const P: &[ParamSpec] = &CURRENT_PARAMS;
         const KP: usize = param_slot(P, "kp");
         const VIN: usize = param_slot(P, "vin");
@@ -631,7 +622,7 @@ impl Servo for BamCurrentCfg {
         } else {
             kt * current
         };
-        tau * enable
+        (current, tau * enable)
     }
 }
 
@@ -734,7 +725,7 @@ impl Servo for BamErobCfg {
     const BENCH_STATE: &'static [StateSpec] = &BENCH_STATE;
 
     #[inline(always)]
-    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> f32 {
+    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> (f32, f32) {
         const P: &[ParamSpec] = &EROB_PARAMS;
         const KP: usize = param_slot(P, "kp");
         const KT: usize = param_slot(P, "kt");
@@ -745,11 +736,11 @@ impl Servo for BamErobCfg {
         let (kp, kt, resistance) = (io.param(KP), io.param(KT), io.param(R));
         let amps = (goal - q) * kp + io.param(D) * kp.sqrt() * (0.0 - dq);
         let max_amps = io.param(MAX_AMPS);
-        let amps = clip(amps, -max_amps, max_amps) * enable;
-        let tau = kt * amps;
+        let amps = clip(amps, -max_amps, max_amps);
+        let tau = kt * (amps * enable);
         let bound = kt / resistance * io.param(MAX_VOLTS);
         let emf = kt * kt * dq / resistance;
-        clip(tau, -bound - emf, bound - emf)
+        (amps, clip(tau, -bound - emf, bound - emf))
     }
 }
 
@@ -829,7 +820,7 @@ impl Servo for BamGo1Cfg {
     const BENCH_STATE: &'static [StateSpec] = &BENCH_STATE;
 
     #[inline(always)]
-    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> f32 {
+    fn motor<I: LawIo>(io: &mut I, goal: f32, q: f32, dq: f32, enable: f32) -> (f32, f32) {
         const P: &[ParamSpec] = &GO1_PARAMS;
         const KP: usize = param_slot(P, "kp");
         const RATIO: usize = param_slot(P, "ratio");
@@ -838,6 +829,7 @@ impl Servo for BamGo1Cfg {
         let mut tau = (goal - q) * io.param(KP) * io.param(RATIO);
         tau += io.param(D) * (0.0 - dq);
         let max_torque = io.param(MAX_TORQUE);
-        clip(tau, -max_torque, max_torque) * enable
+        let command = clip(tau, -max_torque, max_torque);
+        (command, command * enable)
     }
 }
