@@ -64,8 +64,34 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
-    /// List the shipped robot presets.
+    /// List the shipped robot presets and BAM's servo fits.
     Presets,
+    /// Replay recorded servo logs closed loop on BAM's pendulum testbench and
+    /// print each log's error against the recorded positions.
+    Replay {
+        /// Servo logs in BAM's JSON format (e.g. data/bam-xl330/*.json).
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// BAM's actuator family: mx64, mx106, xl320, xl330, xl330i, erob80_100,
+        /// erob80_50, sts3215, unitree_go1.
+        #[arg(long)]
+        servo: Option<String>,
+        /// The shipped fit of that family to use: m1 … m6.
+        #[arg(long)]
+        model: Option<String>,
+        /// A fit in BAM's parameter-file layout instead of a shipped one.
+        #[arg(long, value_name = "FILE")]
+        params: Option<PathBuf>,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+        backend: BackendChoice,
+        /// Folder for each log's simulated positions, <log>.npy (f32).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// An SVG of the worst log (largest RMSE): recorded vs simulated position.
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
+    },
     /// Replay golden files made by MuJoCo or mjlab (schema read from each file) and compare.
     Verify {
         /// Golden JSON files (tests/golden/{mujoco,mjlab,bam}/*.json).
@@ -213,6 +239,15 @@ fn main_result() -> Result<ExitCode, CliError> {
             worst,
             logs,
         }) => return verify_files(&files, backend, worst, logs),
+        Some(Command::Replay {
+            logs,
+            servo,
+            model,
+            params,
+            backend,
+            out,
+            plot,
+        }) => replay(&logs, servo, model, params, backend, out, plot)?,
         Some(Command::Presets) => {
             for (name, aliases, file, text) in presets::PRESETS {
                 let title = text
@@ -225,9 +260,146 @@ fn main_result() -> Result<ExitCode, CliError> {
                     aliases.join(", ")
                 );
             }
+            println!(
+                "\nBAM servo fits (a group's `preset = \"xl330/m6\"`; `sinew replay --servo xl330 --model m6`):"
+            );
+            for fit in sinew::bam::BAM_FITS {
+                let servo = fit.servo(
+                    "",
+                    sinew::bam::BamSettings {
+                        kp: Some(1.0),
+                        ..Default::default()
+                    },
+                    0.005,
+                );
+                let kind = servo.map_or("?", |s| s.actuator().kind_id().spec().key);
+                println!("{:16} {kind:12} (BAM's {})", fit.name(), fit.file);
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `sinew replay`: per-log MAE, RMSE and max error in mrad, their means,
+/// and the optional outputs.
+fn replay(
+    paths: &[PathBuf],
+    servo: Option<String>,
+    model: Option<String>,
+    params: Option<PathBuf>,
+    choice: BackendChoice,
+    out: Option<PathBuf>,
+    plot: Option<PathBuf>,
+) -> Result<(), CliError> {
+    use sinew_cli::servo::{self, BamParams, ServoLog};
+    let usage = |m: String| CliError::Usage(m);
+    let family = servo
+        .as_deref()
+        .map(|name| {
+            sinew::bam::BamFamily::from_name(name).ok_or_else(|| {
+                usage(format!(
+                    "--servo {name}: the families are {}",
+                    servo::family_names()
+                ))
+            })
+        })
+        .transpose()?;
+    let params = match (params, family, model) {
+        (Some(path), family, None) => BamParams::read(&path, family).map_err(usage)?,
+        (Some(_), _, Some(_)) => return Err(usage("give --params or --model, not both".into())),
+        (None, Some(family), Some(model)) => {
+            let name = format!("{}/{model}", family.name());
+            let fit = sinew::bam::bam_fit(&name).ok_or_else(|| {
+                usage(format!(
+                    "BAM ships no fit `{name}`; `sinew presets` lists them"
+                ))
+            })?;
+            BamParams {
+                family,
+                model: Some(fit.model.to_owned()),
+                values: fit.params.iter().map(|&(k, v)| (k.to_owned(), v)).collect(),
+            }
+        }
+        (None, _, _) => {
+            return Err(usage(
+                "say which fit: --servo FAMILY --model mK, or --params FILE".into(),
+            ))
+        }
+    };
+    let logs = paths
+        .iter()
+        .map(|p| ServoLog::read(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
+    let (description, make, _) = verify::backend_maker(choice)?;
+    let started = std::time::Instant::now();
+    let rollouts = servo::replay(&logs, &params, make.as_ref()).map_err(usage)?;
+    let elapsed = started.elapsed();
+    println!(
+        "{} log(s), {} with {} on {description} in {:.3} s",
+        logs.len(),
+        params.family.name(),
+        params.model.as_deref().unwrap_or("the given parameters"),
+        elapsed.as_secs_f64()
+    );
+    println!(
+        "{:32} {:>8} {:>10} {:>10} {:>10}",
+        "log", "entries", "MAE mrad", "RMSE mrad", "max mrad"
+    );
+    for ((path, log), r) in paths.iter().zip(&logs).zip(&rollouts) {
+        let name = path
+            .file_stem()
+            .map_or_else(|| log.name.clone(), |s| s.to_string_lossy().into_owned());
+        println!(
+            "{name:32} {:>8} {:>10.1} {:>10.1} {:>10.1}",
+            log.entries.len(),
+            1e3 * r.mae,
+            1e3 * r.rmse,
+            1e3 * r.max_abs_error
+        );
+    }
+    let n = rollouts.len() as f64;
+    let mean = |f: fn(&servo::Rollout) -> f64| 1e3 * rollouts.iter().map(f).sum::<f64>() / n;
+    println!(
+        "{:32} {:>8} {:>10.1} {:>10.1}",
+        "mean",
+        "",
+        mean(|r| r.mae),
+        mean(|r| r.rmse)
+    );
+    if let Some(dir) = out {
+        std::fs::create_dir_all(&dir).map_err(|e| CliError::Io {
+            path: dir.clone(),
+            message: e.to_string(),
+        })?;
+        for (path, r) in paths.iter().zip(&rollouts) {
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            let values: Vec<f32> = r.positions.iter().map(|&p| p as f32).collect();
+            let file =
+                sinew_cli::npy::write(&dir.join(format!("{stem}.npy")), &[values.len()], &values)?;
+            println!("  wrote {}", file.display());
+        }
+    }
+    if let Some(file) = plot {
+        let worst = (0..rollouts.len())
+            .max_by(|&a, &b| rollouts[a].rmse.total_cmp(&rollouts[b].rmse))
+            .expect("at least one log");
+        let title = format!(
+            "{}: {} {} — RMSE {:.1} mrad, MAE {:.1} mrad",
+            paths[worst].display(),
+            params.family.name(),
+            params.model.as_deref().unwrap_or(""),
+            1e3 * rollouts[worst].rmse,
+            1e3 * rollouts[worst].mae
+        );
+        let svg = servo::plot_svg(&logs[worst], &rollouts[worst], &title);
+        std::fs::write(&file, svg).map_err(|e| CliError::Io {
+            path: file.clone(),
+            message: e.to_string(),
+        })?;
+        println!("  wrote {}", file.display());
+    }
+    Ok(())
 }
 
 /// `sinew verify`: per-file counts, the worst deviations, skips with their

@@ -326,7 +326,11 @@ enum ResampleToml {
 struct GroupToml {
     name: S<String>,
     targets: S<Vec<S<String>>>,
-    kind: S<String>,
+    /// The kind; a `preset` names it instead.
+    kind: Option<S<String>>,
+    /// One of BAM's shipped servo fits (`xl330/m6`): the kind and its
+    /// settings, which the group's own fields override.
+    preset: Option<S<String>>,
     #[serde(default)]
     transmission: TransmissionToml,
     stiffness: Option<S<f32>>,
@@ -424,6 +428,7 @@ const GROUP_OWN_KEYS: &[&str] = &[
     "name",
     "targets",
     "kind",
+    "preset",
     "transmission",
     "armature",
     "frictionloss",
@@ -622,7 +627,7 @@ impl Scenario {
         for (i, group) in file.groups.iter().enumerate() {
             let raw_group = raw_groups.get(i).copied();
             groups.push(
-                group_cfg(group, raw_group, text, dir, &mut lines)
+                group_cfg(group, raw_group, text, dir, *file.dt.get_ref(), &mut lines)
                     .map_err(|(span, m)| at(Some(span), m))?,
             );
         }
@@ -774,12 +779,70 @@ fn transmission(t: TransmissionToml) -> Transmission {
 
 type Located = (std::ops::Range<usize>, String);
 
+/// A group's BAM preset: the fit and its servo at the scenario's step.
+struct Preset {
+    fit: &'static sinew::bam::BamFit,
+    servo: sinew::bam::BamServo,
+}
+
+/// The servo of the preset a group names.
+fn preset_servo(p: &S<String>, group: &str, dt: f64) -> Result<Preset, Located> {
+    let name = p.get_ref();
+    let fit = sinew::bam::bam_fit(name).ok_or_else(|| {
+        let known: Vec<String> = sinew::bam::BAM_FITS.iter().map(|f| f.name()).collect();
+        (
+            p.span(),
+            format!(
+                "group `{group}`: field `preset`: no BAM fit `{name}`; the fits are {}",
+                known.join(", ")
+            ),
+        )
+    })?;
+    // eRob and Go1 take kp from the log: a preset starts them at 1, for the
+    // group to set.
+    let needs_kp = matches!(
+        fit.family,
+        sinew::bam::BamFamily::Erob80x100
+            | sinew::bam::BamFamily::Erob80x50
+            | sinew::bam::BamFamily::UnitreeGo1
+    );
+    let settings = sinew::bam::BamSettings {
+        kp: needs_kp.then_some(1.0),
+        ..Default::default()
+    };
+    let servo = fit
+        .servo(group, settings, dt as f32)
+        .map_err(|e| (p.span(), e.to_string()))?;
+    Ok(Preset { fit, servo })
+}
+
+fn servo_key(preset: &Preset) -> &'static str {
+    preset.servo.clone().actuator().kind_id().spec().key
+}
+
+fn fit_armature(preset: &Preset) -> Option<f32> {
+    preset.fit.get("armature").map(|a| a as f32)
+}
+
+/// Writes `over`'s keys into `base`, table into table.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
 /// One `[[groups]]` entry as a library group, recording the line of each field.
 fn group_cfg(
     spanned: &S<GroupToml>,
     raw: Option<&toml::Table>,
     text: &str,
     dir: &Path,
+    dt: f64,
     lines: &mut HashMap<(String, String), usize>,
 ) -> Result<GroupCfg, Located> {
     let g = spanned.get_ref();
@@ -870,7 +933,31 @@ fn group_cfg(
     let err = |span: std::ops::Range<usize>, message: String| {
         Err((span, format!("group `{name}`: {message}")))
     };
-    let kind_text = g.kind.get_ref().as_str();
+    // A preset names the kind; a `kind` beside it must agree.
+    let preset = match &g.preset {
+        None => None,
+        Some(p) => Some((preset_servo(p, &name, dt)?, p.span())),
+    };
+    let preset_key = preset.as_ref().map(|(servo, _)| servo_key(servo));
+    let (kind_text, kind_span) = match (&g.kind, preset_key) {
+        (Some(k), Some(key)) if k.get_ref() != key => {
+            return err(
+                k.span(),
+                format!(
+                    "field `kind`: `{}` differs from the preset's kind `{key}`; leave `kind` out",
+                    k.get_ref()
+                ),
+            )
+        }
+        (Some(k), _) => (k.get_ref().as_str(), k.span()),
+        (None, Some(key)) => (key, spanned.span()),
+        (None, None) => {
+            return err(
+                spanned.span(),
+                "needs field `kind` (or a BAM servo `preset`)".into(),
+            )
+        }
+    };
     let kind = match KindToml::deserialize(serde::de::value::StrDeserializer::<
         serde::de::value::Error,
     >::new(kind_text))
@@ -881,7 +968,7 @@ fn group_cfg(
             None => {
                 let known: Vec<&str> = sinew::KindId::ALL.iter().map(|k| k.spec().key).collect();
                 return err(
-                    g.kind.span(),
+                    kind_span,
                     format!(
                         "field `kind`: unknown kind `{kind_text}`; the kinds are {}",
                         known.join(", ")
@@ -1015,7 +1102,8 @@ fn group_cfg(
     }
 
     let armature = match g.armature.as_ref().map(|a| (a.get_ref(), a.span())) {
-        None => None,
+        // A preset's fitted rotor inertia, unless the group sets its own.
+        None => preset.as_ref().and_then(|(servo, _)| fit_armature(servo)),
         Some((ArmatureToml::Value(v), _)) => Some(*v),
         Some((ArmatureToml::Planetary(p), span)) => {
             if p.gear_ratio[0] != 1.0 {
@@ -1097,6 +1185,14 @@ fn group_cfg(
         KindToml::Other(id) => {
             let mut fields = raw.cloned().unwrap_or_default();
             fields.retain(|key: &str, _| !GROUP_OWN_KEYS.contains(&key));
+            if let Some((servo, span)) = &preset {
+                let mut base = match toml::Value::try_from(&servo.servo) {
+                    Ok(toml::Value::Table(t)) => t,
+                    _ => return err(span.clone(), "field `preset`: cannot be written out".into()),
+                };
+                merge(&mut base, fields);
+                fields = base;
+            }
             id.from_fields(toml::Value::Table(fields)).map_err(|e| {
                 (
                     group_span.clone(),

@@ -5,10 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
-use sinew::{
-    ActuatorCmd, BamFamily, BamSettings, EnvIds, GroupCfg, Pendulum, Plan, PlanOptions, Robot,
-    Values,
-};
+use sinew::bam::{BamFamily, BamSettings};
+use sinew::{ActuatorCmd, EnvIds, GroupCfg, Pendulum, Plan, PlanOptions, Robot, Values};
 
 use crate::verify::MakeBackend;
 
@@ -344,4 +342,102 @@ pub fn replay(
         .zip(logs)
         .map(|(p, log)| Rollout::new(p, log))
         .collect())
+}
+
+/// An SVG of one log: the recorded and the simulated position over time,
+/// with the goal, axes in seconds and radians, and the errors in the title.
+pub fn plot_svg(log: &ServoLog, rollout: &Rollout, title: &str) -> String {
+    // Width, height and the left, right, top and bottom margins.
+    const W: f64 = 900.0;
+    const H: f64 = 420.0;
+    const L: f64 = 60.0;
+    const R: f64 = 20.0;
+    const T: f64 = 40.0;
+    const B: f64 = 40.0;
+    let n = log.entries.len();
+    let duration = (n.saturating_sub(1)).max(1) as f64 * log.dt;
+    let series: [(&str, &str, Vec<f64>); 3] = [
+        (
+            "goal",
+            "#bbbbbb",
+            log.entries.iter().map(|e| e.goal_position).collect(),
+        ),
+        (
+            "recorded",
+            "#1f77b4",
+            log.entries.iter().map(|e| e.position).collect(),
+        ),
+        ("simulated", "#d62728", rollout.positions.clone()),
+    ];
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (_, _, values) in &series {
+        for &v in values.iter().filter(|v| v.is_finite()) {
+            (lo, hi) = (lo.min(v), hi.max(v));
+        }
+    }
+    if lo >= hi || !lo.is_finite() {
+        let mid = if lo.is_finite() { lo } else { 0.0 };
+        (lo, hi) = (mid - 1.0, mid + 1.0);
+    }
+    let pad = 0.05 * (hi - lo);
+    let (lo, hi) = (lo - pad, hi + pad);
+    let x = |t: f64| L + (W - L - R) * t / duration;
+    let y = |q: f64| T + (H - T - B) * (hi - q) / (hi - lo);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{L}\" y=\"20\" font-size=\"14\">{}</text>\n",
+        xml_escape(title)
+    );
+    // Axes and ticks.
+    svg += &format!(
+        "<path d=\"M{L},{T} V{} H{}\" stroke=\"black\" fill=\"none\"/>\n",
+        H - B,
+        W - R
+    );
+    for i in 0..=5 {
+        let q = lo + (hi - lo) * f64::from(i) / 5.0;
+        svg += &format!(
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{q:.2}</text>\n",
+            L - 6.0,
+            y(q) + 4.0
+        );
+        let t = duration * f64::from(i) / 5.0;
+        svg += &format!(
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{t:.1}</text>\n",
+            x(t),
+            H - B + 16.0
+        );
+    }
+    svg += &format!(
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time (s)</text>\n\
+         <text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">position (rad)</text>\n",
+        (L + W - R) / 2.0,
+        H - 6.0,
+        H / 2.0,
+        H / 2.0
+    );
+    for (k, (name, color, values)) in series.iter().enumerate() {
+        let mut d = String::new();
+        for (i, &v) in values.iter().enumerate() {
+            let cmd = if i == 0 { 'M' } else { 'L' };
+            d += &format!("{cmd}{:.1},{:.1} ", x(i as f64 * log.dt), y(v));
+        }
+        svg +=
+            &format!("<path d=\"{d}\" stroke=\"{color}\" fill=\"none\" stroke-width=\"1.5\"/>\n");
+        let ly = T + 14.0 * k as f64 + 8.0;
+        svg += &format!(
+            "<path d=\"M{},{ly} h20\" stroke=\"{color}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">{name}</text>\n",
+            W - R - 120.0,
+            W - R - 94.0,
+            ly + 4.0
+        );
+    }
+    svg + "</svg>\n"
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

@@ -6,10 +6,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use sinew::{
-    ActuatorCmd, Backend, BamFamily, BamSettings, EnvIds, GroupCfg, Pendulum, Plan, PlanOptions,
-    Robot, Values,
-};
+use sinew::bam::{BamFamily, BamSettings};
+use sinew::{ActuatorCmd, Backend, EnvIds, GroupCfg, Pendulum, Plan, PlanOptions, Robot, Values};
 
 use super::json::{arr_at, bool_at, field, num_at, str_at};
 use super::{MakeBackend, Outcome, Stop, Tally, VerifyOptions};

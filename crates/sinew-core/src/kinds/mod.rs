@@ -7,7 +7,7 @@
 //! ([`ActuatorCfg`], [`KindId`], both backends' dispatch, the WGSL switch)
 //! is generated from the registry.
 
-mod bam;
+pub mod bam;
 mod builtin;
 mod dc_motor;
 mod ideal_pd;
@@ -20,11 +20,8 @@ mod wrapped;
 use std::fmt;
 
 pub use bam::{
-    bam_friction, bench_law, current_command, dc_motor_torque, servo_law, voltage_duty,
-    xl330_bus_torque, BamBenchCfg, BamCurrentCfg, BamErobCfg, BamFamily, BamFriction, BamGo1Cfg,
-    BamServo, BamSettings, BamSts3215Cfg, BamVoltageCfg, Pendulum, Servo, ACCELERATION,
-    BENCH_GRAVITY, BENCH_MAX_VELOCITY, BENCH_PARAMS, BENCH_STATE, COMMAND, DAMPING_OUT,
-    EXTERNAL_TORQUE, FRICTIONLOSS, FRICTION_COUNT, FRICTION_PARAMS, GRAVITY_TORQUE, TORQUE_ENABLE,
+    BamBenchCfg, BamCurrentCfg, BamErobCfg, BamFriction, BamGo1Cfg, BamSts3215Cfg, BamVoltageCfg,
+    Pendulum,
 };
 pub use builtin::{
     pass_through, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg, BuiltinVelocityCfg,

@@ -31,8 +31,9 @@ pub enum BamFamily {
     UnitreeGo1,
 }
 
-/// A servo config of any BAM family.
-#[derive(Debug, Clone, PartialEq)]
+/// A servo config of any BAM family. It serializes as the config it holds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(untagged)]
 pub enum BamServo {
     /// [`BamVoltageCfg`].
     Voltage(BamVoltageCfg),
@@ -226,4 +227,54 @@ fn missing(group: &str, name: &str) -> Error {
         value: "(missing)".into(),
         reason: "BAM's parameters for this family need it",
     }
+}
+
+/// One of BAM's shipped fits ([`BAM_FITS`](super::BAM_FITS)): the
+/// parameters of `bam/params/<motor>/m<k>.json` as data.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BamFit {
+    /// The family.
+    pub family: BamFamily,
+    /// The friction model, `m1` … `m6`.
+    pub model: &'static str,
+    /// The file in BAM's repository it comes from.
+    pub file: &'static str,
+    /// Its parameters, by BAM's names.
+    pub params: &'static [(&'static str, f64)],
+}
+
+impl BamFit {
+    /// `<family>/<model>`, e.g. `xl330/m6`: the name presets go by.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.family.name(), self.model)
+    }
+
+    /// A parameter by BAM's name.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.params
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, v)| v)
+    }
+
+    /// The servo of this fit (see [`BamFamily::servo`]).
+    pub fn servo(&self, group: &str, settings: BamSettings, dt: f32) -> Result<BamServo, Error> {
+        self.family
+            .servo(group, &|name| self.get(name), settings, dt)
+    }
+
+    /// The fitted rotor inertia (kg·m²; 0 when the file has none).
+    pub fn armature(&self) -> f32 {
+        self.get("armature").unwrap_or(0.0) as f32
+    }
+
+    /// The fitted encoder offset (rad; BAM's default 0).
+    pub fn q_offset(&self) -> f32 {
+        self.get("q_offset").unwrap_or(0.0) as f32
+    }
+}
+
+/// The shipped fit named `<family>/<model>` (`xl330/m6`).
+pub fn bam_fit(name: &str) -> Option<&'static BamFit> {
+    super::BAM_FITS.iter().find(|f| f.name() == name)
 }

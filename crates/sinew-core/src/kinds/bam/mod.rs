@@ -26,9 +26,11 @@
 //! candidate parameter sets replay at once on either backend.
 
 mod family;
+mod fits;
 mod servos;
 
-pub use family::{BamFamily, BamServo, BamSettings};
+pub use family::{bam_fit, BamFamily, BamFit, BamServo, BamSettings};
+pub use fits::BAM_FITS;
 pub use servos::{
     current_command, voltage_duty, xl330_bus_torque, BamCurrentCfg, BamErobCfg, BamGo1Cfg,
     BamSts3215Cfg, BamVoltageCfg,
@@ -121,7 +123,7 @@ pub(crate) const fn param(
 /// `K_ls`; M5 `K_c`, `K_e`, `K_m`, `K_cs`, `K_es`, `K_ms`; M6 adds `K_eq`,
 /// `K_mq`. Zero terms add exactly 0, so each model's value is BAM's. `K_v`
 /// is returned as the damping.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BamFriction {
     /// `K_c` (N·m). Default 0.
@@ -449,7 +451,7 @@ pub const BENCH_MAX_VELOCITY: f32 = 100.0;
 /// BAM's pendulum testbench (`bam/testbench.py`, `bam/logs.py`): what a
 /// log records about its bench, and the servo fit's armature and encoder
 /// offset.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pendulum {
     /// The pendulum's end mass (kg).

@@ -117,7 +117,7 @@ macro_rules! servo_kind {
 /// `duty = (q* − q)·kp·error_gain`, clipped first to the current window
 /// `[(k_t q̇ − R·I_max)/vin, (k_t q̇ + R·I_max)/vin]` when `max_current` is
 /// finite, then to `±max_pwm`; `τ_m = (k_t·vin·duty/R − k_t²·q̇/R)·enable`.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BamVoltageCfg {
     /// The firmware gain (the P register: XL-330 400, MX 32).
@@ -290,7 +290,7 @@ impl Servo for BamVoltageCfg {
 /// `target_smooth`, reset to 0 rad as BAM's `load_log` resets it), then
 /// `duty = clip((q̃* − q)·kp·error_gain·error_gain_ratio, ±max_pwm)` and the
 /// DC motor torque.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BamSts3215Cfg {
     /// The firmware gain (default register 32).
@@ -459,7 +459,7 @@ impl Servo for BamSts3215Cfg {
 /// `duty = clip((k_t q̇ + s·√((k_t q̇)² + 4·vin·R·|I|))/(2·vin), ±1)` and
 /// `τ_m = k_t·(duty·vin − k_t q̇)/R·enable` (so a zero command still brakes
 /// with `−k_t²q̇/(2R)`).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BamCurrentCfg {
     /// The firmware gain.
@@ -632,7 +632,7 @@ impl Servo for BamCurrentCfg {
 /// ±max_amps)`, `τ = k_t·I·enable`, then clipped to the back-EMF window
 /// `[−k_t·max_volts/R − k_t²q̇/R, k_t·max_volts/R − k_t²q̇/R]` — after the
 /// enable, so a disabled eRob still brakes above `max_volts/k_t`.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BamErobCfg {
     /// The firmware gain (from the log: there is no default).
@@ -748,7 +748,7 @@ impl Servo for BamErobCfg {
 
 /// Unitree's Go1 actuator as BAM models it:
 /// `τ_m = clip((q* − q)·kp·ratio + D·(0 − q̇), ±max_torque)·enable`.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BamGo1Cfg {
     /// The position gain (from the log: there is no default).
