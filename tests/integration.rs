@@ -2,6 +2,7 @@
 //! CPU–GPU parity, shader checks, the command line, property tests, error
 //! messages and step semantics.
 
+mod bam;
 mod cli;
 mod errors;
 mod golden;
