@@ -17,7 +17,7 @@ use sinew::{
 use crate::CliError;
 
 /// The workloads, by name.
-pub const KINDS: [&str; 7] = [
+pub const KINDS: [&str; 8] = [
     "pd",
     "dc",
     "delayed_dc",
@@ -25,6 +25,7 @@ pub const KINDS: [&str; 7] = [
     "passthrough",
     "mujoco",
     "learned_mlp",
+    "servo",
 ];
 
 /// A network of the walk-these-ways Go1 actuator net's shape, 6 → 32 → 32 →
@@ -68,7 +69,10 @@ fn dc(kp: f32) -> DcMotorCfg {
 /// `<position kp=40 kv=1 timeconst=0.02 forcerange=±30>` on every joint,
 /// computed by Sinew: an activation per (env, joint) and joint efforts.
 /// `learned_mlp` is mjlab's Go1 learned actuator: [`go1_shaped_mlp`] over a
-/// history of 3, then the DC clip.
+/// history of 3, then the DC clip. `servo` is BAM's XL-330 voltage law with
+/// its shipped M6 friction (`xl330/m6`) on every joint, its torque enable and
+/// external torque input planes at their defaults, its friction and command
+/// outputs written.
 pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> {
     let all = [".*"];
     Some(match kind {
@@ -107,6 +111,13 @@ pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> 
             all,
             LearnedMlpCfg::new(go1_shaped_mlp(), 23.7, 23.7, 30.0).with_scales(-1.0, 1.0, 1.0),
         )],
+        "servo" => {
+            let fit = sinew::bam::bam_fit("xl330/m6").expect("a shipped fit");
+            let servo = fit
+                .servo("g", sinew::bam::BamSettings::default(), 0.005)
+                .expect("the shipped fit is complete");
+            vec![GroupCfg::new("g", all, servo.actuator())]
+        }
         "passthrough" => vec![GroupCfg::new(
             "g",
             all,
@@ -138,6 +149,9 @@ pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
         // The five command fields and three limits in; the two newest
         // history slots written, six taps read; ctrl out.
         "learned_mlp" => 68.0,
+        // The five command fields, two input planes and 20 parameters in;
+        // ctrl and three outputs (friction loss, damping, command) out.
+        "servo" => 124.0,
         _ => 24.0,
     }
 }
