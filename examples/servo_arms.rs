@@ -101,19 +101,19 @@ fn main() -> Result<(), sinew::Error> {
         );
     }
     for env in 0..num_envs {
-        for j in 0..n {
+        for (j, &target) in targets.iter().enumerate() {
             let (q, at) = (cmd.pos[env * n + j], env * n + j);
             assert!(fs[at] >= 0.0 && kv[at] >= 0.0 && q.is_finite());
             if j == wrist {
                 // It swung toward hanging (q = 0) and stopped where gravity
                 // no longer overcomes the servo's static friction.
-                assert!(q > targets[j] + 0.1, "env {env}: the wrist fell: {q}");
+                assert!(q > target + 0.1, "env {env}: the wrist fell: {q}");
                 assert!(
                     MASS * GRAVITY * LENGTH * q.sin().abs() <= fs[at],
                     "env {env}: {q}"
                 );
             } else {
-                assert!((q - targets[j]).abs() < 0.05, "env {env}, joint {j}: {q}");
+                assert!((q - target).abs() < 0.05, "env {env}, joint {j}: {q}");
             }
         }
     }
