@@ -318,6 +318,8 @@ impl Kind for BamFriction {
         <Self as serde::Deserialize>::deserialize(fields)
     }
 
+    /// An M6 budget of the size BAM fits for an XL-330, with the M3/M4
+    /// load terms on too, so that every term of the formula runs.
     fn example() -> Self {
         BamFriction {
             friction_base: 0.0048,
@@ -325,11 +327,14 @@ impl Kind for BamFriction {
             friction_stribeck: 0.0047,
             dtheta_stribeck: 2.89,
             alpha: 8.68,
+            load_friction_base: 0.02,
+            load_friction_stribeck: 0.03,
             load_friction_motor: 0.267,
+            load_friction_external: 0.001,
+            load_friction_motor_stribeck: 0.002,
             load_friction_external_stribeck: 0.0808,
             load_friction_motor_quad: 0.00997,
             load_friction_external_quad: 0.0049,
-            ..BamFriction::default()
         }
     }
 
