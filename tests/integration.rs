@@ -5,6 +5,7 @@
 mod bam;
 mod cli;
 mod errors;
+mod fit;
 mod golden;
 mod learned;
 mod mujoco;

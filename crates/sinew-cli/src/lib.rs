@@ -13,12 +13,15 @@
 //! ```
 
 pub mod bench;
+pub mod cmaes;
 pub mod command;
+pub mod fit;
 pub mod npy;
 pub mod presets;
 pub mod run;
 pub mod scenario;
 pub mod servo;
+pub mod svg;
 pub mod verify;
 
 use std::path::PathBuf;

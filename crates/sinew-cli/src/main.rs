@@ -92,6 +92,45 @@ enum Command {
         #[arg(long, value_name = "FILE.svg")]
         plot: Option<PathBuf>,
     },
+    /// Fit a servo model to recorded logs: a population of candidate parameter
+    /// sets replayed at once per generation (CMA-ES), BAM's loss (mean
+    /// absolute position error over all logs).
+    Fit {
+        /// Servo logs to fit on, in BAM's JSON format.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// BAM's actuator family: mx64, mx106, xl320, xl330, xl330i, erob80_100,
+        /// erob80_50, sts3215, unitree_go1.
+        #[arg(long)]
+        servo: String,
+        /// The friction model to fit: m1 … m6.
+        #[arg(long)]
+        model: String,
+        /// Where to start: a shipped fit (xl330/m1) or a parameter file; BAM's
+        /// own starting values when absent.
+        #[arg(long, value_name = "PRESET|FILE")]
+        init: Option<String>,
+        /// The most loss evaluations (candidate × all fitted logs).
+        #[arg(long, default_value_t = 20_000)]
+        budget: usize,
+        /// Candidates per generation (default max(32, 4 + 3 ln n)).
+        #[arg(long)]
+        population: Option<usize>,
+        /// Seed: the same seed and inputs give the same fit.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Held-out logs: evaluated before and after, never fitted on.
+        #[arg(long, num_args = 1.., value_name = "LOG")]
+        validate: Vec<PathBuf>,
+        /// Where to run.
+        #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+        backend: BackendChoice,
+        /// The fitted parameters in BAM's parameter-file layout; FIT.report.json
+        /// (loss history, per-log errors before and after), FIT.loss.svg and
+        /// FIT.worst.svg are written beside it.
+        #[arg(long, value_name = "FIT.json")]
+        out: PathBuf,
+    },
     /// Replay golden files made by MuJoCo or mjlab (schema read from each file) and compare.
     Verify {
         /// Golden JSON files (tests/golden/{mujoco,mjlab,bam}/*.json).
@@ -248,6 +287,27 @@ fn main_result() -> Result<ExitCode, CliError> {
             out,
             plot,
         }) => replay(&logs, servo, model, params, backend, out, plot)?,
+        Some(Command::Fit {
+            logs,
+            servo,
+            model,
+            init,
+            budget,
+            population,
+            seed,
+            validate,
+            backend,
+            out,
+        }) => fit(
+            &logs,
+            &validate,
+            &servo,
+            &model,
+            init.as_deref(),
+            (budget, population, seed),
+            backend,
+            &out,
+        )?,
         Some(Command::Presets) => {
             for (name, aliases, file, text) in presets::PRESETS {
                 let title = text
@@ -314,11 +374,7 @@ fn replay(
                     "BAM ships no fit `{name}`; `sinew presets` lists them"
                 ))
             })?;
-            BamParams {
-                family,
-                model: Some(fit.model.to_owned()),
-                values: fit.params.iter().map(|&(k, v)| (k.to_owned(), v)).collect(),
-            }
+            BamParams::from_fit(fit)
         }
         (None, _, _) => {
             return Err(usage(
@@ -400,6 +456,119 @@ fn replay(
         println!("  wrote {}", file.display());
     }
     Ok(())
+}
+
+/// `sinew fit`: the search with a progress bar, then each log's errors
+/// before (the starting parameters) and after, and the files.
+#[allow(clippy::too_many_arguments)]
+fn fit(
+    paths: &[PathBuf],
+    validate: &[PathBuf],
+    servo: &str,
+    model: &str,
+    init: Option<&str>,
+    (budget, population, seed): (usize, Option<usize>, u64),
+    choice: BackendChoice,
+    out: &Path,
+) -> Result<(), CliError> {
+    use sinew_cli::fit::{self, FitOptions};
+    use sinew_cli::servo::{BamParams, ServoLog};
+    let usage = |m: String| CliError::Usage(m);
+    let family = sinew::bam::BamFamily::from_name(servo).ok_or_else(|| {
+        usage(format!(
+            "--servo {servo}: the families are {}",
+            sinew_cli::servo::family_names()
+        ))
+    })?;
+    let init = match init {
+        Some(spec) => BamParams::from_preset_or_file(spec, Some(family)).map_err(usage)?,
+        None => fit::bam_start(family, model).map_err(usage)?,
+    };
+    let mut options = FitOptions::new(family, model, init.clone()).map_err(usage)?;
+    options.budget = budget;
+    options.seed = seed;
+    if let Some(p) = population {
+        options.population = p;
+    }
+    let read = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| ServoLog::read(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(usage)
+    };
+    let (logs, held_out) = (read(paths)?, read(validate)?);
+    let (description, make, _) = verify::backend_maker(choice)?;
+    println!(
+        "fitting {} {model} to {} log(s) ({} held out) on {description}: {} candidates per generation, budget {budget}",
+        family.name(),
+        logs.len(),
+        held_out.len(),
+        options.population
+    );
+    let bar = indicatif::ProgressBar::new(budget as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} evaluations, {per_sec}, best {msg}",
+        )
+        .expect("a valid template"),
+    );
+    let result = fit::fit(&logs, &options, make.as_ref(), &mut |p| {
+        bar.set_position(p.evaluations as u64);
+        bar.set_message(format!("{:.2} mrad", 1e3 * p.best_loss));
+    })
+    .map_err(usage)?;
+    bar.finish_and_clear();
+    println!(
+        "{} evaluations in {:.2} s ({:.0} per second), stopped: {}; loss {:.2} mrad",
+        result.evaluations,
+        result.seconds,
+        result.evaluations as f64 / result.seconds,
+        result.stop.name(),
+        1e3 * result.loss
+    );
+    let report =
+        fit::Report::new(&logs, &held_out, &init, &result, make.as_ref()).map_err(usage)?;
+    report.print(paths, validate);
+    let write = |path: PathBuf, text: String| {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        parent
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|e| CliError::Io {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+        println!("  wrote {}", path.display());
+        Ok::<(), CliError>(())
+    };
+    let pretty =
+        |v: &serde_json::Value| serde_json::to_string_pretty(v).expect("JSON values print");
+    write(out.to_path_buf(), pretty(&fit::params_json(&result.params)))?;
+    let beside = |suffix: &str| out.with_extension(suffix);
+    write(
+        beside("report.json"),
+        pretty(&report.json(paths, validate, &options, &result, &description)),
+    )?;
+    write(
+        beside("loss.svg"),
+        fit::loss_curve_svg(
+            &result.history,
+            &format!("sinew fit {} {model}: best loss", family.name()),
+        ),
+    )?;
+    let (path, log, rollout) = report.worst(paths, validate);
+    let title = format!(
+        "{}: fitted {} {model} — RMSE {:.1} mrad, MAE {:.1} mrad",
+        path.display(),
+        family.name(),
+        1e3 * rollout.rmse,
+        1e3 * rollout.mae
+    );
+    write(
+        beside("worst.svg"),
+        sinew_cli::servo::plot_svg(log, rollout, &title),
+    )
 }
 
 /// `sinew verify`: per-file counts, the worst deviations, skips with their

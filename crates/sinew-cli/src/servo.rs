@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
-use sinew::bam::{BamFamily, BamSettings};
-use sinew::{ActuatorCmd, EnvIds, GroupCfg, Pendulum, Plan, PlanOptions, Robot, Values};
+use sinew::bam::{BamFamily, BamFit, BamSettings};
+use sinew::{ActuatorCmd, Backend, EnvIds, GroupCfg, Pendulum, Plan, PlanOptions, Robot, Values};
 
+use crate::svg::{line_plot, Series};
 use crate::verify::MakeBackend;
 
 /// The largest log or parameter file read (bytes).
@@ -80,6 +81,36 @@ impl BamParams {
     /// A parameter by BAM's name.
     pub fn get(&self, name: &str) -> Option<f64> {
         self.values.get(name).copied()
+    }
+
+    /// One of BAM's shipped fits.
+    pub fn from_fit(fit: &BamFit) -> BamParams {
+        BamParams {
+            family: fit.family,
+            model: Some(fit.model.to_owned()),
+            values: fit.params.iter().map(|&(k, v)| (k.to_owned(), v)).collect(),
+        }
+    }
+
+    /// A shipped fit by name (`xl330/m6`) or a parameter file, for
+    /// `family` when given.
+    pub fn from_preset_or_file(spec: &str, family: Option<BamFamily>) -> Result<BamParams, String> {
+        if let Some(fit) = sinew::bam::bam_fit(spec) {
+            match family {
+                Some(f) if f != fit.family => Err(format!(
+                    "`{spec}` is a fit of {}, not of {}",
+                    fit.family.name(),
+                    f.name()
+                )),
+                _ => Ok(BamParams::from_fit(fit)),
+            }
+        } else if Path::new(spec).is_file() {
+            BamParams::read(Path::new(spec), family)
+        } else {
+            Err(format!(
+                "`{spec}` is neither a shipped fit (`sinew presets` lists them) nor a file"
+            ))
+        }
     }
 }
 
@@ -220,10 +251,13 @@ pub struct Rollout {
     pub rmse: f64,
     /// Largest absolute error.
     pub max_abs_error: f64,
+    /// The entry at whose step the replay went non-finite, if it did (the
+    /// positions after it are infinite).
+    pub diverged_at: Option<usize>,
 }
 
 impl Rollout {
-    fn new(positions: Vec<f64>, log: &ServoLog) -> Rollout {
+    fn new(positions: Vec<f64>, log: &ServoLog, diverged_at: Option<usize>) -> Rollout {
         let errors: Vec<f64> = positions
             .iter()
             .zip(&log.entries)
@@ -235,6 +269,7 @@ impl Rollout {
             rmse: (errors.iter().map(|e| e * e).sum::<f64>() / n).sqrt(),
             max_abs_error: errors.iter().fold(0.0, |m, e| m.max(e.abs())),
             positions,
+            diverged_at,
         }
     }
 }
@@ -243,201 +278,233 @@ impl Rollout {
 pub const REPLAY_GROUP: &str = "servo";
 
 /// Replays `logs` closed loop with `params` on one backend, every log an
-/// env: each env's bench and firmware settings from its log, the goal and
-/// torque enable of each entry, BAM's `rollout_log` order (the position is
-/// recorded, then the step). Logs of different lengths hold their last
-/// entry after their end; only their own entries count.
+/// env (see [`Testbench`]). A replay that goes non-finite is an error
+/// naming the log and the entry.
 pub fn replay(
     logs: &[ServoLog],
     params: &BamParams,
     make: MakeBackend<'_>,
 ) -> Result<Vec<Rollout>, String> {
-    if logs.is_empty() {
-        return Err("no logs to replay".into());
-    }
-    let armature = params.get("armature").unwrap_or(0.0) as f32;
-    let q_offset = params.get("q_offset").unwrap_or(0.0) as f32;
-    let lookup = |name: &str| params.get(name);
-    let cfgs = logs
-        .iter()
-        .map(|log| {
-            let settings = BamSettings {
-                kp: Some(log.kp as f32),
-                vin: log.vin.map(|v| v as f32),
-                damping: log.damping.map(|v| v as f32),
-            };
-            let dt = log.dt as f32;
-            let servo = params
-                .family
-                .servo(REPLAY_GROUP, &lookup, settings, dt)
-                .map_err(|e| format!("{}: {e}", log.name))?;
-            Ok(servo.bench(Pendulum {
-                mass: log.mass as f32,
-                length: log.length as f32,
-                arm_mass: log.arm_mass as f32,
-                armature,
-                q_offset,
-                dt,
-            }))
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    let robot = Robot::from_joints(["servo"]);
-    let group = GroupCfg::new(REPLAY_GROUP, ["servo"], cfgs[0].clone());
-    let n = logs.len();
-    let plan =
-        Plan::new(&robot, vec![group], n, PlanOptions::default()).map_err(|e| e.to_string())?;
-    let mut backend = make(plan).map_err(|e| e.to_string())?;
-    let backend = backend.as_mut();
-    let error = |e: sinew::Error| e.to_string();
-    // Each env's own parameters.
-    for (k, spec) in cfgs[0].params().iter().enumerate() {
-        let values: Vec<f32> = cfgs.iter().map(|c| c.param_value(k)).collect();
-        backend
-            .set_param(
-                REPLAY_GROUP,
-                spec.name,
-                EnvIds::All,
-                Values::PerEnv(&values),
-            )
-            .map_err(error)?;
-    }
-    let first = |f: fn(&LogEntry) -> f64| -> Vec<f32> {
-        logs.iter().map(|l| f(&l.entries[0]) as f32).collect()
-    };
-    for (name, values) in [("q", first(|e| e.position)), ("dq", first(|e| e.speed))] {
-        backend
-            .set_state(REPLAY_GROUP, name, EnvIds::All, Values::PerEnv(&values))
-            .map_err(error)?;
-    }
-    let steps = logs.iter().map(|l| l.entries.len()).max().unwrap_or(0);
-    let mut positions: Vec<Vec<f64>> = logs
-        .iter()
-        .map(|l| Vec::with_capacity(l.entries.len()))
-        .collect();
-    let mut cmd = ActuatorCmd::zeros(n, 1);
-    let (mut q, mut enable) = (vec![0.0f32; n], vec![0.0f32; n]);
-    for k in 0..steps {
-        backend
-            .read_state(REPLAY_GROUP, "q", &mut q)
-            .map_err(error)?;
-        for (env, log) in logs.iter().enumerate() {
-            let entry = &log.entries[k.min(log.entries.len() - 1)];
-            if k < log.entries.len() {
-                positions[env].push(f64::from(q[env]));
-            }
-            cmd.position_target[env] = entry.goal_position as f32;
-            enable[env] = f32::from(u8::from(entry.torque_enable));
-        }
-        backend.set_input("torque_enable", &enable).map_err(error)?;
-        backend.step(&cmd).map_err(error)?;
-        if let Some(&env) = backend.nonfinite_envs().map_err(error)?.first() {
+    let mut bench = Testbench::new(logs, params.family, 1, make)?;
+    let rollouts = bench.run(std::slice::from_ref(params))?;
+    for (log, r) in logs.iter().zip(&rollouts) {
+        if let Some(k) = r.diverged_at {
             return Err(format!(
                 "{}: the replay went non-finite at entry {k}",
-                logs[env as usize].name
+                log.name
             ));
         }
     }
-    Ok(positions
-        .into_iter()
-        .zip(logs)
-        .map(|(p, log)| Rollout::new(p, log))
-        .collect())
+    Ok(rollouts)
+}
+
+/// BAM's pendulum testbench over many parameter sets at once: `sets ×
+/// logs` envs of one plan, env `s·logs + l` replaying log `l` with
+/// parameter set `s`, each with its own bench and firmware settings from
+/// its log, the goal and torque enable of each entry, and BAM's
+/// `rollout_log` order (the position is recorded, then the step). Logs of
+/// different lengths hold their last entry after their end; only their own
+/// entries count. The backend is built once and reused by every
+/// [`run`](Testbench::run).
+pub struct Testbench<'a> {
+    logs: &'a [ServoLog],
+    family: BamFamily,
+    sets: usize,
+    backend: Box<dyn Backend>,
+}
+
+impl<'a> Testbench<'a> {
+    /// A testbench for `sets` parameter sets of `family` replaying `logs`.
+    pub fn new(
+        logs: &'a [ServoLog],
+        family: BamFamily,
+        sets: usize,
+        make: MakeBackend<'_>,
+    ) -> Result<Testbench<'a>, String> {
+        if logs.is_empty() {
+            return Err("no logs to replay".into());
+        }
+        if sets == 0 {
+            return Err("no parameter sets to replay".into());
+        }
+        // BAM's starting values stand in until `run` sets each env's own.
+        let defaults = BamParams {
+            family,
+            model: None,
+            values: family
+                .param_ranges()
+                .iter()
+                .map(|r| (r.name.to_owned(), r.default))
+                .collect(),
+        };
+        let template = bench_cfg(&logs[0], &defaults)?;
+        let robot = Robot::from_joints(["servo"]);
+        let group = GroupCfg::new(REPLAY_GROUP, ["servo"], template);
+        let plan = Plan::new(
+            &robot,
+            vec![group],
+            sets * logs.len(),
+            PlanOptions::default(),
+        )
+        .map_err(|e| e.to_string())?;
+        let backend = make(plan).map_err(|e| e.to_string())?;
+        Ok(Testbench {
+            logs,
+            family,
+            sets,
+            backend,
+        })
+    }
+
+    /// Replays every log with every parameter set (at most the `sets` the
+    /// testbench was built for; fewer leave the other envs idle) and
+    /// returns one [`Rollout`] per (set, log), set-major. An env that goes
+    /// non-finite stops there: its rollout says where, and its errors count
+    /// the entries after it as infinite.
+    pub fn run(&mut self, params: &[BamParams]) -> Result<Vec<Rollout>, String> {
+        if params.len() > self.sets {
+            return Err(format!(
+                "{} parameter sets for a testbench of {}",
+                params.len(),
+                self.sets
+            ));
+        }
+        let (logs, num_logs) = (self.logs, self.logs.len());
+        let n = self.sets * num_logs;
+        let mut cfgs = Vec::with_capacity(n);
+        for p in params {
+            if p.family != self.family {
+                return Err(format!(
+                    "parameters of {} on a {} testbench",
+                    p.family.name(),
+                    self.family.name()
+                ));
+            }
+            for log in logs {
+                cfgs.push(bench_cfg(log, p)?);
+            }
+        }
+        // Idle envs repeat the last set.
+        while cfgs.len() < n {
+            cfgs.push(cfgs[cfgs.len() - num_logs].clone());
+        }
+        let backend = self.backend.as_mut();
+        let error = |e: sinew::Error| e.to_string();
+        backend.reset(EnvIds::All).map_err(error)?;
+        for (k, spec) in cfgs[0].params().iter().enumerate() {
+            let values: Vec<f32> = cfgs.iter().map(|c| c.param_value(k)).collect();
+            backend
+                .set_param(
+                    REPLAY_GROUP,
+                    spec.name,
+                    EnvIds::All,
+                    Values::PerEnv(&values),
+                )
+                .map_err(error)?;
+        }
+        let log_of = |env: usize| &logs[env % num_logs];
+        let first = |f: fn(&LogEntry) -> f64| -> Vec<f32> {
+            (0..n)
+                .map(|env| f(&log_of(env).entries[0]) as f32)
+                .collect()
+        };
+        for (name, values) in [("q", first(|e| e.position)), ("dq", first(|e| e.speed))] {
+            backend
+                .set_state(REPLAY_GROUP, name, EnvIds::All, Values::PerEnv(&values))
+                .map_err(error)?;
+        }
+        let steps = logs.iter().map(|l| l.entries.len()).max().unwrap_or(0);
+        let used = params.len() * num_logs;
+        let mut positions: Vec<Vec<f64>> = (0..used)
+            .map(|env| Vec::with_capacity(log_of(env).entries.len()))
+            .collect();
+        let mut diverged = vec![None; used];
+        let mut cmd = ActuatorCmd::zeros(n, 1);
+        let (mut q, mut enable) = (vec![0.0f32; n], vec![0.0f32; n]);
+        for k in 0..steps {
+            backend
+                .read_state(REPLAY_GROUP, "q", &mut q)
+                .map_err(error)?;
+            for env in 0..n {
+                let log = log_of(env);
+                let entry = &log.entries[k.min(log.entries.len() - 1)];
+                if env < used && k < log.entries.len() {
+                    let q = if diverged[env].is_some() {
+                        f64::INFINITY
+                    } else {
+                        f64::from(q[env])
+                    };
+                    positions[env].push(q);
+                }
+                cmd.position_target[env] = entry.goal_position as f32;
+                enable[env] = f32::from(u8::from(entry.torque_enable));
+            }
+            backend.set_input("torque_enable", &enable).map_err(error)?;
+            backend.step(&cmd).map_err(error)?;
+            for &env in backend.nonfinite_envs().map_err(error)? {
+                if let Some(d) = diverged.get_mut(env as usize) {
+                    d.get_or_insert(k);
+                }
+            }
+        }
+        Ok(positions
+            .into_iter()
+            .zip(diverged)
+            .enumerate()
+            .map(|(env, (p, d))| Rollout::new(p, log_of(env), d))
+            .collect())
+    }
+}
+
+/// The bench config of `log` replayed with `params`: the servo from the
+/// parameters and the log's firmware settings, the pendulum from the log,
+/// the rotor inertia and encoder offset from the parameters.
+fn bench_cfg(log: &ServoLog, params: &BamParams) -> Result<sinew::ActuatorCfg, String> {
+    let settings = BamSettings {
+        kp: Some(log.kp as f32),
+        vin: log.vin.map(|v| v as f32),
+        damping: log.damping.map(|v| v as f32),
+    };
+    let dt = log.dt as f32;
+    let servo = params
+        .family
+        .servo(REPLAY_GROUP, &|name| params.get(name), settings, dt)
+        .map_err(|e| format!("{}: {e}", log.name))?;
+    Ok(servo.bench(Pendulum {
+        mass: log.mass as f32,
+        length: log.length as f32,
+        arm_mass: log.arm_mass as f32,
+        armature: params.get("armature").unwrap_or(0.0) as f32,
+        q_offset: params.get("q_offset").unwrap_or(0.0) as f32,
+        dt,
+    }))
 }
 
 /// An SVG of one log: the recorded and the simulated position over time,
 /// with the goal, axes in seconds and radians, and the errors in the title.
 pub fn plot_svg(log: &ServoLog, rollout: &Rollout, title: &str) -> String {
-    // Width, height and the left, right, top and bottom margins.
-    const W: f64 = 900.0;
-    const H: f64 = 420.0;
-    const L: f64 = 60.0;
-    const R: f64 = 20.0;
-    const T: f64 = 40.0;
-    const B: f64 = 40.0;
-    let n = log.entries.len();
-    let duration = (n.saturating_sub(1)).max(1) as f64 * log.dt;
-    let series: [(&str, &str, Vec<f64>); 3] = [
-        (
-            "goal",
-            "#bbbbbb",
-            log.entries.iter().map(|e| e.goal_position).collect(),
-        ),
-        (
-            "recorded",
-            "#1f77b4",
-            log.entries.iter().map(|e| e.position).collect(),
-        ),
-        ("simulated", "#d62728", rollout.positions.clone()),
+    let timed = |values: &mut dyn Iterator<Item = f64>| -> Vec<(f64, f64)> {
+        values
+            .enumerate()
+            .map(|(i, v)| (i as f64 * log.dt, v))
+            .collect()
+    };
+    let series = [
+        Series {
+            name: "goal",
+            color: "#bbbbbb",
+            points: timed(&mut log.entries.iter().map(|e| e.goal_position)),
+        },
+        Series {
+            name: "recorded",
+            color: "#1f77b4",
+            points: timed(&mut log.entries.iter().map(|e| e.position)),
+        },
+        Series {
+            name: "simulated",
+            color: "#d62728",
+            points: timed(&mut rollout.positions.iter().copied()),
+        },
     ];
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for (_, _, values) in &series {
-        for &v in values.iter().filter(|v| v.is_finite()) {
-            (lo, hi) = (lo.min(v), hi.max(v));
-        }
-    }
-    if lo >= hi || !lo.is_finite() {
-        let mid = if lo.is_finite() { lo } else { 0.0 };
-        (lo, hi) = (mid - 1.0, mid + 1.0);
-    }
-    let pad = 0.05 * (hi - lo);
-    let (lo, hi) = (lo - pad, hi + pad);
-    let x = |t: f64| L + (W - L - R) * t / duration;
-    let y = |q: f64| T + (H - T - B) * (hi - q) / (hi - lo);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{H}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{L}\" y=\"20\" font-size=\"14\">{}</text>\n",
-        xml_escape(title)
-    );
-    // Axes and ticks.
-    svg += &format!(
-        "<path d=\"M{L},{T} V{} H{}\" stroke=\"black\" fill=\"none\"/>\n",
-        H - B,
-        W - R
-    );
-    for i in 0..=5 {
-        let q = lo + (hi - lo) * f64::from(i) / 5.0;
-        svg += &format!(
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{q:.2}</text>\n",
-            L - 6.0,
-            y(q) + 4.0
-        );
-        let t = duration * f64::from(i) / 5.0;
-        svg += &format!(
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{t:.1}</text>\n",
-            x(t),
-            H - B + 16.0
-        );
-    }
-    svg += &format!(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">time (s)</text>\n\
-         <text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">position (rad)</text>\n",
-        (L + W - R) / 2.0,
-        H - 6.0,
-        H / 2.0,
-        H / 2.0
-    );
-    for (k, (name, color, values)) in series.iter().enumerate() {
-        let mut d = String::new();
-        for (i, &v) in values.iter().enumerate() {
-            let cmd = if i == 0 { 'M' } else { 'L' };
-            d += &format!("{cmd}{:.1},{:.1} ", x(i as f64 * log.dt), y(v));
-        }
-        svg +=
-            &format!("<path d=\"{d}\" stroke=\"{color}\" fill=\"none\" stroke-width=\"1.5\"/>\n");
-        let ly = T + 14.0 * k as f64 + 8.0;
-        svg += &format!(
-            "<path d=\"M{},{ly} h20\" stroke=\"{color}\" stroke-width=\"2\"/><text x=\"{}\" y=\"{}\">{name}</text>\n",
-            W - R - 120.0,
-            W - R - 94.0,
-            ly + 4.0
-        );
-    }
-    svg + "</svg>\n"
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    line_plot(title, "time (s)", "position (rad)", &series)
 }

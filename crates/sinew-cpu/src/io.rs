@@ -1,9 +1,7 @@
 //! The CPU side of the kind spec: [`LawIo`] over one run's slices, and the
 //! dispatch that monomorphizes each kind's law into its own loop.
 
-use sinew_core::{
-    CommandField, Kind, KindVisitor, LawIo, MAX_INPUTS, MAX_OUTPUTS, MAX_PARAMS, MAX_STATE,
-};
+use sinew_core::{CommandField, Kind, KindVisitor, LawIo, MAX_INPUTS, MAX_OUTPUTS, MAX_STATE};
 
 /// A `[slot][env][ctrl]` table that the parallel chunks of a step read and
 /// write, each only at the rows of its own envs.
@@ -111,13 +109,10 @@ impl KindVisitor for RunLaw<'_> {
     #[inline(always)]
     fn visit<K: Kind>(self) {
         let n = self.out.len();
-        let params: [&[f32]; MAX_PARAMS] = std::array::from_fn(|k| {
-            if k < K::PARAMS.len() {
-                &self.params[k * self.plane + self.at..][..n]
-            } else {
-                &[]
-            }
-        });
+        // The kind's parameter planes from this run's first element on: one
+        // slice, not one per parameter, so a narrow run (one joint per env)
+        // costs no per-parameter setup.
+        let params = &self.params[self.at.min(self.params.len())..];
         let state: [&[f32]; MAX_STATE] = std::array::from_fn(|k| {
             if k < K::STATE.len() {
                 // SAFETY: the step gives each env's rows to one thread.
@@ -142,7 +137,8 @@ impl KindVisitor for RunLaw<'_> {
         });
         let mut io = CpuIo {
             i: 0,
-            params: &params,
+            params,
+            plane: self.plane,
             inputs: &inputs,
             outputs: &outputs,
             output_row: self.outputs,
@@ -166,7 +162,10 @@ impl KindVisitor for RunLaw<'_> {
 /// [`LawIo`] at element `i` of a run.
 struct CpuIo<'a, 'b> {
     i: usize,
-    params: &'b [&'a [f32]; MAX_PARAMS],
+    /// `[slot][env][ctrl]` from the run's first element: parameter `k` of
+    /// element `i` is at `k·plane + i`.
+    params: &'a [f32],
+    plane: usize,
     inputs: &'b [&'a [f32]; MAX_INPUTS],
     /// Where each output's run starts in `output_row`.
     outputs: &'b [usize; MAX_OUTPUTS],
@@ -185,7 +184,7 @@ struct CpuIo<'a, 'b> {
 impl LawIo for CpuIo<'_, '_> {
     #[inline(always)]
     fn param(&self, k: usize) -> f32 {
-        self.params[k][self.i]
+        self.params[k * self.plane + self.i]
     }
     #[inline(always)]
     fn target(&self, field: CommandField) -> f32 {

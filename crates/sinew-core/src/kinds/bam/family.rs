@@ -229,6 +229,106 @@ fn missing(group: &str, name: &str) -> Error {
     }
 }
 
+/// One parameter BAM's optimizer fits ([`BamFamily::param_ranges`]): the
+/// bounds it searches (BAM's `suggest_float(name, min, max)`, linear) and
+/// the value BAM's model starts at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BamParamRange {
+    /// BAM's name (`kt`, `friction_base`, …).
+    pub name: &'static str,
+    /// Lower bound.
+    pub min: f64,
+    /// Upper bound.
+    pub max: f64,
+    /// BAM's starting value.
+    pub default: f64,
+}
+
+/// BAM's friction models, by name.
+pub const BAM_MODELS: [&str; 6] = ["m1", "m2", "m3", "m4", "m5", "m6"];
+
+/// The friction coefficients friction model `model` (`m1` … `m6`) creates,
+/// as BAM's `Model` flags do: M1 Coulomb and viscous; M2 adds Stribeck;
+/// M3 is M1 with load-dependent `K_l`; M4 is M3 with Stribeck; M5 is
+/// directional (`K_m`, `K_e` and their Stribeck terms) with Stribeck; M6
+/// adds the quadratic terms. `None` for an unknown name.
+pub fn model_friction_params(model: &str) -> Option<&'static [&'static str]> {
+    const STRIBECK: [&str; 3] = ["friction_stribeck", "dtheta_stribeck", "alpha"];
+    Some(match model {
+        "m1" => &["friction_base", "friction_viscous"],
+        "m2" => &[
+            "friction_base",
+            "friction_viscous",
+            STRIBECK[0],
+            STRIBECK[1],
+            STRIBECK[2],
+        ],
+        "m3" => &["friction_base", "friction_viscous", "load_friction_base"],
+        "m4" => &[
+            "friction_base",
+            "friction_viscous",
+            "load_friction_base",
+            STRIBECK[0],
+            STRIBECK[1],
+            STRIBECK[2],
+            "load_friction_stribeck",
+        ],
+        "m5" => &[
+            "friction_base",
+            "friction_viscous",
+            STRIBECK[0],
+            STRIBECK[1],
+            STRIBECK[2],
+            "load_friction_motor",
+            "load_friction_external",
+            "load_friction_motor_stribeck",
+            "load_friction_external_stribeck",
+        ],
+        "m6" => &[
+            "friction_base",
+            "friction_viscous",
+            STRIBECK[0],
+            STRIBECK[1],
+            STRIBECK[2],
+            "load_friction_motor",
+            "load_friction_external",
+            "load_friction_motor_stribeck",
+            "load_friction_external_stribeck",
+            "load_friction_motor_quad",
+            "load_friction_external_quad",
+        ],
+        _ => return None,
+    })
+}
+
+impl BamFamily {
+    /// The parameters BAM's optimizer fits for this family under friction
+    /// model `model`: the actuator's own (`kt`, `R`, `armature`,
+    /// `q_offset`, and the family's extras such as the STS3215's
+    /// `error_gain_ratio` and `max_velocity`), then the model's friction
+    /// coefficients ([`model_friction_params`]). `None` for an unknown model.
+    pub fn fitted_params(self, model: &str) -> Option<Vec<BamParamRange>> {
+        let friction = model_friction_params(model)?;
+        let all = self.param_ranges();
+        let motor = all
+            .iter()
+            .filter(|r| !super::FRICTION_PARAMS.iter().any(|p| p.name == r.name));
+        let friction = friction
+            .iter()
+            .filter_map(|name| all.iter().find(|r| r.name == *name));
+        Some(motor.chain(friction).copied().collect())
+    }
+
+    /// BAM's starting value of parameter `name` for this family, if the
+    /// family has it.
+    pub fn param_default(self, name: &str) -> Option<f64> {
+        self.param_ranges()
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.default)
+    }
+}
+
 /// One of BAM's shipped fits ([`BAM_FITS`](super::BAM_FITS)): the
 /// parameters of `bam/params/<motor>/m<k>.json` as data.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -25,11 +25,15 @@
 //! kept as state and integrated by BAM's step, so that thousands of logs or
 //! candidate parameter sets replay at once on either backend.
 
+mod bounds;
 mod family;
 mod fits;
 mod servos;
 
-pub use family::{bam_fit, BamFamily, BamFit, BamServo, BamSettings};
+pub use family::{
+    bam_fit, model_friction_params, BamFamily, BamFit, BamParamRange, BamServo, BamSettings,
+    BAM_MODELS,
+};
 pub use fits::BAM_FITS;
 pub use servos::{
     current_command, voltage_duty, xl330_bus_torque, BamCurrentCfg, BamErobCfg, BamGo1Cfg,
