@@ -251,3 +251,38 @@ fn the_fit_recovers_known_parameters() {
     let back = BamParams::from_value(&json, None).unwrap();
     assert_eq!(back, result.params);
 }
+
+/// A fit file (what `sinew fit` writes) names a scenario group's servo
+/// like a shipped fit does, found relative to the scenario; a missing or
+/// wrong file is an error naming the group and the field.
+#[test]
+fn a_fit_file_is_a_scenario_preset() {
+    let dir = std::env::temp_dir().join(format!("sinew-fit-preset-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("fits")).unwrap();
+    let shipped = BamParams::from_fit(sinew::bam::bam_fit("xl330/m6").unwrap());
+    std::fs::write(
+        dir.join("fits/mine.json"),
+        serde_json::to_string(&fit::params_json(&shipped)).unwrap(),
+    )
+    .unwrap();
+    let scenario = |preset: &str| {
+        let text = format!(
+            "num_envs = 2\nsteps = 3\ndt = 0.005\n[robot]\njoints = [\"a\"]\n\
+             [[groups]]\nname = \"arm\"\ntargets = [\"a\"]\npreset = \"{preset}\"\n"
+        );
+        sinew_cli::Scenario::parse_in(&text, "fit.toml", &dir)
+    };
+    let from_file = scenario("fits/mine.json").unwrap();
+    let from_fit = scenario("xl330/m6").unwrap();
+    assert_eq!(from_file.groups[0].actuator, from_fit.groups[0].actuator);
+    assert_eq!(from_file.groups[0].armature, from_fit.groups[0].armature);
+    let e = scenario("fits/none.json").unwrap_err().to_string();
+    assert!(
+        e.contains("group `arm`: field `preset`") && e.contains("none.json"),
+        "{e}"
+    );
+    std::fs::write(dir.join("fits/bad.json"), "{\"kt\": \"x\"}").unwrap();
+    let e = scenario("fits/bad.json").unwrap_err().to_string();
+    assert!(e.contains("`kt` = \"x\" is not a number"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -779,29 +779,42 @@ fn transmission(t: TransmissionToml) -> Transmission {
 
 type Located = (std::ops::Range<usize>, String);
 
-/// A group's BAM preset: the fit and its servo at the scenario's step.
+/// A group's BAM preset: its servo at the scenario's step and the fitted
+/// rotor inertia.
 struct Preset {
-    fit: &'static sinew::bam::BamFit,
     servo: sinew::bam::BamServo,
+    armature: Option<f32>,
 }
 
-/// The servo of the preset a group names.
-fn preset_servo(p: &S<String>, group: &str, dt: f64) -> Result<Preset, Located> {
+/// The servo of the preset a group names: one of BAM's shipped fits
+/// (`xl330/m6`) or a parameter file in BAM's layout (`*.json`, relative to
+/// the scenario; what `sinew fit` writes).
+fn preset_servo(p: &S<String>, group: &str, dir: &Path, dt: f64) -> Result<Preset, Located> {
     let name = p.get_ref();
-    let fit = sinew::bam::bam_fit(name).ok_or_else(|| {
-        let known: Vec<String> = sinew::bam::BAM_FITS.iter().map(|f| f.name()).collect();
+    let located = |message: String| {
         (
             p.span(),
-            format!(
-                "group `{group}`: field `preset`: no BAM fit `{name}`; the fits are {}",
-                known.join(", ")
-            ),
+            format!("group `{group}`: field `preset`: {message}"),
         )
-    })?;
+    };
+    let params = match sinew::bam::bam_fit(name) {
+        Some(fit) => crate::servo::BamParams::from_fit(fit),
+        None if name.ends_with(".json") => {
+            crate::servo::BamParams::read(&relative_to(dir, Path::new(name)), None)
+                .map_err(located)?
+        }
+        None => {
+            let known: Vec<String> = sinew::bam::BAM_FITS.iter().map(|f| f.name()).collect();
+            return Err(located(format!(
+                "no BAM fit `{name}`; the fits are {}, or name a parameter file (`*.json`)",
+                known.join(", ")
+            )));
+        }
+    };
     // eRob and Go1 take kp from the log: a preset starts them at 1, for the
     // group to set.
     let needs_kp = matches!(
-        fit.family,
+        params.family,
         sinew::bam::BamFamily::Erob80x100
             | sinew::bam::BamFamily::Erob80x50
             | sinew::bam::BamFamily::UnitreeGo1
@@ -810,18 +823,18 @@ fn preset_servo(p: &S<String>, group: &str, dt: f64) -> Result<Preset, Located> 
         kp: needs_kp.then_some(1.0),
         ..Default::default()
     };
-    let servo = fit
-        .servo(group, settings, dt as f32)
+    let servo = params
+        .family
+        .servo(group, &|n| params.get(n), settings, dt as f32)
         .map_err(|e| (p.span(), e.to_string()))?;
-    Ok(Preset { fit, servo })
+    Ok(Preset {
+        servo,
+        armature: params.get("armature").map(|a| a as f32),
+    })
 }
 
 fn servo_key(preset: &Preset) -> &'static str {
     preset.servo.clone().actuator().kind_id().spec().key
-}
-
-fn fit_armature(preset: &Preset) -> Option<f32> {
-    preset.fit.get("armature").map(|a| a as f32)
 }
 
 /// Writes `over`'s keys into `base`, table into table.
@@ -936,7 +949,7 @@ fn group_cfg(
     // A preset names the kind; a `kind` beside it must agree.
     let preset = match &g.preset {
         None => None,
-        Some(p) => Some((preset_servo(p, &name, dt)?, p.span())),
+        Some(p) => Some((preset_servo(p, &name, dir, dt)?, p.span())),
     };
     let preset_key = preset.as_ref().map(|(servo, _)| servo_key(servo));
     let (kind_text, kind_span) = match (&g.kind, preset_key) {
@@ -1103,7 +1116,7 @@ fn group_cfg(
 
     let armature = match g.armature.as_ref().map(|a| (a.get_ref(), a.span())) {
         // A preset's fitted rotor inertia, unless the group sets its own.
-        None => preset.as_ref().and_then(|(servo, _)| fit_armature(servo)),
+        None => preset.as_ref().and_then(|(preset, _)| preset.armature),
         Some((ArmatureToml::Value(v), _)) => Some(*v),
         Some((ArmatureToml::Planetary(p), span)) => {
             if p.gear_ratio[0] != 1.0 {
