@@ -290,11 +290,16 @@ impl StepInputs<'_> {
     ) -> bool {
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
-        let inputs = self.inputs.chunks_exact(t.max(1)).skip(env);
-        let inputs = inputs.step_by(self.plan.num_envs());
         let mut bad = 0;
         for &(start, len) in self.plan.claimed_columns() {
-            for row in rows.into_iter().chain(inputs.clone()) {
+            for row in rows {
+                bad |= nonfinite_bits(&row[start..start + len]);
+            }
+        }
+        // The env's row of each input plane (none in most plans).
+        let inputs = self.inputs.chunks_exact(t.max(1)).skip(env);
+        for row in inputs.step_by(self.plan.num_envs()) {
+            for &(start, len) in self.plan.claimed_columns() {
                 bad |= nonfinite_bits(&row[start..start + len]);
             }
         }
