@@ -16,27 +16,8 @@ const fn range(name: &'static str, min: f64, max: f64, default: f64) -> BamParam
     }
 }
 
-const MX64: &[BamParamRange] = &[
-    range("kt", 1.0, 3.0, 1.6),
-    range("R", 1.0, 5.0, 2.0),
-    range("armature", 0.001, 0.05, 0.005),
-    range("q_offset", -0.1, 0.1, 0.0),
-    range("friction_base", 0.0, 0.2, 0.05),
-    range("friction_viscous", 0.0, 1.0, 0.1),
-    range("friction_stribeck", 0.0, 0.2, 0.05),
-    range("dtheta_stribeck", 0.1, 3.0, 0.2),
-    range("alpha", 1.0, 10.0, 1.35),
-    range("load_friction_base", 0.0, 0.5, 0.05),
-    range("load_friction_stribeck", 0.0, 1.0, 0.05),
-    range("load_friction_motor", 0.0, 0.5, 0.05),
-    range("load_friction_external", 0.0, 0.5, 0.05),
-    range("load_friction_motor_stribeck", 0.0, 1.0, 0.05),
-    range("load_friction_external_stribeck", 0.0, 1.0, 0.05),
-    range("load_friction_motor_quad", 0.0, 0.01, 0.0),
-    range("load_friction_external_quad", 0.0, 0.01, 0.0),
-];
-
-const MX106: &[BamParamRange] = &[
+/// mx64, mx106 (identical in BAM).
+const MX: &[BamParamRange] = &[
     range("kt", 1.0, 3.0, 1.6),
     range("R", 1.0, 5.0, 2.0),
     range("armature", 0.001, 0.05, 0.005),
@@ -117,27 +98,8 @@ const XL330I: &[BamParamRange] = &[
     range("load_friction_external_quad", 0.0, 0.01, 0.0),
 ];
 
-const EROB80_100: &[BamParamRange] = &[
-    range("kt", 1.0, 15.0, 1.6),
-    range("R", 0.1, 3.5, 2.0),
-    range("armature", 0.001, 2.0, 0.005),
-    range("q_offset", -0.1, 0.1, 0.0),
-    range("friction_base", 0.0, 10.0, 0.05),
-    range("friction_viscous", 0.0, 30.0, 0.1),
-    range("friction_stribeck", 0.0, 10.0, 0.05),
-    range("dtheta_stribeck", 0.1, 3.0, 0.2),
-    range("alpha", 1.0, 10.0, 1.35),
-    range("load_friction_base", 0.0, 1.0, 0.05),
-    range("load_friction_stribeck", 0.0, 1.0, 0.05),
-    range("load_friction_motor", 0.0, 1.0, 0.05),
-    range("load_friction_external", 0.0, 1.0, 0.05),
-    range("load_friction_motor_stribeck", 0.0, 1.0, 0.05),
-    range("load_friction_external_stribeck", 0.0, 1.0, 0.05),
-    range("load_friction_motor_quad", 0.0, 0.01, 0.0),
-    range("load_friction_external_quad", 0.0, 0.01, 0.0),
-];
-
-const EROB80_50: &[BamParamRange] = &[
+/// erob80_100, erob80_50 (identical in BAM).
+const EROB: &[BamParamRange] = &[
     range("kt", 1.0, 15.0, 1.6),
     range("R", 0.1, 3.5, 2.0),
     range("armature", 0.001, 2.0, 0.005),
@@ -209,13 +171,11 @@ impl BamFamily {
     /// its optimizer searches and BAM's starting value.
     pub fn param_ranges(self) -> &'static [BamParamRange] {
         match self {
-            BamFamily::Mx64 => MX64,
-            BamFamily::Mx106 => MX106,
+            BamFamily::Mx64 | BamFamily::Mx106 => MX,
             BamFamily::Xl320 => XL320,
             BamFamily::Xl330 => XL330,
             BamFamily::Xl330i => XL330I,
-            BamFamily::Erob80x100 => EROB80_100,
-            BamFamily::Erob80x50 => EROB80_50,
+            BamFamily::Erob80x100 | BamFamily::Erob80x50 => EROB,
             BamFamily::Sts3215 => STS3215,
             BamFamily::UnitreeGo1 => UNITREE_GO1,
         }

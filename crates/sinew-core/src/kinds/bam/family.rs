@@ -248,57 +248,40 @@ pub struct BamParamRange {
 pub const BAM_MODELS: [&str; 6] = ["m1", "m2", "m3", "m4", "m5", "m6"];
 
 /// The friction coefficients friction model `model` (`m1` … `m6`) creates,
-/// as BAM's `Model` flags do: M1 Coulomb and viscous; M2 adds Stribeck;
-/// M3 is M1 with load-dependent `K_l`; M4 is M3 with Stribeck; M5 is
-/// directional (`K_m`, `K_e` and their Stribeck terms) with Stribeck; M6
-/// adds the quadratic terms. `None` for an unknown name.
-pub fn model_friction_params(model: &str) -> Option<&'static [&'static str]> {
-    const STRIBECK: [&str; 3] = ["friction_stribeck", "dtheta_stribeck", "alpha"];
-    Some(match model {
-        "m1" => &["friction_base", "friction_viscous"],
-        "m2" => &[
-            "friction_base",
-            "friction_viscous",
-            STRIBECK[0],
-            STRIBECK[1],
-            STRIBECK[2],
-        ],
-        "m3" => &["friction_base", "friction_viscous", "load_friction_base"],
-        "m4" => &[
-            "friction_base",
-            "friction_viscous",
-            "load_friction_base",
-            STRIBECK[0],
-            STRIBECK[1],
-            STRIBECK[2],
-            "load_friction_stribeck",
-        ],
-        "m5" => &[
-            "friction_base",
-            "friction_viscous",
-            STRIBECK[0],
-            STRIBECK[1],
-            STRIBECK[2],
-            "load_friction_motor",
-            "load_friction_external",
-            "load_friction_motor_stribeck",
-            "load_friction_external_stribeck",
-        ],
-        "m6" => &[
-            "friction_base",
-            "friction_viscous",
-            STRIBECK[0],
-            STRIBECK[1],
-            STRIBECK[2],
-            "load_friction_motor",
-            "load_friction_external",
-            "load_friction_motor_stribeck",
-            "load_friction_external_stribeck",
-            "load_friction_motor_quad",
-            "load_friction_external_quad",
-        ],
+/// in [`FRICTION_PARAMS`](super::FRICTION_PARAMS) order, from the model's
+/// flags as BAM's `Model.set_actuator` does: M1 Coulomb and viscous; M2
+/// adds Stribeck; M3 is M1 with load-dependent `K_l`; M4 is M3 with
+/// Stribeck; M5 is directional (`K_m`, `K_e` and their Stribeck terms)
+/// with Stribeck; M6 adds the quadratic terms. `None` for an unknown name.
+pub fn model_friction_params(model: &str) -> Option<Vec<&'static str>> {
+    // (load_dependent, directional, stribeck, quadratic), BAM's `models`.
+    let (load, directional, stribeck, quadratic) = match model {
+        "m1" => (false, false, false, false),
+        "m2" => (false, false, true, false),
+        "m3" => (true, false, false, false),
+        "m4" => (true, false, true, false),
+        "m5" => (true, true, true, false),
+        "m6" => (true, true, true, true),
         _ => return None,
-    })
+    };
+    let created = |name: &str| match name {
+        "friction_base" | "friction_viscous" => true,
+        "friction_stribeck" | "dtheta_stribeck" | "alpha" => stribeck,
+        "load_friction_base" => load && !directional,
+        "load_friction_stribeck" => load && !directional && stribeck,
+        "load_friction_motor" | "load_friction_external" => load && directional,
+        "load_friction_motor_stribeck" | "load_friction_external_stribeck" => {
+            load && directional && stribeck
+        }
+        _ => quadratic,
+    };
+    Some(
+        super::FRICTION_PARAMS
+            .iter()
+            .map(|p| p.name)
+            .filter(|name| created(name))
+            .collect(),
+    )
 }
 
 impl BamFamily {
