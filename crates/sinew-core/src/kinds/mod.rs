@@ -12,6 +12,7 @@ mod builtin;
 mod dc_motor;
 mod ideal_pd;
 mod learned;
+pub mod mimo;
 mod mj_general;
 mod remotized_pd;
 pub mod spec;
@@ -29,6 +30,7 @@ pub use builtin::{
 pub use dc_motor::{dc_motor_clip, dc_motor_effort, DcMotorCfg};
 pub use ideal_pd::{clip, ideal_pd_effort, pd_torque, IdealPdCfg};
 pub use learned::*;
+pub use mimo::{MimoMuscleCfg, MimoPositionalCfg, MimoSpringDamperCfg};
 pub use mj_general::*;
 pub use remotized_pd::{lookup_limit, RemotizedPdCfg};
 pub use spec::{
@@ -297,6 +299,15 @@ registry! {
     BamErobBench(BamBenchCfg<BamErobCfg>),
     /// [`BamGo1Cfg`] on BAM's pendulum testbench.
     BamGo1Bench(BamBenchCfg<BamGo1Cfg>),
+    /// MIMo's spring-damper motor: the action clipped to its action space
+    /// as the motor's `ctrl`, `gear·u` and the cost as outputs.
+    MimoSpringDamper(MimoSpringDamperCfg),
+    /// MIMo's two-muscle joint: activations as state, MIMo's FL/FV/FP
+    /// curves, the joint torque.
+    MimoMuscle(MimoMuscleCfg),
+    /// MIMo's positional model: the target clipped to the joint range, for
+    /// the simulator's joint lock.
+    MimoPositional(MimoPositionalCfg),
 }
 
 impl KindId {
