@@ -10,6 +10,11 @@
 //! - `tests/golden/bam/{laws,rollouts}.json`: BAM's own testbench steps,
 //!   friction budgets and closed-loop replays of twelve real XL-330 logs
 //!   (`data/bam-xl330/`), within `BAM_TOLERANCE` and the rollouts' 1% / 0.5 mrad.
+//! - `tests/golden/mimo/*.json`: MIMo's own spring-damper, muscle and
+//!   positional models on its 44-actuator body (single muscle updates, curve
+//!   sweeps, env-step rollouts), within `MIMO_TOLERANCE`; the positional
+//!   file compared through MIMo's documented constraint permutation, which
+//!   the report names.
 //! - `tests/golden/mujoco/*.json`: 977 cases of MuJoCo 4.0.0. The tolerance
 //!   is the bar's: `|Δ| ≤ 1e-5 · max(1, |MuJoCo|)` on `actuator_force`,
 //!   `act_dot`, `act_next` and `qfrc_actuator`, Sinew in f32 against
@@ -22,8 +27,8 @@ use sinew::{
     CommandField, DampRatio, InheritRange, MjGeneralCfg, MjMuscleCfg, MjPositionCfg, Plan,
 };
 use sinew_cli::verify::{
-    self, Outcome, Schema, VerifyOptions, BAM_TOLERANCE, LEARNED_TOLERANCE, MUJOCO_TOLERANCE,
-    ROLLOUT_ABSOLUTE, ROLLOUT_RELATIVE,
+    self, Outcome, Schema, VerifyOptions, BAM_TOLERANCE, LEARNED_TOLERANCE, MIMO_TOLERANCE,
+    MUJOCO_TOLERANCE, ROLLOUT_ABSOLUTE, ROLLOUT_RELATIVE,
 };
 
 use crate::support::{backends, Tolerance};
@@ -127,6 +132,34 @@ fn bam_golden_laws_and_rollouts() {
     assert_eq!(failed, 0, "BAM golden cases failed (listed above)");
     assert!(skips.is_empty(), "skipped: {skips:?}");
     assert_eq!(passed, (894 + 72) * backends().len());
+}
+
+#[test]
+fn mimo_golden_cases() {
+    let files = [
+        "muscle_single",
+        "muscle_rollout",
+        "spring_damper",
+        "positional",
+    ];
+    let (passed, failed, skips) = replay("mimo", &files, Schema::Mimo);
+    println!("MIMo golden: within {MIMO_TOLERANCE} · max(1, |MIMo|)");
+    assert_eq!(failed, 0, "MIMo golden cases failed (listed above)");
+    assert!(skips.is_empty(), "skipped: {skips:?}");
+    assert_eq!(passed, 49 * backends().len());
+    // The positional file's two swapped hip locks are named, not hidden.
+    let make = |plan: Plan| Ok(backends()[0].1(plan));
+    let report = verify::verify_doc(
+        &golden("mimo", "positional"),
+        &make,
+        &VerifyOptions::default(),
+        1,
+    )
+    .unwrap();
+    assert_eq!(report.notes.len(), 2, "{:?}", report.notes);
+    assert!(
+        report.notes[0].contains("robot:hip_lean1") && report.notes[0].contains("robot:hip_bend1")
+    );
 }
 
 // ---- The shortcut constructors compile as MuJoCo's compiler does.

@@ -604,6 +604,9 @@ fn verify_files(
                 d.ratio
             );
         }
+        for note in &report.notes {
+            println!("  note: {note}");
+        }
         let mut reasons: Vec<&str> = Vec::new();
         for (id, outcome) in &report.cases {
             match outcome {

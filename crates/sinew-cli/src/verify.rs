@@ -19,10 +19,17 @@
 //!   [`VerifyOptions::logs_dir`]); MAE and RMSE within [`ROLLOUT_RELATIVE`]
 //!   or [`ROLLOUT_ABSOLUTE`] of BAM's.
 //!
+//! - `mimo-actuation-golden/v1` (MIMo's own `MuscleModel`,
+//!   `tests/golden/mimo/README.md`): single muscle updates, curve sweeps
+//!   and env-step rollouts on a 44-joint
+//!   [`MimoMuscleCfg`](sinew::MimoMuscleCfg) plan; every compared value
+//!   within [`MIMO_TOLERANCE`]·max(1, |reference|).
+//!
 //! A case that needs something Sinew does not model is **skipped** with the
 //! reason, never counted as passed.
 
 mod bam;
+mod mimo;
 mod mjlab;
 mod mujoco;
 
@@ -34,6 +41,7 @@ use sinew::{Backend, Plan};
 use crate::CliError;
 
 pub use bam::{BAM_TOLERANCE, ROLLOUT_ABSOLUTE, ROLLOUT_RELATIVE};
+pub use mimo::MIMO_TOLERANCE;
 pub use mjlab::LEARNED_TOLERANCE;
 pub use mujoco::{compiled_general, MUJOCO_TOLERANCE};
 
@@ -49,6 +57,8 @@ pub enum Schema {
     Mjlab,
     /// `bam-actuator-golden/v1` (`laws` and `rollouts` files).
     Bam,
+    /// `mimo-actuation-golden/v1`.
+    Mimo,
 }
 
 impl Schema {
@@ -58,6 +68,7 @@ impl Schema {
             Schema::Mujoco => "mujoco-actuator-golden/v1",
             Schema::Mjlab => "mjlab-actuator-golden/v1",
             Schema::Bam => "bam-actuator-golden/v1",
+            Schema::Mimo => "mimo-actuation-golden/v1",
         }
     }
 }
@@ -133,6 +144,9 @@ pub struct FileReport {
     pub compared: usize,
     /// Values not bit-equal to the reference (as f32).
     pub inexact: usize,
+    /// Differences the comparison accounts for by design, named (e.g.
+    /// MIMo's positional model locking two hip joints swapped).
+    pub notes: Vec<String>,
 }
 
 impl FileReport {
@@ -254,11 +268,13 @@ pub fn schema_of(doc: &Value) -> Result<Schema, String> {
         Some(s) if s == Schema::Mujoco.name() => Ok(Schema::Mujoco),
         Some(s) if s == Schema::Mjlab.name() => Ok(Schema::Mjlab),
         Some(s) if s == Schema::Bam.name() => Ok(Schema::Bam),
+        Some(s) if s == Schema::Mimo.name() => Ok(Schema::Mimo),
         Some(s) => Err(format!(
-            "unknown schema `{s}`; verify reads `{}`, `{}` and `{}`",
+            "unknown schema `{s}`; verify reads `{}`, `{}`, `{}` and `{}`",
             Schema::Mujoco.name(),
             Schema::Mjlab.name(),
-            Schema::Bam.name()
+            Schema::Bam.name(),
+            Schema::Mimo.name()
         )),
         None => Err("no `schema` field: not a Sinew golden file".into()),
     }
@@ -274,7 +290,7 @@ pub fn verify_doc(
     let schema = schema_of(doc)?;
     let key = match schema {
         Schema::Bam => bam::Verifier::cases_key(doc),
-        Schema::Mujoco | Schema::Mjlab => "cases",
+        Schema::Mujoco | Schema::Mjlab | Schema::Mimo => "cases",
     };
     let cases = doc
         .get(key)
@@ -286,6 +302,7 @@ pub fn verify_doc(
         ));
     }
     let mut bam = bam::Verifier::new(doc, options);
+    let mut mimo = mimo::Verifier::new(doc);
     let mut tally = Tally::new(keep_worst);
     let mut results = Vec::with_capacity(cases.len());
     for (i, case) in cases.iter().enumerate() {
@@ -298,6 +315,7 @@ pub fn verify_doc(
             Schema::Mujoco => mujoco::run_case(case, &id, make, &mut tally),
             Schema::Mjlab => mjlab::run_case(case, &id, make, options, &mut tally),
             Schema::Bam => bam.run_case(case, &id, make, &mut tally),
+            Schema::Mimo => mimo.run_case(case, &id, make, &mut tally),
         };
         // A case passes on values compared, not on the absence of any.
         let outcome = match outcome {
@@ -314,6 +332,7 @@ pub fn verify_doc(
         worst: tally.worst,
         compared: tally.compared,
         inexact: tally.inexact,
+        notes: mimo.notes,
     })
 }
 
