@@ -8,6 +8,7 @@ mod errors;
 mod fit;
 mod golden;
 mod learned;
+mod mimo;
 mod mujoco;
 mod parity;
 mod properties;

@@ -5,7 +5,7 @@ use crate::scenario::Scenario;
 use crate::CliError;
 
 /// `(name, aliases, file name, text)` of every preset.
-pub const PRESETS: [(&str, &[&str], &str, &str); 3] = [
+pub const PRESETS: [(&str, &[&str], &str, &str); 4] = [
     (
         "unitree_g1",
         &["g1", "humanoid"],
@@ -23,6 +23,12 @@ pub const PRESETS: [(&str, &[&str], &str, &str); 3] = [
         &["so100", "servo", "arm"],
         "so_arm100.toml",
         include_str!("../../../presets/so_arm100.toml"),
+    ),
+    (
+        "mimo",
+        &["infant", "muscle"],
+        "mimo.toml",
+        include_str!("../../../presets/mimo.toml"),
     ),
 ];
 

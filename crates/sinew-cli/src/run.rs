@@ -35,7 +35,14 @@ pub fn engine(
         BackendChoice::Cpu => Engine::cpu(robot, groups, num_envs, options.clone()),
         BackendChoice::Wgpu => Engine::gpu(robot, groups, num_envs, options.clone()),
     };
-    made.map_err(|e| scenario.locate(e))
+    let mut engine = made.map_err(|e| scenario.locate(e))?;
+    let len = num_envs * engine.plan().num_targets();
+    for (name, &value) in &scenario.inputs {
+        engine
+            .set_input(name, &vec![value; len])
+            .map_err(|e| scenario.field_error("inputs", e.to_string()))?;
+    }
+    Ok(engine)
 }
 
 /// What a run did.

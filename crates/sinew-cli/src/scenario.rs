@@ -70,6 +70,10 @@ pub struct Scenario {
     pub command: CommandSpec,
     /// What `run` writes.
     pub output: OutputSpec,
+    /// The `[inputs]` table: input planes (e.g. `torque_enable`,
+    /// `muscle_target_neg`) held at one value for every (env, target) the
+    /// whole run; planes it does not name keep their defaults.
+    pub inputs: std::collections::BTreeMap<String, f32>,
     /// Line of each `(group, field)` for messages about values.
     lines: HashMap<(String, String), usize>,
     /// Line of each top-level and robot field (`num_envs`, `dt`,
@@ -138,6 +142,9 @@ struct FileToml {
     command: Option<S<CommandSpec>>,
     #[serde(default)]
     output: Option<S<OutputSpec>>,
+    /// Input planes held at one value for the whole run.
+    #[serde(default)]
+    inputs: Option<S<std::collections::BTreeMap<String, f32>>>,
 }
 
 #[derive(Deserialize)]
@@ -564,6 +571,7 @@ impl Scenario {
         note("dt", Some(file.dt.span()));
         note("robot", Some(file.robot.span()));
         note("output", file.output.as_ref().map(|o| o.span()));
+        note("inputs", file.inputs.as_ref().map(|o| o.span()));
         let r = file.robot.into_inner();
         note("robot.joints", r.joints.as_ref().map(|v| v.span()));
         note("robot.tendons", r.tendons.as_ref().map(|v| v.span()));
@@ -674,11 +682,21 @@ impl Scenario {
             },
             command,
             output,
+            inputs: file.inputs.map(S::into_inner).unwrap_or_default(),
             lines,
             file_lines,
         };
         // Compile once now, so that every error of the file shows at load.
-        scenario.plan(scenario.num_envs)?;
+        let plan = scenario.plan(scenario.num_envs)?;
+        let len = plan.num_envs() * plan.num_targets();
+        for (name, value) in &scenario.inputs {
+            plan.check_input(name, len)
+                .map_err(|e| scenario.field_error("inputs", e.to_string()))?;
+            if !value.is_finite() {
+                return Err(scenario
+                    .field_error("inputs", format!("`inputs.{name}` = {value} is not finite")));
+            }
+        }
         Ok(scenario)
     }
 
