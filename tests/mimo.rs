@@ -178,13 +178,13 @@ fn resets_per_env_writes_and_nan_isolation() {
             read(b.as_mut(), "muscle_activation_neg"),
             read(b.as_mut(), "muscle_activation_pos"),
         );
-        for env in 0..NUM_ENVS {
+        for (env, &scale) in scales.iter().enumerate() {
             let i = env * NUM_TARGETS;
             let m = muscles()[0];
             let [m1, r1, m2, r2] = mimo::muscle_parametrization(m.range_lo, m.range_hi, 0.0);
             let f1 = mimo::muscle_state(m1, r1, m.vmax, q[i], 0.0, a1[i]).force;
             let f2 = mimo::muscle_state(m2, r2, m.vmax, q[i], 0.0, a2[i]).force;
-            let want = -(m1 * f1 * scales[env] + m2 * f2 * m.fmax_pos);
+            let want = -(m1 * f1 * scale + m2 * f2 * m.fmax_pos);
             approx::assert_relative_eq!(tau[i], want, max_relative = 1e-5);
         }
 

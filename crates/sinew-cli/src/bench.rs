@@ -17,7 +17,7 @@ use sinew::{
 use crate::CliError;
 
 /// The workloads, by name.
-pub const KINDS: [&str; 8] = [
+pub const KINDS: [&str; 9] = [
     "pd",
     "dc",
     "delayed_dc",
@@ -26,6 +26,7 @@ pub const KINDS: [&str; 8] = [
     "mujoco",
     "learned_mlp",
     "servo",
+    "muscle_pair",
 ];
 
 /// A network of the walk-these-ways Go1 actuator net's shape, 6 → 32 → 32 →
@@ -72,7 +73,9 @@ fn dc(kp: f32) -> DcMotorCfg {
 /// history of 3, then the DC clip. `servo` is BAM's XL-330 voltage law with
 /// its shipped M6 friction (`xl330/m6`) on every joint, its torque enable and
 /// external torque input planes at their defaults, its friction and command
-/// outputs written.
+/// outputs written. `muscle_pair` is MIMo's muscle model, joint `t` with the
+/// parameters of MIMo's actuator `t mod 44` (the `mimo` preset; `--targets
+/// 44` is MIMo's body), activation targets at their default 0.
 pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> {
     let all = [".*"];
     Some(match kind {
@@ -118,6 +121,18 @@ pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> 
                 .expect("the shipped fit is complete");
             vec![GroupCfg::new("g", all, servo.actuator())]
         }
+        "muscle_pair" => {
+            let mimo = crate::presets::preset("mimo")
+                .expect("a shipped preset")
+                .expect("the shipped preset parses")
+                .groups;
+            (0..num_targets)
+                .map(|t| {
+                    let cfg = mimo[t % mimo.len()].actuator.clone();
+                    GroupCfg::new(format!("g{t}"), [format!("j{t}")], cfg)
+                })
+                .collect()
+        }
         "passthrough" => vec![GroupCfg::new(
             "g",
             all,
@@ -152,6 +167,10 @@ pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
         // The five command fields, two input planes and 20 parameters in;
         // ctrl and three outputs (friction loss, damping, command) out.
         "servo" => 124.0,
+        // The five command fields, two input planes, eight parameters and
+        // two activations in; ctrl, the two activations and five output
+        // planes out.
+        "muscle_pair" => 100.0,
         _ => 24.0,
     }
 }

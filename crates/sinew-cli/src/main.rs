@@ -27,7 +27,7 @@ struct Cli {
 enum Command {
     /// Step a scenario (a TOML file or a preset name) and write its outputs as .npy.
     Run {
-        /// A scenario file, or a preset: unitree_g1, unitree_go1, so_arm100 (see `sinew presets`).
+        /// A scenario file, or a preset: unitree_g1, unitree_go1, so_arm100, mimo (see `sinew presets`).
         scenario: String,
         /// Where to run.
         #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
@@ -54,7 +54,7 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
         envs: Vec<usize>,
         /// Workloads, comma-separated: pd, dc, delayed_dc, delay_dc, passthrough, mujoco,
-        /// learned_mlp, servo (default all).
+        /// learned_mlp, servo, muscle_pair (default all).
         #[arg(long, value_delimiter = ',')]
         kinds: Vec<String>,
         /// Targets per env.
@@ -131,9 +131,9 @@ enum Command {
         #[arg(long, value_name = "FIT.json")]
         out: PathBuf,
     },
-    /// Replay golden files made by MuJoCo or mjlab (schema read from each file) and compare.
+    /// Replay golden files made by MuJoCo, mjlab, BAM or MIMo (schema read from each file) and compare.
     Verify {
-        /// Golden JSON files (tests/golden/{mujoco,mjlab,bam}/*.json).
+        /// Golden JSON files (tests/golden/{mujoco,mjlab,bam,mimo}/*.json).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Where to run.
