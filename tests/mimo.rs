@@ -189,9 +189,8 @@ fn resets_per_env_writes_and_nan_isolation() {
         }
 
         // A NaN target in env 2: its activations stay, the others advance.
-        let mut before = vec![0.0; N];
-        b.read_state("m1", "activation_pos", &mut before[..NUM_ENVS])
-            .unwrap();
+        let mut before = [0.0; NUM_ENVS];
+        b.read_state("m1", "activation_pos", &mut before).unwrap();
         let mut targets = vec![1.0; N];
         targets[2 * NUM_TARGETS + 1] = f32::NAN;
         b.set_input("muscle_target_pos", &targets).unwrap();
