@@ -14,6 +14,7 @@ mod ideal_pd;
 mod learned;
 pub mod mimo;
 mod mj_general;
+pub mod mj_stateful;
 mod remotized_pd;
 pub mod spec;
 mod wrapped;
@@ -32,6 +33,7 @@ pub use ideal_pd::{clip, ideal_pd_effort, pd_torque, IdealPdCfg};
 pub use learned::*;
 pub use mimo::{MimoMuscleCfg, MimoPositionalCfg, MimoSpringDamperCfg};
 pub use mj_general::*;
+pub use mj_stateful::{CtrlInputs, MjDcMotorCfg, MjPidCfg};
 pub use remotized_pd::{lookup_limit, RemotizedPdCfg};
 pub use spec::{
     planes_of, Domain, Kind, KindVisitor, LawIo, ParamSpec, PlaneSpec, SpecInfo, Stage, StateSpec,
@@ -308,6 +310,11 @@ registry! {
     /// MIMo's positional model: the target clipped to the joint range, for
     /// the simulator's joint lock.
     MimoPositional(MimoPositionalCfg),
+    /// MuJoCo 4's `<pid>` on a joint: slew, anti-windup integral, force range.
+    MjPid(MjPidCfg),
+    /// MuJoCo 4's `<dcmotor>` on a joint: back-EMF, controller, inductance,
+    /// thermal model, saturation, cogging and LuGre friction.
+    MjDcMotor(MjDcMotorCfg),
 }
 
 impl KindId {

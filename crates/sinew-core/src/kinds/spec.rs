@@ -64,6 +64,8 @@ pub enum Domain {
     Finite,
     /// A fraction: finite, > 0 and ≤ 1.
     Fraction,
+    /// Any value but NaN: a range end, `±inf` where unlimited.
+    Extended,
 }
 
 impl Domain {
@@ -75,6 +77,7 @@ impl Domain {
             Domain::Positive => value.is_finite() && value > 0.0,
             Domain::Finite => value.is_finite(),
             Domain::Fraction => value > 0.0 && value <= 1.0,
+            Domain::Extended => !value.is_nan(),
         };
         if ok {
             return Ok(());
@@ -86,6 +89,7 @@ impl Domain {
             Domain::NonNegative => "must be finite and >= 0",
             Domain::Finite => "must be finite",
             Domain::Fraction => "must be > 0 and <= 1",
+            Domain::Extended => "must not be NaN (inf for unlimited)",
         })
     }
 }
