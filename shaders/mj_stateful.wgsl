@@ -14,9 +14,13 @@ fn mj_expm1(x: f32) -> f32 {
 }
 
 // (limited control, slot rate).
-fn mj_slew(u0: f32, z: f32, rate: f32, h: f32) -> vec2<f32> {
-    let limited = clip(u0, z - rate * h, z + rate * h);
-    return vec2<f32>(limited, (limited - z) / h);
+fn mj_slew(u0: f32, z: f32, limit: f32, h: f32) -> vec2<f32> {
+    let rate = (u0 - z) / h;
+    if rate > limit || rate < -limit {
+        let clipped = clip(rate, -limit, limit);
+        return vec2<f32>(z + clipped * h, clipped);
+    }
+    return vec2<f32>(u0, rate);
 }
 
 fn mj_windup(error: f32, z: f32, limit: f32) -> f32 {

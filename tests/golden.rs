@@ -15,6 +15,9 @@
 //!   sweeps, env-step rollouts), within `MIMO_TOLERANCE`; the positional
 //!   file compared through MIMo's documented constraint permutation, which
 //!   the report names.
+//! - `tests/golden/mujoco-stateful/*.json`: MuJoCo 4.0.0's `<pid>` and
+//!   `<dcmotor>`: the 872 cases on joints within `MUJOCO_TOLERANCE` plus each
+//!   value's f32 input sensitivity; tendon, multi and mixed forms skipped.
 //! - `tests/golden/mujoco/*.json`: 977 cases of MuJoCo 4.0.0. The tolerance
 //!   is the bar's: `|Δ| ≤ 1e-5 · max(1, |MuJoCo|)` on `actuator_force`,
 //!   `act_dot`, `act_next` and `qfrc_actuator`, Sinew in f32 against
@@ -132,6 +135,25 @@ fn bam_golden_laws_and_rollouts() {
     assert_eq!(failed, 0, "BAM golden cases failed (listed above)");
     assert!(skips.is_empty(), "skipped: {skips:?}");
     assert_eq!(passed, (894 + 72) * backends().len());
+}
+
+#[test]
+fn mujoco_stateful_golden_cases() {
+    let files = ["dcmotor", "pid", "general", "tendon", "episodes"];
+    let (passed, failed, skips) = replay("mujoco-stateful", &files, Schema::MujocoStateful);
+    println!(
+        "MuJoCo 4 stateful golden: {MUJOCO_TOLERANCE} · max(1, |MuJoCo|) + f32 input sensitivity"
+    );
+    assert_eq!(
+        failed, 0,
+        "MuJoCo stateful golden cases failed (listed above)"
+    );
+    assert_eq!(passed, 872 * backends().len());
+    // What is not modelled yet is skipped, each with its reason.
+    assert_eq!(skips.len(), 93 * backends().len(), "{skips:?}");
+    assert!(skips.iter().all(|s| s.contains("tendon")
+        || s.contains("several actuators")
+        || s.contains("mixed <general>")));
 }
 
 #[test]

@@ -19,6 +19,10 @@
 //!   [`VerifyOptions::logs_dir`]); MAE and RMSE within [`ROLLOUT_RELATIVE`]
 //!   or [`ROLLOUT_ABSOLUTE`] of BAM's.
 //!
+//! - `mujoco-actuator-golden/v2` (MuJoCo 4.0.0's `<pid>` and `<dcmotor>`,
+//!   `tests/golden/mujoco-stateful/README.md`): single steps and chained
+//!   episodes on joints, as [`MjPidCfg`](sinew::MjPidCfg) and
+//!   [`MjDcMotorCfg`](sinew::MjDcMotorCfg) plans; within [`MUJOCO_TOLERANCE`].
 //! - `mimo-actuation-golden/v1` (MIMo's own `MuscleModel`,
 //!   `tests/golden/mimo/README.md`): single muscle updates, curve sweeps
 //!   and env-step rollouts on a 44-joint
@@ -32,6 +36,7 @@ mod bam;
 mod mimo;
 mod mjlab;
 mod mujoco;
+mod stateful;
 
 use std::path::Path;
 
@@ -59,6 +64,8 @@ pub enum Schema {
     Bam,
     /// `mimo-actuation-golden/v1`.
     Mimo,
+    /// `mujoco-actuator-golden/v2` (MuJoCo 4's stateful actuators).
+    MujocoStateful,
 }
 
 impl Schema {
@@ -69,6 +76,7 @@ impl Schema {
             Schema::Mjlab => "mjlab-actuator-golden/v1",
             Schema::Bam => "bam-actuator-golden/v1",
             Schema::Mimo => "mimo-actuation-golden/v1",
+            Schema::MujocoStateful => "mujoco-actuator-golden/v2",
         }
     }
 }
@@ -269,9 +277,11 @@ pub fn schema_of(doc: &Value) -> Result<Schema, String> {
         Some(s) if s == Schema::Mjlab.name() => Ok(Schema::Mjlab),
         Some(s) if s == Schema::Bam.name() => Ok(Schema::Bam),
         Some(s) if s == Schema::Mimo.name() => Ok(Schema::Mimo),
+        Some(s) if s == Schema::MujocoStateful.name() => Ok(Schema::MujocoStateful),
         Some(s) => Err(format!(
-            "unknown schema `{s}`; verify reads `{}`, `{}`, `{}` and `{}`",
+            "unknown schema `{s}`; verify reads `{}`, `{}`, `{}`, `{}` and `{}`",
             Schema::Mujoco.name(),
+            Schema::MujocoStateful.name(),
             Schema::Mjlab.name(),
             Schema::Bam.name(),
             Schema::Mimo.name()
@@ -290,7 +300,7 @@ pub fn verify_doc(
     let schema = schema_of(doc)?;
     let key = match schema {
         Schema::Bam => bam::Verifier::cases_key(doc),
-        Schema::Mujoco | Schema::Mjlab | Schema::Mimo => "cases",
+        Schema::Mujoco | Schema::Mjlab | Schema::Mimo | Schema::MujocoStateful => "cases",
     };
     let cases = doc
         .get(key)
@@ -316,6 +326,7 @@ pub fn verify_doc(
             Schema::Mjlab => mjlab::run_case(case, &id, make, options, &mut tally),
             Schema::Bam => bam.run_case(case, &id, make, &mut tally),
             Schema::Mimo => mimo.run_case(case, &id, make, &mut tally),
+            Schema::MujocoStateful => stateful::run_case(case, &id, make, &mut tally),
         };
         // A case passes on values compared, not on the absence of any.
         let outcome = match outcome {

@@ -56,7 +56,12 @@ impl CtrlInputs {
     }
 }
 
-const fn param(name: &'static str, unit: &'static str, doc: &'static str, domain: Domain) -> ParamSpec {
+const fn param(
+    name: &'static str,
+    unit: &'static str,
+    doc: &'static str,
+    domain: Domain,
+) -> ParamSpec {
     ParamSpec {
         name,
         aliases: &[],
@@ -100,11 +105,20 @@ pub fn expm1(x: f32) -> f32 {
 }
 
 /// MuJoCo's slew limit of the first control (Part 5.3): the limited value
-/// and the slot's rate.
+/// and the slot's rate. MuJoCo clips the value to `z ± rate·h` and takes
+/// the rate as `(u0' − z)/h`; in f32 that difference loses `ulp(z)/h`, so
+/// the rate is clipped instead (`±rate` exactly when the limit acts, as
+/// MuJoCo's f64 gives) and the value follows from it.
 #[inline(always)]
 fn slew(u0: f32, z: f32, rate: f32, h: f32) -> (f32, f32) {
-    let limited = clip(u0, z - rate * h, z + rate * h);
-    (limited, (limited - z) / h)
+    let limit = rate;
+    let rate = (u0 - z) / h;
+    if rate > limit || rate < -limit {
+        let rate = clip(rate, -limit, limit);
+        (z + rate * h, rate)
+    } else {
+        (u0, rate)
+    }
 }
 
 /// The integral's rate with MuJoCo's anti-windup (`≥`/`≤` at ±limit; a
@@ -133,7 +147,11 @@ pub const STATE: [StateSpec; 5] = [
 
 /// The output planes.
 pub const OUTPUTS: [PlaneSpec; 6] = [
-    plane("actuator_force", "N·m", "MuJoCo's actuator_force (actuator space)"),
+    plane(
+        "actuator_force",
+        "N·m",
+        "MuJoCo's actuator_force (actuator space)",
+    ),
     plane("act_dot_slew", "input unit/s", "the slew slot's rate"),
     plane("act_dot_integral", "rad", "the integral slot's rate"),
     plane("act_dot_temperature", "K/s", "the temperature slot's rate"),
@@ -253,8 +271,18 @@ impl Kind for MjPidCfg {
         param("kp", "N·m/rad", "proportional gain", Domain::Finite),
         param("kv", "N·m·s/rad", "derivative gain", Domain::Finite),
         param("ki", "N·m/(rad·s)", "integral gain", Domain::NonNegative),
-        param("imax", "rad·s", "anti-windup limit (<= 0: off)", Domain::Finite),
-        param("slewmax", "1/s", "first control's rate limit (<= 0: off)", Domain::Finite),
+        param(
+            "imax",
+            "rad·s",
+            "anti-windup limit (<= 0: off)",
+            Domain::Finite,
+        ),
+        param(
+            "slewmax",
+            "1/s",
+            "first control's rate limit (<= 0: off)",
+            Domain::Finite,
+        ),
         param("bias0", "N·m", "constant bias", Domain::Finite),
         param("gear", "1", "gear", Domain::Finite),
         param("force_lo", "N·m", "forcerange low", Domain::Extended),
@@ -262,12 +290,22 @@ impl Kind for MjPidCfg {
         param("pos_lo", "rad", "pos control range low", Domain::Extended),
         param("pos_hi", "rad", "pos control range high", Domain::Extended),
         param("vel_lo", "rad/s", "vel control range low", Domain::Extended),
-        param("vel_hi", "rad/s", "vel control range high", Domain::Extended),
+        param(
+            "vel_hi",
+            "rad/s",
+            "vel control range high",
+            Domain::Extended,
+        ),
         param("ff_lo", "N·m", "ff control range low", Domain::Extended),
         param("ff_hi", "N·m", "ff control range high", Domain::Extended),
         param("act_lo", "1", "actrange low", Domain::Extended),
         param("act_hi", "1", "actrange high", Domain::Extended),
-        param("act_early", "0/1", "force from the next integral", Domain::Finite),
+        param(
+            "act_early",
+            "0/1",
+            "force from the next integral",
+            Domain::Finite,
+        ),
         param("timestep", "s", "MuJoCo's timestep", Domain::Positive),
     ];
     const STATE: &'static [StateSpec] = &[STATE[0], STATE[1]];
@@ -319,10 +357,20 @@ impl Kind for MjPidCfg {
     fn validate(&self, group: &str) -> Result<(), Error> {
         let bits = self.inputs.0;
         if bits & !(CtrlInputs::POS | CtrlInputs::VEL | CtrlInputs::FF) != 0 {
-            return Err(invalid(group, "input", bits as f32, "a pid takes pos, vel and ff inputs only"));
+            return Err(invalid(
+                group,
+                "input",
+                bits as f32,
+                "a pid takes pos, vel and ff inputs only",
+            ));
         }
         if self.ki > 0.0 && !self.inputs.has(CtrlInputs::POS) {
-            return Err(invalid(group, "ki", self.ki, "an integral needs the pos input"));
+            return Err(invalid(
+                group,
+                "ki",
+                self.ki,
+                "an integral needs the pos input",
+            ));
         }
         Ok(())
     }
@@ -594,33 +642,113 @@ impl Kind for MjDcMotorCfg {
     const KEY: &'static str = "mj_dcmotor";
     const PARAMS: &'static [ParamSpec] = &[
         param("resistance", "Ω", "nominal resistance R", Domain::Positive),
-        param("motorconst", "N·m/A", "motor constant K", Domain::NonNegative),
-        param("alpha", "1/K", "resistance temperature coefficient", Domain::Finite),
+        param(
+            "motorconst",
+            "N·m/A",
+            "motor constant K",
+            Domain::NonNegative,
+        ),
+        param(
+            "alpha",
+            "1/K",
+            "resistance temperature coefficient",
+            Domain::Finite,
+        ),
         param("t0", "°C", "reference temperature", Domain::Finite),
         param("kp", "N·m/rad", "controller kp", Domain::Finite),
         param("ki", "N·m/(rad·s)", "controller ki", Domain::Finite),
         param("kd", "N·m·s/rad", "controller kd", Domain::Finite),
-        param("vmax", "V", "controller voltage limit (<= 0: off)", Domain::Finite),
-        param("te", "s", "electrical time constant (<= 0: no current slot)", Domain::Finite),
-        param("didt_max", "A/s", "current rate limit (<= 0: off)", Domain::Finite),
-        param("thermal_resistance", "K/W", "thermal resistance (<= 0: no thermal model)", Domain::Finite),
-        param("thermal_capacitance", "J/K", "thermal capacitance", Domain::Finite),
+        param(
+            "vmax",
+            "V",
+            "controller voltage limit (<= 0: off)",
+            Domain::Finite,
+        ),
+        param(
+            "te",
+            "s",
+            "electrical time constant (<= 0: no current slot)",
+            Domain::Finite,
+        ),
+        param(
+            "didt_max",
+            "A/s",
+            "current rate limit (<= 0: off)",
+            Domain::Finite,
+        ),
+        param(
+            "thermal_resistance",
+            "K/W",
+            "thermal resistance (<= 0: no thermal model)",
+            Domain::Finite,
+        ),
+        param(
+            "thermal_capacitance",
+            "J/K",
+            "thermal capacitance",
+            Domain::Finite,
+        ),
         param("ambient", "°C", "ambient temperature", Domain::Finite),
-        param("sigma0", "N·m/rad", "LuGre bristle stiffness (<= 0: no LuGre)", Domain::Finite),
-        param("sigma1", "N·m·s/rad", "LuGre bristle damping", Domain::Finite),
-        param("slewmax", "1/s", "first control's rate limit (<= 0: off)", Domain::Finite),
-        param("imax", "rad·s", "integral clamp (<= 0: off)", Domain::Finite),
-        param("cogging_amplitude", "N·m", "cogging amplitude A", Domain::Finite),
-        param("cogging_poles", "1", "cogging pole count N_p", Domain::Finite),
+        param(
+            "sigma0",
+            "N·m/rad",
+            "LuGre bristle stiffness (<= 0: no LuGre)",
+            Domain::Finite,
+        ),
+        param(
+            "sigma1",
+            "N·m·s/rad",
+            "LuGre bristle damping",
+            Domain::Finite,
+        ),
+        param(
+            "slewmax",
+            "1/s",
+            "first control's rate limit (<= 0: off)",
+            Domain::Finite,
+        ),
+        param(
+            "imax",
+            "rad·s",
+            "integral clamp (<= 0: off)",
+            Domain::Finite,
+        ),
+        param(
+            "cogging_amplitude",
+            "N·m",
+            "cogging amplitude A",
+            Domain::Finite,
+        ),
+        param(
+            "cogging_poles",
+            "1",
+            "cogging pole count N_p",
+            Domain::Finite,
+        ),
         param("cogging_phase", "rad", "cogging phase", Domain::Finite),
         param("tau_c", "N·m", "LuGre Coulomb torque", Domain::Finite),
         param("tau_s", "N·m", "LuGre static torque", Domain::Finite),
-        param("omega_s", "rad/s", "LuGre Stribeck velocity", Domain::Finite),
+        param(
+            "omega_s",
+            "rad/s",
+            "LuGre Stribeck velocity",
+            Domain::Finite,
+        ),
         param("gear", "1", "gear", Domain::Finite),
         param("force_lo", "N·m", "saturation low", Domain::Extended),
         param("force_hi", "N·m", "saturation high", Domain::Extended),
-        param("ctrl_lo", "1", "every control's range low", Domain::Extended),
-        param("ctrl_hi", "1", "every control's range high", Domain::Extended),
+        param(
+            "ctrl_lo",
+            "1",
+            "every control's range low",
+            Domain::Extended,
+        ),
+        param(
+            "ctrl_hi",
+            "1",
+            "every control's range high",
+            Domain::Extended,
+        ),
         param("timestep", "s", "MuJoCo's timestep", Domain::Positive),
     ];
     const STATE: &'static [StateSpec] = &STATE;
@@ -674,8 +802,13 @@ impl Kind for MjDcMotorCfg {
         m.inputs = CtrlInputs(CtrlInputs::POS | CtrlInputs::VEL | CtrlInputs::VOLTAGE);
         (m.kp, m.ki, m.kd, m.vmax, m.imax, m.slewmax) = (2.0, 0.5, 0.05, 24.0, 0.2, 10.0);
         (m.te, m.didt_max) = (0.001, 2000.0);
-        (m.alpha, m.t0, m.thermal_resistance, m.thermal_capacitance, m.ambient) =
-            (0.0039, 25.0, 5.0, 20.0, 25.0);
+        (
+            m.alpha,
+            m.t0,
+            m.thermal_resistance,
+            m.thermal_capacitance,
+            m.ambient,
+        ) = (0.0039, 25.0, 5.0, 20.0, 25.0);
         (m.sigma0, m.sigma1, m.tau_c, m.tau_s, m.omega_s) = (300.0, 0.2, 0.03, 0.05, 0.5);
         (m.cogging_amplitude, m.cogging_poles, m.cogging_phase) = (0.002, 12.0, 0.1);
         m.force_range = [-0.5, 0.5];
@@ -690,16 +823,36 @@ impl Kind for MjDcMotorCfg {
         let bits = self.inputs.0;
         let controller = bits & (CtrlInputs::POS | CtrlInputs::VEL | CtrlInputs::FF) != 0;
         if bits & CtrlInputs::NONE != 0 && bits != CtrlInputs::NONE {
-            return Err(invalid(group, "input", bits as f32, "`none` excludes every other input"));
+            return Err(invalid(
+                group,
+                "input",
+                bits as f32,
+                "`none` excludes every other input",
+            ));
         }
         if self.motorconst <= 0.0 && bits != CtrlInputs::NONE {
-            return Err(invalid(group, "motorconst", self.motorconst, "a driven motor needs K > 0"));
+            return Err(invalid(
+                group,
+                "motorconst",
+                self.motorconst,
+                "a driven motor needs K > 0",
+            ));
         }
         if self.ki != 0.0 && !self.inputs.has(CtrlInputs::POS) {
-            return Err(invalid(group, "ki", self.ki, "an integral needs the pos input"));
+            return Err(invalid(
+                group,
+                "ki",
+                self.ki,
+                "an integral needs the pos input",
+            ));
         }
         if self.slewmax > 0.0 && !controller {
-            return Err(invalid(group, "slewmax", self.slewmax, "slew needs a pos, vel or ff input"));
+            return Err(invalid(
+                group,
+                "slewmax",
+                self.slewmax,
+                "slew needs a pos, vel or ff input",
+            ));
         }
         if self.thermal_resistance > 0.0 && self.thermal_capacitance <= 0.0 {
             return Err(invalid(
@@ -754,8 +907,14 @@ impl Kind for MjDcMotorCfg {
         let (lo, hi) = (io.param(C_LO), io.param(C_HI));
         let control = |present: bool, value: f32| if present { clip(value, lo, hi) } else { 0.0 };
         let mut u = [
-            control(bits & CtrlInputs::POS != 0, io.target(CommandField::Position)),
-            control(bits & CtrlInputs::VEL != 0, io.target(CommandField::Velocity)),
+            control(
+                bits & CtrlInputs::POS != 0,
+                io.target(CommandField::Position),
+            ),
+            control(
+                bits & CtrlInputs::VEL != 0,
+                io.target(CommandField::Velocity),
+            ),
             control(bits & CtrlInputs::FF != 0, io.target(CommandField::Effort)),
         ];
         let voltage = control(bits & CtrlInputs::VOLTAGE != 0, io.input(0));
