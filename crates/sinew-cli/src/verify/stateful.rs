@@ -122,7 +122,7 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
                     )));
                 }
             }
-            for j in 0..n {
+            for (j, controls) in ctrl.iter().enumerate() {
                 let at = |rows: &Vec<Vec<f64>>| -> Result<f64, Stop> {
                     rows.get(j)
                         .and_then(|r| r.first())
@@ -133,7 +133,7 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
                     &format!("steps[{j}]."),
                     at(&qpos)?,
                     at(&qvel)?,
-                    &ctrl[j],
+                    controls,
                     Expected {
                         force: at(&force)?,
                         act_dot: act_dot.get(j).cloned().unwrap_or_default(),
@@ -391,7 +391,7 @@ impl Step<'_> {
                 let up = match pattern {
                     0 => true,
                     1 => false,
-                    _ => (k + pattern) % 2 == 0,
+                    _ => (k + pattern).is_multiple_of(2),
                 };
                 x * if up { 1.0 + HALF_ULP } else { 1.0 - HALF_ULP }
             };
