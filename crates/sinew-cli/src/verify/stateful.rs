@@ -49,6 +49,7 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
         _ => num_at(field(case, "inputs")?, "timestep")?,
     };
     let actuator = actuator(params, timestep as f32)?;
+    compile_check(case, params, &actuator, timestep as f32, id, tally)?;
     let (slots, inputs) = (
         strings(params, "act_slots")?,
         strings(params, "input_names")?,
@@ -262,6 +263,79 @@ fn actuator(p: &Value, timestep: f32) -> Result<ActuatorCfg, Stop> {
             "a mixed <general> form (dyn {d}, gain {g}, bias {b}): only pid and dcmotor as compiled by their elements"
         ))),
     }
+}
+
+/// MuJoCo's compile-time mapping: the element's MJCF attributes, compiled
+/// by [`DcMotorMjcf`](sinew::DcMotorMjcf) or [`PidMjcf`](sinew::PidMjcf),
+/// give the parameters MuJoCo compiled (each within 1e-6 relative; the
+/// control inputs exactly). `<general>` elements write the arrays
+/// themselves and have nothing to compile.
+fn compile_check(
+    case: &Value,
+    params: &Value,
+    compiled: &ActuatorCfg,
+    timestep: f32,
+    id: &str,
+    tally: &mut Tally,
+) -> Result<(), Stop> {
+    let spec = field(case, "spec")?;
+    let attrs = field(spec, "attrs")?.clone();
+    let ours: ActuatorCfg = match str_at(spec, "element")? {
+        "dcmotor" => serde_json::from_value::<sinew::DcMotorMjcf>(attrs)
+            .map_err(|e| Stop::Fail(format!("spec.attrs: {e}")))?
+            .compile(timestep)
+            .map_err(error)?
+            .into(),
+        "pid" => {
+            let t = field(params, "transmission")?;
+            let (m0, coef) = (nums_at(t, "dof_M0")?, nums_at(t, "coef")?);
+            let gear = num_at(params, "gear").or_else(|_| first(params, "gear"))?;
+            let inverse: f64 = coef
+                .iter()
+                .zip(&m0)
+                .map(|(c, m)| (gear * c).powi(2) / m)
+                .sum();
+            let range = arr_at(t, "jnt_range")?
+                .first()
+                .map(|r| arr(r).and_then(|r| r.iter().map(num).collect::<Result<Vec<_>, _>>()))
+                .transpose()?
+                .unwrap_or_default();
+            let joint_range = [
+                range.first().copied().unwrap_or(0.0),
+                range.get(1).copied().unwrap_or(0.0),
+            ];
+            serde_json::from_value::<sinew::PidMjcf>(attrs)
+                .map_err(|e| Stop::Fail(format!("spec.attrs: {e}")))?
+                .compile(timestep, 1.0 / inverse, joint_range)
+                .map_err(error)?
+                .into()
+        }
+        _ => return Ok(()),
+    };
+    if ours.group_data() != compiled.group_data() {
+        return Err(Stop::Fail(format!(
+            "compile: the inputs differ ({:?} vs MuJoCo's {:?})",
+            ours.group_data(),
+            compiled.group_data()
+        )));
+    }
+    for (k, spec) in compiled.params().iter().enumerate() {
+        let (o, r) = (ours.param_value(k), compiled.param_value(k));
+        let allowed = 1e-6 * f64::from(r.abs()).max(1.0);
+        if !tally.compare(
+            id,
+            || format!("compile.{}", spec.name),
+            f64::from(o),
+            f64::from(r),
+            allowed,
+        ) {
+            return Err(Stop::Fail(format!(
+                "compile: {} = {o} from the MJCF attributes, MuJoCo compiled {r}",
+                spec.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// MuJoCo's outputs of one step.
