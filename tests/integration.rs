@@ -10,6 +10,7 @@ mod golden;
 mod learned;
 mod mimo;
 mod mujoco;
+mod mujoco4;
 mod parity;
 mod properties;
 mod reliability;

@@ -1216,6 +1216,11 @@ fn group_cfg(
         KindToml::Other(id) => {
             let mut fields = raw.cloned().unwrap_or_default();
             fields.retain(|key: &str, _| !GROUP_OWN_KEYS.contains(&key));
+            // A kind stepped at the physics timestep takes the scenario's.
+            let timestep = id.spec().params.iter().any(|p| p.name == "timestep");
+            if timestep && !fields.contains_key("timestep") {
+                fields.insert("timestep".into(), toml::Value::Float(dt));
+            }
             if let Some((servo, span)) = &preset {
                 let mut base = match toml::Value::try_from(&servo.servo) {
                     Ok(toml::Value::Table(t)) => t,

@@ -170,7 +170,7 @@ pub const OUTPUTS: [PlaneSpec; 6] = [
 #[serde(deny_unknown_fields)]
 pub struct MjPidCfg {
     /// Which controls it has (`input`, default `pos vel`).
-    #[serde(default = "pos_vel", with = "inputs_text")]
+    #[serde(default = "pos_vel", with = "inputs_text", alias = "input")]
     pub inputs: CtrlInputs,
     /// `kp` (N·m/rad; MuJoCo's default 1; may be negative).
     #[serde(default = "one")]
@@ -478,7 +478,7 @@ fn first_control(bits: u32) -> usize {
 #[serde(deny_unknown_fields)]
 pub struct MjDcMotorCfg {
     /// Which controls it has (`input`, default `voltage`).
-    #[serde(default = "voltage_only", with = "inputs_text")]
+    #[serde(default = "voltage_only", with = "inputs_text", alias = "input")]
     pub inputs: CtrlInputs,
     /// Nominal winding resistance `R` (Ω), > 0.
     pub resistance: f32,

@@ -1,0 +1,228 @@
+//! MuJoCo 4's `<pid>` and `<dcmotor>` kinds beyond the golden files, on
+//! every backend: scenario files declaring both, resets, per-env parameter
+//! writes, a NaN control leaving only its env's states unchanged, and
+//! errors of the MJCF compile mapping naming element, field and value.
+
+use sinew::{
+    ActuatorCfg, ActuatorCmd, CtrlInputs, DcMotorMjcf, EnvIds, Error, GroupCfg, MjDcMotorCfg, Plan,
+    PlanOptions, Values,
+};
+
+use crate::support::{backends, joints};
+
+const NUM_ENVS: usize = 4;
+const SLOTS: [&str; 5] = ["slew", "integral", "temperature", "bristle", "current"];
+
+/// A motor with every slot on, driven by a position controller.
+fn motor() -> MjDcMotorCfg {
+    <MjDcMotorCfg as sinew::Kind>::example()
+}
+
+fn plan(cfg: MjDcMotorCfg) -> Plan {
+    Plan::new(
+        &joints(1),
+        vec![GroupCfg::new("m", ["j0"], cfg)],
+        NUM_ENVS,
+        PlanOptions::default(),
+    )
+    .unwrap()
+}
+
+fn cmd(target: f32) -> ActuatorCmd {
+    let mut c = ActuatorCmd::zeros(NUM_ENVS, 1);
+    c.position_target = vec![target; NUM_ENVS];
+    c.vel = (0..NUM_ENVS).map(|e| 0.5 + e as f32).collect();
+    c
+}
+
+/// `cmd(target)` with the joints turning the other way (so that the LuGre
+/// bristles, settled under a constant speed, move again).
+fn reversed(target: f32) -> ActuatorCmd {
+    let mut c = cmd(target);
+    c.vel.iter_mut().for_each(|v| *v = -*v);
+    c
+}
+
+fn states(b: &mut dyn sinew::Backend) -> Vec<[f32; NUM_ENVS]> {
+    SLOTS
+        .iter()
+        .map(|name| {
+            let mut out = [0.0; NUM_ENVS];
+            b.read_state("m", name, &mut out).unwrap();
+            out
+        })
+        .collect()
+}
+
+/// A NaN control in env 2 leaves its five states where they were and zeroes
+/// its outputs; the other envs' states move. A reset of envs 1 and 3 zeroes
+/// their states only.
+#[test]
+fn nan_controls_and_resets_touch_only_their_env() {
+    for (name, make, _) in backends() {
+        let mut b = make(plan(motor()));
+        b.set_input("voltage", &[1.0; NUM_ENVS]).unwrap();
+        for _ in 0..5 {
+            b.step(&cmd(0.4)).unwrap();
+        }
+        let before = states(b.as_mut());
+        for (slot, values) in SLOTS.iter().zip(&before) {
+            assert!(
+                values.iter().all(|v| *v != 0.0),
+                "{name}: {slot} moved: {values:?}"
+            );
+        }
+        let mut c = reversed(0.4);
+        c.position_target[2] = f32::NAN;
+        b.step(&c).unwrap();
+        assert_eq!(b.nonfinite_envs().unwrap(), &[2], "{name}");
+        let after = states(b.as_mut());
+        for (slot, (a, bf)) in SLOTS.iter().zip(after.iter().zip(&before)) {
+            assert_eq!(a[2], bf[2], "{name}: env 2's {slot} must not move");
+            for env in [0, 1, 3] {
+                assert_ne!(a[env], bf[env], "{name}: env {env}'s {slot} advances");
+            }
+        }
+        let mut force = [1.0; NUM_ENVS];
+        b.read_output("actuator_force", &mut force).unwrap();
+        assert_eq!(force[2], 0.0, "{name}");
+
+        b.reset(EnvIds::List(&[1, 3])).unwrap();
+        for (slot, values) in SLOTS.iter().zip(states(b.as_mut())) {
+            assert_eq!([values[1], values[3]], [0.0, 0.0], "{name}: {slot}");
+            assert_ne!(values[0], 0.0, "{name}: {slot}");
+        }
+    }
+}
+
+/// The stateless voltage-driven motor gives `(K/R)(v − K·V)` per env with
+/// each env's own resistance.
+#[test]
+fn per_env_resistance_reaches_the_torque() {
+    let mut m = MjDcMotorCfg::new(2.0, 0.05, 0.002);
+    m.gear = 3.0;
+    for (name, make, _) in backends() {
+        let mut b = make(plan(m));
+        let r: Vec<f32> = (0..NUM_ENVS).map(|e| 1.0 + e as f32).collect();
+        b.set_param("m", "resistance", EnvIds::All, Values::PerEnv(&r))
+            .unwrap();
+        b.set_input("voltage", &[12.0; NUM_ENVS]).unwrap();
+        let c = cmd(0.0);
+        b.step(&c).unwrap();
+        let mut torque = [0.0; NUM_ENVS];
+        b.read_ctrl(&mut torque).unwrap();
+        for env in 0..NUM_ENVS {
+            let v = 3.0 * c.vel[env];
+            let f = (0.05 / r[env]) * (12.0 - 0.05 * v);
+            let ok = (torque[env] - 3.0 * f).abs() <= 1e-5 * f.abs().max(1.0);
+            assert!(ok, "{name} env {env}: {} vs {}", torque[env], 3.0 * f);
+        }
+    }
+}
+
+/// Scenario files declare both kinds by MuJoCo's compiled names, `input`
+/// as in MJCF, the timestep defaulting to the scenario's `dt`.
+#[test]
+fn scenarios_declare_pid_and_dcmotor() {
+    let text = r#"num_envs = 2
+steps = 3
+dt = 0.004
+
+[robot]
+joints = ["hip", "knee"]
+
+[[groups]]
+name = "hip"
+targets = ["hip"]
+kind = "mj_pid"
+input = "pos vel ff"
+kp = 30.0
+kv = 1.5
+ki = 2.0
+imax = 0.3
+force_range = [-20.0, 20.0]
+
+[[groups]]
+name = "knee"
+targets = ["knee"]
+kind = "mj_dcmotor"
+input = "pos"
+resistance = 1.2
+motorconst = 0.08
+kp = 4.0
+te = 0.0005
+thermal_resistance = 3.0
+thermal_capacitance = 40.0
+ambient = 25.0
+t0 = 25.0
+alpha = 0.0039
+gear = 9.0
+"#;
+    let scenario = sinew_cli::Scenario::parse(text, "mj4.toml").unwrap();
+    let ActuatorCfg::MjPid(pid) = &scenario.groups[0].actuator else {
+        panic!("not a pid")
+    };
+    assert_eq!(pid.inputs, CtrlInputs(7));
+    assert_eq!((pid.kp, pid.kv, pid.timestep), (30.0, 1.5, 0.004));
+    let ActuatorCfg::MjDcMotor(m) = &scenario.groups[1].actuator else {
+        panic!("not a dcmotor")
+    };
+    assert_eq!(
+        (m.inputs, m.te, m.gear, m.timestep),
+        (CtrlInputs(1), 0.0005, 9.0, 0.004)
+    );
+    let summary = sinew_cli::run::run(
+        &scenario,
+        sinew_cli::run::BackendChoice::Cpu,
+        None,
+        None,
+        None,
+        false,
+    )
+    .unwrap();
+    assert_eq!((summary.num_ctrl, summary.nonfinite_envs), (2, 0));
+    let bad = text.replace("input = \"pos\"", "input = \"torque\"");
+    let e = sinew_cli::Scenario::parse(&bad, "mj4.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("knee") && e.contains("torque"), "{e}");
+}
+
+/// The MJCF mapping refuses what MuJoCo's compiler refuses, naming the
+/// element, the attribute and the value.
+#[test]
+fn mjcf_errors_name_element_field_and_value() {
+    let compile = |json: &str| {
+        serde_json::from_str::<DcMotorMjcf>(json)
+            .unwrap()
+            .compile(0.002)
+    };
+    for (json, field) in [
+        (r#"{"motorconst": [-0.1], "resistance": 1.0}"#, "motorconst"),
+        (r#"{"resistance": 1.0}"#, "motorconst"),
+        (r#"{"motorconst": [0.1]}"#, "resistance"),
+        (
+            r#"{"motorconst": [0.1], "resistance": 1.0, "inductance": [-1e-3]}"#,
+            "inductance",
+        ),
+        (
+            r#"{"motorconst": [0.1], "resistance": 1.0, "thermal": [2.0, 0.0, 0.0]}"#,
+            "thermal",
+        ),
+    ] {
+        match compile(json) {
+            Err(Error::InvalidParam {
+                group, field: f, ..
+            }) => {
+                assert_eq!((group.as_str(), f.as_str()), ("dcmotor", field), "{json}");
+            }
+            other => panic!("{json}: {other:?}"),
+        }
+    }
+    // `input="none"` needs no motor constant: a cogging-only motor.
+    let m = compile(r#"{"resistance": 1.0, "input": "none", "cogging": [0.01, 8, 0]}"#).unwrap();
+    assert_eq!(
+        (m.motorconst, m.inputs),
+        (0.0, CtrlInputs(CtrlInputs::NONE))
+    );
+}
