@@ -17,7 +17,7 @@ use sinew::{
 use crate::CliError;
 
 /// The workloads, by name.
-pub const KINDS: [&str; 9] = [
+pub const KINDS: [&str; 10] = [
     "pd",
     "dc",
     "delayed_dc",
@@ -27,6 +27,7 @@ pub const KINDS: [&str; 9] = [
     "learned_mlp",
     "servo",
     "muscle_pair",
+    "mj_dcmotor",
 ];
 
 /// A network of the walk-these-ways Go1 actuator net's shape, 6 → 32 → 32 →
@@ -76,6 +77,9 @@ fn dc(kp: f32) -> DcMotorCfg {
 /// outputs written. `muscle_pair` is MIMo's muscle model, joint `t` with the
 /// parameters of MIMo's actuator `t mod 44` (the `mimo` preset; `--targets
 /// 44` is MIMo's body), activation targets at their default 0.
+/// `mj_dcmotor` is MuJoCo 4's `<dcmotor>` with every state on (controller,
+/// slew, integral, inductance, thermal model, LuGre, cogging, saturation) on
+/// every joint.
 pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> {
     let all = [".*"];
     Some(match kind {
@@ -133,6 +137,11 @@ pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> 
                 })
                 .collect()
         }
+        "mj_dcmotor" => vec![GroupCfg::new(
+            "g",
+            all,
+            <sinew::MjDcMotorCfg as sinew::Kind>::example(),
+        )],
         "passthrough" => vec![GroupCfg::new(
             "g",
             all,
@@ -171,6 +180,9 @@ pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
         // two activations in; ctrl, the two activations and five output
         // planes out.
         "muscle_pair" => 100.0,
+        // The five command fields, the voltage plane, 29 parameters and five
+        // states in; ctrl, five states and six output planes out.
+        "mj_dcmotor" => 208.0,
         _ => 24.0,
     }
 }

@@ -54,7 +54,7 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
         envs: Vec<usize>,
         /// Workloads, comma-separated: pd, dc, delayed_dc, delay_dc, passthrough, mujoco,
-        /// learned_mlp, servo, muscle_pair (default all).
+        /// learned_mlp, servo, muscle_pair, mj_dcmotor (default all).
         #[arg(long, value_delimiter = ',')]
         kinds: Vec<String>,
         /// Targets per env.
