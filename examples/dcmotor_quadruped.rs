@@ -86,16 +86,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             break;
         }
         engine.step_into(&cmd, &mut tau)?;
-        for i in 0..size {
+        let joints = cmd.pos.iter_mut().zip(&mut cmd.vel).zip(&tau);
+        for (i, ((q, v), &torque)) in joints.enumerate() {
             // The hips carry little; thighs and calves hold the body up.
             let load = match i % 3 {
-                0 => -3.0 * cmd.pos[i].sin(),
-                1 => -12.0 * (cmd.pos[i] + 0.8).sin(),
-                _ => -18.0 * (cmd.pos[i] - 1.2).sin(),
+                0 => -3.0 * q.sin(),
+                1 => -12.0 * (*q + 0.8).sin(),
+                _ => -18.0 * (*q - 1.2).sin(),
             };
-            let acc = (tau[i] + load) / INERTIA;
-            cmd.vel[i] += acc * DT;
-            cmd.pos[i] += cmd.vel[i] * DT;
+            *v += (torque + load) / INERTIA * DT;
+            *q += *v * DT;
         }
     }
     assert!(engine.nonfinite_envs()?.is_empty());
