@@ -22,7 +22,8 @@
 
 use super::ideal_pd::clip;
 use super::spec::{
-    param_slot, plane_slot, state_slot, Domain, Kind, LawIo, ParamSpec, PlaneSpec, StateSpec,
+    param, param_slot, plane_slot, state_slot, zeroed_plane, Domain, Kind, LawIo, ParamSpec,
+    PlaneSpec, StateSpec,
 };
 use super::{invalid, CommandField, CtrlMeaning};
 use crate::error::Error;
@@ -43,30 +44,6 @@ pub const LCE_MAX: f32 = 1.05;
 pub const TAU: f32 = 0.01;
 /// MIMo's `EPS` in the moment-arm parametrization.
 pub const EPS: f32 = 1e-10;
-
-const fn param(
-    name: &'static str,
-    unit: &'static str,
-    doc: &'static str,
-    domain: Domain,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        aliases: &[],
-        unit,
-        doc,
-        domain,
-    }
-}
-
-const fn plane(name: &'static str, unit: &'static str, doc: &'static str) -> PlaneSpec {
-    PlaneSpec {
-        name,
-        unit,
-        doc,
-        default: 0.0,
-    }
-}
 
 /// MuJoCo's piecewise-quadratic bump as MIMo writes it (`muscle.bump`):
 /// 0 outside `(a, b)`, 1 at `mid`, with `left = (a+mid)/2` and
@@ -254,27 +231,27 @@ pub const MUSCLE_INPUTS: [PlaneSpec; 2] = [
 
 /// The planes [`MimoMuscleCfg`] writes.
 pub const MUSCLE_OUTPUTS: [PlaneSpec; 5] = [
-    plane(
+    zeroed_plane(
         "muscle_activation_neg",
         "1",
         "muscle 1's activation after the step",
     ),
-    plane(
+    zeroed_plane(
         "muscle_activation_pos",
         "1",
         "muscle 2's activation after the step",
     ),
-    plane(
+    zeroed_plane(
         "muscle_force_neg",
         "N·m",
         "muscle 1's force F·fmax_neg (MIMo's observation)",
     ),
-    plane(
+    zeroed_plane(
         "muscle_force_pos",
         "N·m",
         "muscle 2's force F·fmax_pos (MIMo's observation)",
     ),
-    plane(
+    zeroed_plane(
         "muscle_cost",
         "N·m",
         "act1²·fmax_neg + act2²·fmax_pos: MIMo's cost is its sum over the env divided by 2n·Σfmax",
@@ -448,8 +425,8 @@ pub struct MimoSpringDamperCfg {
 
 /// The planes [`MimoSpringDamperCfg`] writes.
 pub const SPRING_DAMPER_OUTPUTS: [PlaneSpec; 2] = [
-    plane("mimo_torque", "N·m", "gear·u, MIMo's simulation torque"),
-    plane(
+    zeroed_plane("mimo_torque", "N·m", "gear·u, MIMo's simulation torque"),
+    zeroed_plane(
         "mimo_cost",
         "N·m",
         "|u²·gear|: MIMo's cost is its sum over the env divided by n·Σgear",

@@ -14,7 +14,10 @@
 //! Which controls an actuator has (MuJoCo's `input`) is fixed per group.
 
 use super::ideal_pd::clip;
-use super::spec::{param_slot, state_slot, Domain, Kind, LawIo, ParamSpec, PlaneSpec, StateSpec};
+use super::spec::{
+    param, param_slot, state_slot, zeroed_plane, zeroed_state, Domain, Kind, LawIo, ParamSpec,
+    PlaneSpec, StateSpec,
+};
 use super::{invalid, CommandField};
 use crate::error::Error;
 
@@ -56,41 +59,8 @@ impl CtrlInputs {
     }
 }
 
-const fn param(
-    name: &'static str,
-    unit: &'static str,
-    doc: &'static str,
-    domain: Domain,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        aliases: &[],
-        unit,
-        doc,
-        domain,
-    }
-}
-
-const fn slot(name: &'static str, unit: &'static str, doc: &'static str) -> StateSpec {
-    StateSpec {
-        name,
-        unit,
-        doc,
-        reset: 0.0,
-    }
-}
-
-const fn plane(name: &'static str, unit: &'static str, doc: &'static str) -> PlaneSpec {
-    PlaneSpec {
-        name,
-        unit,
-        doc,
-        default: 0.0,
-    }
-}
-
 /// The `voltage` input plane (V).
-pub const VOLTAGE: PlaneSpec = plane("voltage", "V", "a dcmotor's raw voltage control");
+pub const VOLTAGE: PlaneSpec = zeroed_plane("voltage", "V", "a dcmotor's raw voltage control");
 
 /// MuJoCo's `expm1`-free `e^x − 1` with full f32 accuracy near 0: a Taylor
 /// series below |x| = 0.1, `exp(x) − 1` above (shared with the WGSL twin).
@@ -138,25 +108,25 @@ fn windup(error: f32, z: f32, limit: f32) -> f32 {
 
 /// The state slots, in MuJoCo's slot order.
 pub const STATE: [StateSpec; 5] = [
-    slot("slew", "input unit", "last rate-limited first control"),
-    slot("integral", "rad·s", "integral of the position error"),
-    slot("temperature", "K", "winding temperature rise above ambient"),
-    slot("bristle", "rad", "LuGre bristle deflection"),
-    slot("current", "A", "armature current"),
+    zeroed_state("slew", "input unit", "last rate-limited first control"),
+    zeroed_state("integral", "rad·s", "integral of the position error"),
+    zeroed_state("temperature", "K", "winding temperature rise above ambient"),
+    zeroed_state("bristle", "rad", "LuGre bristle deflection"),
+    zeroed_state("current", "A", "armature current"),
 ];
 
 /// The output planes.
 pub const OUTPUTS: [PlaneSpec; 6] = [
-    plane(
+    zeroed_plane(
         "actuator_force",
         "N·m",
         "MuJoCo's actuator_force (actuator space)",
     ),
-    plane("act_dot_slew", "input unit/s", "the slew slot's rate"),
-    plane("act_dot_integral", "rad", "the integral slot's rate"),
-    plane("act_dot_temperature", "K/s", "the temperature slot's rate"),
-    plane("act_dot_bristle", "rad/s", "the bristle slot's rate"),
-    plane("act_dot_current", "A/s", "the current slot's rate"),
+    zeroed_plane("act_dot_slew", "input unit/s", "the slew slot's rate"),
+    zeroed_plane("act_dot_integral", "rad", "the integral slot's rate"),
+    zeroed_plane("act_dot_temperature", "K/s", "the temperature slot's rate"),
+    zeroed_plane("act_dot_bristle", "rad/s", "the bristle slot's rate"),
+    zeroed_plane("act_dot_current", "A/s", "the current slot's rate"),
 ];
 
 /// MuJoCo 4's `<pid>`: `f = kp(u_pos − L) + kv(u_vel − V) + u_ff + ki·z + b0`

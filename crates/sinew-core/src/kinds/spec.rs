@@ -127,6 +127,50 @@ pub struct PlaneSpec {
     pub default: f32,
 }
 
+/// A parameter with no aliases, for a kind's spec.
+pub(crate) const fn param(
+    name: &'static str,
+    unit: &'static str,
+    doc: &'static str,
+    domain: Domain,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        aliases: &[],
+        unit,
+        doc,
+        domain,
+    }
+}
+
+/// A state slot that resets to 0, for a kind's spec.
+pub(crate) const fn zeroed_state(
+    name: &'static str,
+    unit: &'static str,
+    doc: &'static str,
+) -> StateSpec {
+    StateSpec {
+        name,
+        unit,
+        doc,
+        reset: 0.0,
+    }
+}
+
+/// A plane whose default is 0, for a kind's spec.
+pub(crate) const fn zeroed_plane(
+    name: &'static str,
+    unit: &'static str,
+    doc: &'static str,
+) -> PlaneSpec {
+    PlaneSpec {
+        name,
+        unit,
+        doc,
+        default: 0.0,
+    }
+}
+
 /// The index of `name` in a list of parameter specs, for a kind's named
 /// slot constants; a missing name fails at compile time.
 pub const fn param_slot(specs: &[ParamSpec], name: &str) -> usize {
