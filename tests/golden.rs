@@ -16,8 +16,9 @@
 //!   file compared through MIMo's documented constraint permutation, which
 //!   the report names.
 //! - `tests/golden/mujoco-stateful/*.json`: MuJoCo 4.0.0's `<pid>` and
-//!   `<dcmotor>`: the 872 cases on joints within `MUJOCO_TOLERANCE` plus each
-//!   value's f32 input sensitivity; tendon, multi and mixed forms skipped.
+//!   `<dcmotor>`: the 916 cases on joints and fixed tendons within
+//!   `MUJOCO_TOLERANCE` plus each value's f32 input sensitivity; shared
+//!   force ranges and mixed `<general>` forms skipped.
 //! - `tests/golden/mujoco/*.json`: 977 cases of MuJoCo 4.0.0. The tolerance
 //!   is the bar's: `|Δ| ≤ 1e-5 · max(1, |MuJoCo|)` on `actuator_force`,
 //!   `act_dot`, `act_next` and `qfrc_actuator`, Sinew in f32 against
@@ -148,12 +149,12 @@ fn mujoco_stateful_golden_cases() {
         failed, 0,
         "MuJoCo stateful golden cases failed (listed above)"
     );
-    assert_eq!(passed, 872 * backends().len());
+    assert_eq!(passed, 916 * backends().len());
     // What is not modelled yet is skipped, each with its reason.
-    assert_eq!(skips.len(), 93 * backends().len(), "{skips:?}");
-    assert!(skips.iter().all(|s| s.contains("tendon")
-        || s.contains("several actuators")
-        || s.contains("mixed <general>")));
+    assert_eq!(skips.len(), 49 * backends().len(), "{skips:?}");
+    assert!(skips
+        .iter()
+        .all(|s| s.contains("several actuators") || s.contains("mixed <general>")));
 }
 
 #[test]

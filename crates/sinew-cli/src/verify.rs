@@ -21,7 +21,7 @@
 //!
 //! - `mujoco-actuator-golden/v2` (MuJoCo 4.0.0's `<pid>` and `<dcmotor>`,
 //!   `tests/golden/mujoco-stateful/README.md`): single steps and chained
-//!   episodes on joints, as [`MjPidCfg`](sinew::MjPidCfg) and
+//!   episodes on joints and fixed tendons, as [`MjPidCfg`](sinew::MjPidCfg) and
 //!   [`MjDcMotorCfg`](sinew::MjDcMotorCfg) plans; within [`MUJOCO_TOLERANCE`].
 //! - `mimo-actuation-golden/v1` (MIMo's own `MuscleModel`,
 //!   `tests/golden/mimo/README.md`): single muscle updates, curve sweeps

@@ -1,15 +1,18 @@
 //! MuJoCo 4's stateful actuators (`mujoco-actuator-golden/v2`, MuJoCo
 //! 4.0.0's own `mj_forward` and Euler `mj_step`): `<pid>` and `<dcmotor>`
-//! (and `<general>` forms of them) on joints, as single steps from a
-//! written state and as 60-step episodes chained from their initial state.
+//! (and `<general>` forms of them) on joints and fixed tendons, as single
+//! steps from a written state and as 60-step episodes chained from their
+//! initial state.
 //!
 //! Each case runs on one env of a one-joint [`MjPidCfg`](sinew::MjPidCfg) or
 //! [`MjDcMotorCfg`](sinew::MjDcMotorCfg) plan built from the compiled
 //! parameters the file records. Compared: `actuator_force`, `act_dot` and
 //! `act_next` per slot (by the slot names MuJoCo lists) and
 //! `qfrc_actuator`, within [`MUJOCO_TOLERANCE`](super::MUJOCO_TOLERANCE).
-//! Tendon transmissions, several actuators sharing a force range, and the
-//! mixed `<general>` forms (a dcmotor gain on another dynamics or bias, a
+//! A tendon's length and velocity (`Σ coef·q`) are the column's joint state,
+//! its actuatorfrcrange (one actuator per tendon) folds into the force
+//! range, and its joint efforts are `coef·gear·f`. Several actuators sharing
+//! a force range, and the mixed `<general>` forms (a dcmotor gain on another dynamics or bias, a
 //! dcmotor bias under another gain) are skipped with that reason.
 
 use serde_json::Value;
@@ -50,6 +53,7 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
     };
     let actuator = actuator(params, timestep as f32)?;
     compile_check(case, params, &actuator, timestep as f32, id, tally)?;
+    let actuator = with_tendon_range(actuator, params)?;
     let (slots, inputs) = (
         strings(params, "act_slots")?,
         strings(params, "input_names")?,
@@ -64,10 +68,18 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
     .map_err(error)?;
     let mut backend = make(plan).map_err(error)?;
     let backend = backend.as_mut();
+    let t = field(params, "transmission")?;
+    let coef = nums_at(t, "coef")?;
+    let clamped: Vec<bool> = arr_at(t, "jnt_actfrclimited")?
+        .iter()
+        .map(|v| v.as_bool().unwrap_or(false))
+        .collect();
     let mut step = Step {
         backend,
         slots: &slots,
         inputs: &inputs,
+        coef: &coef,
+        clamped: &clamped,
         tally,
         id,
     };
@@ -78,14 +90,14 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
             step.set_state(&nums_at(i, "act")?)?;
             step.run(
                 "",
-                num_at(i, "qpos").or_else(|_| first(i, "qpos"))?,
-                first(i, "qvel")?,
+                &nums_at(i, "qpos")?,
+                &nums_at(i, "qvel")?,
                 &nums_at(i, "ctrl")?,
                 Expected {
                     force: num_at(o, "actuator_force")?,
                     act_dot: nums_at(o, "act_dot")?,
                     act_next: nums_at(o, "act_next")?,
-                    qfrc: first(o, "qfrc_actuator")?,
+                    qfrc: nums_at(o, "qfrc_actuator")?,
                 },
             )
         }
@@ -130,16 +142,17 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
                         .copied()
                         .ok_or_else(|| Stop::Fail(format!("step {j} is missing a value")))
                 };
+                let row = |rows: &Vec<Vec<f64>>| rows.get(j).cloned().unwrap_or_default();
                 step.run(
                     &format!("steps[{j}]."),
-                    at(&qpos)?,
-                    at(&qvel)?,
+                    &row(&qpos),
+                    &row(&qvel),
                     controls,
                     Expected {
                         force: at(&force)?,
-                        act_dot: act_dot.get(j).cloned().unwrap_or_default(),
-                        act_next: act_next.get(j).cloned().unwrap_or_default(),
-                        qfrc: at(&qfrc)?,
+                        act_dot: row(&act_dot),
+                        act_next: row(&act_next),
+                        qfrc: row(&qfrc),
                     },
                 )?;
             }
@@ -171,10 +184,9 @@ fn first(v: &Value, key: &str) -> Result<f64, String> {
 
 /// The kind for a case's compiled parameters.
 fn actuator(p: &Value, timestep: f32) -> Result<ActuatorCfg, Stop> {
-    if str_at(p, "trntype")? != "joint" {
-        return Err(Stop::Skip(
-            "a tendon transmission (these kinds take joints; tendons need the MuJoCo stage)".into(),
-        ));
+    let trntype = str_at(p, "trntype")?;
+    if trntype != "joint" && trntype != "tendon" {
+        return Err(Stop::Skip(format!("a {trntype} transmission")));
     }
     let types = (
         str_at(p, "dyntype")?,
@@ -265,6 +277,27 @@ fn actuator(p: &Value, timestep: f32) -> Result<ActuatorCfg, Stop> {
     }
 }
 
+/// A tendon's actuatorfrcrange scales the sum of its actuators' forces
+/// before the forcerange clamp; for the tendon's only actuator that is a
+/// clamp, and two clamps in a row are one clamp to their intersection.
+fn with_tendon_range(mut cfg: ActuatorCfg, p: &Value) -> Result<ActuatorCfg, Stop> {
+    let t = field(p, "transmission")?;
+    if t.get("tendon_actfrclimited").and_then(Value::as_bool) != Some(true) {
+        return Ok(cfg);
+    }
+    let [lo, hi] = match nums_at(t, "tendon_actfrcrange")?[..] {
+        [lo, hi] => [lo as f32, hi as f32],
+        _ => return Err(Stop::Fail("tendon_actfrcrange is not [lo, hi]".into())),
+    };
+    let range = match &mut cfg {
+        ActuatorCfg::MjPid(c) => &mut c.force_range,
+        ActuatorCfg::MjDcMotor(c) => &mut c.force_range,
+        _ => return Ok(cfg),
+    };
+    *range = [range[0].max(lo), range[1].min(hi)];
+    Ok(cfg)
+}
+
 /// MuJoCo's compile-time mapping: the element's MJCF attributes, compiled
 /// by [`DcMotorMjcf`](sinew::DcMotorMjcf) or [`PidMjcf`](sinew::PidMjcf),
 /// give the parameters MuJoCo compiled (each within 1e-6 relative; the
@@ -295,8 +328,11 @@ fn compile_check(
                 .zip(&m0)
                 .map(|(c, m)| (gear * c).powi(2) / m)
                 .sum();
-            let range = arr_at(t, "jnt_range")?
-                .first()
+            let range = match t.get("tendon_range") {
+                Some(r) => Some(r),
+                None => arr_at(t, "jnt_range")?.first(),
+            };
+            let range = range
                 .map(|r| arr(r).and_then(|r| r.iter().map(num).collect::<Result<Vec<_>, _>>()))
                 .transpose()?
                 .unwrap_or_default();
@@ -343,7 +379,8 @@ struct Expected {
     force: f64,
     act_dot: Vec<f64>,
     act_next: Vec<f64>,
-    qfrc: f64,
+    /// Per dof of the transmission.
+    qfrc: Vec<f64>,
 }
 
 /// One case's backend and what it names.
@@ -351,6 +388,12 @@ struct Step<'a> {
     backend: &'a mut dyn Backend,
     slots: &'a [String],
     inputs: &'a [String],
+    /// The transmission's coefficients per dof (`[1]` for a joint): the
+    /// actuator's length is `gear·Σ coef·q`, its joint efforts `coef·gear·f`.
+    coef: &'a [f64],
+    /// Dofs whose joint actuatorfrcrange clamps the sum (the simulator's
+    /// MuJoCo stage, not compared).
+    clamped: &'a [bool],
     tally: &'a mut Tally,
     id: &'a str,
 }
@@ -495,8 +538,8 @@ impl Step<'_> {
     fn run(
         &mut self,
         prefix: &str,
-        qpos: f64,
-        qvel: f64,
+        qpos: &[f64],
+        qvel: &[f64],
         ctrl: &[f64],
         want: Expected,
     ) -> Result<(), Stop> {
@@ -505,17 +548,41 @@ impl Step<'_> {
                 "{prefix}act_dot/act_next do not list every slot"
             )));
         }
+        let dofs = self.coef.len();
+        if qpos.len() != dofs || qvel.len() != dofs || want.qfrc.len() != dofs {
+            return Err(Stop::Fail(format!(
+                "{prefix}qpos, qvel and qfrc_actuator must list the {dofs} dofs"
+            )));
+        }
+        let along = |x: &[f64]| self.coef.iter().zip(x).map(|(c, x)| c * x).sum::<f64>();
         let inputs = Inputs {
-            qpos,
-            qvel,
+            qpos: along(qpos),
+            qvel: along(qvel),
             ctrl: ctrl.to_vec(),
             act: self.read_state()?,
         };
-        let ours = self.outputs(&inputs)?;
-        let mut names = vec![
-            ("actuator_force".to_owned(), want.force),
-            ("qfrc_actuator".to_owned(), want.qfrc),
-        ];
+        // `outputs` reads [force, gear·f, slots…]; compared are the force,
+        // each unclamped dof's `coef·gear·f`, then the slots.
+        let compared: Vec<usize> = (0..dofs)
+            .filter(|&k| !self.clamped.get(k).copied().unwrap_or(false))
+            .collect();
+        let coef = self.coef.to_vec();
+        let expand = |out: &[f32]| -> Vec<f32> {
+            let mut v = vec![out[0]];
+            v.extend(
+                compared
+                    .iter()
+                    .map(|&k| (coef[k] * f64::from(out[1])) as f32),
+            );
+            v.extend_from_slice(&out[2..]);
+            v
+        };
+        let raw = self.outputs(&inputs)?;
+        let ours = expand(&raw);
+        let mut names = vec![("actuator_force".to_owned(), want.force)];
+        for &k in &compared {
+            names.push((format!("qfrc_actuator[{k}]"), want.qfrc[k]));
+        }
         for (k, name) in self.slots.iter().enumerate() {
             names.push((format!("act_dot[{k}] ({name})"), want.act_dot[k]));
             names.push((format!("act_next[{k}] ({name})"), want.act_next[k]));
@@ -527,9 +594,12 @@ impl Step<'_> {
             .any(|((_, r), &o)| (f64::from(o) - r).abs() > allowed(*r));
         let sensitivity = if off {
             let after = self.read_state()?;
-            let s = self.sensitivity(&inputs, &ours)?;
+            let s = self.sensitivity(&inputs, &raw)?;
             self.write_state(&after)?;
-            s
+            let mut v = vec![s[0]];
+            v.extend(compared.iter().map(|&k| coef[k].abs() * s[1]));
+            v.extend_from_slice(&s[2..]);
+            v
         } else {
             vec![0.0; ours.len()]
         };
