@@ -226,3 +226,73 @@ fn mjcf_errors_name_element_field_and_value() {
         (0.0, CtrlInputs(CtrlInputs::NONE))
     );
 }
+
+/// mjlab's `test_builtin_dcmotor_actuator.py` numbers (V = 24, τ = 2,
+/// ω = 100, so K = 0.24 and R = 2.88), on every backend: voltage mode
+/// `K·V/R` at rest and `K(V − Kω)/R` moving; the position PID at rest
+/// `qfrc = 5·pos` with stiffness 5 (joint-space); the controller's Vmax = 2
+/// giving `K·2/R`; forcerange 0.1, with cogging added after the clamp.
+#[test]
+fn mjlab_builtin_dcmotor_test_numbers() {
+    use sinew::{DcMotorMode, DcMotorParams, MjlabDcMotor};
+    let datasheet = DcMotorParams::Datasheet {
+        voltage: 24.0,
+        stall_torque: 2.0,
+        no_load_speed: 100.0,
+    };
+    let (k, r) = (0.24f32, 2.88f32);
+    let run = |motor: MjlabDcMotor, pos: f32, vel: f32, target: f32, volts: f32| -> Vec<f32> {
+        let cfg = motor.compile(0.002).unwrap();
+        approx::assert_relative_eq!(cfg.motorconst, k, max_relative = 1e-6);
+        approx::assert_relative_eq!(cfg.resistance, r, max_relative = 1e-6);
+        let plan = Plan::new(
+            &joints(1),
+            vec![GroupCfg::new("m", ["j0"], cfg)],
+            1,
+            PlanOptions::default(),
+        )
+        .unwrap();
+        backends()
+            .into_iter()
+            .map(|(_, make, _)| {
+                let mut b = make(plan.clone());
+                b.set_input("voltage", &[volts]).unwrap();
+                let mut c = ActuatorCmd::zeros(1, 1);
+                (c.pos[0], c.vel[0], c.position_target[0]) = (pos, vel, target);
+                b.step(&c).unwrap();
+                let mut out = [0.0];
+                b.read_ctrl(&mut out).unwrap();
+                out[0]
+            })
+            .collect()
+    };
+    let close = |got: Vec<f32>, want: f32| {
+        for g in got {
+            approx::assert_relative_eq!(g, want, max_relative = 1e-5, epsilon = 1e-6);
+        }
+    };
+    let mut voltage = MjlabDcMotor::new(datasheet);
+    voltage.mode = DcMotorMode::Voltage;
+    close(run(voltage, 0.0, 0.0, 0.0, 12.0), k * 12.0 / r);
+    close(
+        run(voltage, 0.0, 10.0, 0.0, 12.0),
+        k * (12.0 - k * 10.0) / r,
+    );
+    let mut pid = MjlabDcMotor::new(datasheet);
+    pid.stiffness = 5.0;
+    close(run(pid, 0.0, 0.0, 0.3, 0.0), 5.0 * 0.3);
+    pid.voltage_limit = 2.0;
+    pid.stiffness = 500.0;
+    close(run(pid, 0.0, 0.0, 0.3, 0.0), k * 2.0 / r);
+    let mut clamped = voltage;
+    clamped.effort_limit = Some(0.1);
+    close(run(clamped, 0.0, 0.0, 0.0, 12.0), 0.1);
+    clamped.cogging = Some([0.02, 4.0, 0.3]);
+    close(
+        run(clamped, 0.2, 0.0, 0.0, 12.0),
+        0.1 + 0.02 * (4.0f32 * 0.2 + 0.3).sin(),
+    );
+    let mut bad = voltage;
+    bad.stiffness = 1.0;
+    assert!(bad.to_mjcf().unwrap_err().to_string().contains("stiffness"));
+}

@@ -33,7 +33,10 @@ pub use ideal_pd::{clip, ideal_pd_effort, pd_torque, IdealPdCfg};
 pub use learned::*;
 pub use mimo::{MimoMuscleCfg, MimoPositionalCfg, MimoSpringDamperCfg};
 pub use mj_general::*;
-pub use mj_stateful::{CtrlInputs, DcMotorMjcf, MjDcMotorCfg, MjPidCfg, PidMjcf};
+pub use mj_stateful::{
+    CtrlInputs, DcMotorMjcf, DcMotorMode, DcMotorParams, MjDcMotorCfg, MjPidCfg, MjlabDcMotor,
+    PidMjcf,
+};
 pub use remotized_pd::{lookup_limit, RemotizedPdCfg};
 pub use spec::{
     planes_of, Domain, Kind, KindVisitor, LawIo, ParamSpec, PlaneSpec, SpecInfo, Stage, StateSpec,
