@@ -42,7 +42,8 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
     let kind = str_at(case, "kind")?;
     if kind == "multi" {
         return Err(Stop::Skip(
-            "several actuators sharing a tendon or joint actuatorfrcrange (MuJoCo stage only)"
+            "several actuators sharing a tendon or joint actuatorfrcrange: a coupling across \
+             columns the MuJoCo 4 kinds do not model yet"
                 .into(),
         ));
     }
