@@ -238,6 +238,12 @@ fn actuator(p: &Value, timestep: f32) -> Result<ActuatorCfg, Stop> {
     };
     match types {
         ("pid" | "none", "pid", "affine") => {
+            let at = |v: &[f64], k: usize| v.get(k).copied().unwrap_or(0.0);
+            let (gainprm, dynprm, biasprm) = (
+                [at(&gainprm, 0)],
+                [at(&dynprm, 0), at(&dynprm, 1)],
+                [at(&biasprm, 0), at(&biasprm, 1), at(&biasprm, 2)],
+            );
             let mut pid = MjPidCfg::new(-biasprm[1] as f32, -biasprm[2] as f32, timestep);
             if biasprm[2] > 0.0 {
                 // `<general>`: a positive biasprm[2] is a damping ratio of
