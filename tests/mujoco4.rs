@@ -296,3 +296,71 @@ fn mjlab_builtin_dcmotor_test_numbers() {
     bad.stiffness = 1.0;
     assert!(bad.to_mjcf().unwrap_err().to_string().contains("stiffness"));
 }
+
+/// A scenario group may write a MuJoCo 4 kind as its MJCF element's
+/// attributes (`mjcf = { … }`), compiled at the scenario's dt exactly as
+/// `DcMotorMjcf`/`PidMjcf` compile them; attributes that need the model, or
+/// fields beside `mjcf`, are errors naming the group.
+#[test]
+fn scenarios_take_mjcf_attributes() {
+    let text = |extra: &str| {
+        format!(
+            r#"num_envs = 1
+steps = 2
+dt = 0.005
+
+[robot]
+joints = ["hip", "knee"]
+
+[[groups]]
+name = "hip"
+targets = ["hip"]
+kind = "mj_dcmotor"
+mjcf = {{ motorconst = [0.05], nominal = [24.0, 0.5, 400.0], damping = 0.001, thermal = [2.0, 0.0, 100.0, 0.0039, 25.0, 25.0], input = "pos vel", controller = [3.0, 0.0, 0.1, 0.0, 0.0, 24.0] }}
+
+[[groups]]
+name = "knee"
+targets = ["knee"]
+kind = "mj_pid"
+mjcf = {{ kp = 20.0, kv = 1.0, ki = 3.0, imax = 0.2, posrange = [-1.0, 1.0] }}
+{extra}
+"#
+        )
+    };
+    let scenario = sinew_cli::Scenario::parse(&text(""), "mjcf.toml").unwrap();
+    let ActuatorCfg::MjDcMotor(m) = &scenario.groups[0].actuator else {
+        panic!("not a dcmotor")
+    };
+    let want: DcMotorMjcf = serde_json::from_str(
+        r#"{"motorconst": [0.05], "nominal": [24.0, 0.5, 400.0], "damping": 0.001,
+            "thermal": [2.0, 0.0, 100.0, 0.0039, 25.0, 25.0], "input": "pos vel",
+            "controller": [3.0, 0.0, 0.1, 0.0, 0.0, 24.0]}"#,
+    )
+    .unwrap();
+    assert_eq!(*m, want.compile(0.005).unwrap());
+    // The thermal time constant replaced C (MuJoCo 4.0): 100 s / 2 K/W.
+    assert_eq!(m.thermal_capacitance, 50.0);
+    let ActuatorCfg::MjPid(p) = &scenario.groups[1].actuator else {
+        panic!("not a pid")
+    };
+    assert_eq!(
+        (p.kp, p.kv, p.ki, p.pos_range),
+        (20.0, 1.0, 3.0, [-1.0, 1.0])
+    );
+    for (bad, words) in [
+        (text("").replace("kv = 1.0", "dampratio = 1.0"), "dampratio"),
+        (
+            text("").replace("kind = \"mj_pid\"", "kind = \"mj_pid\"\nkp = 3.0"),
+            "`kp` beside `mjcf`",
+        ),
+        (
+            text("").replace("motorconst = [0.05]", "motorconst = [-0.05]"),
+            "motorconst",
+        ),
+    ] {
+        let e = sinew_cli::Scenario::parse(&bad, "mjcf.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("field `mjcf`") && e.contains(words), "{e}");
+    }
+}

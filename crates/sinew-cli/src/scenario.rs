@@ -1221,20 +1221,34 @@ fn group_cfg(
             if timestep && !fields.contains_key("timestep") {
                 fields.insert("timestep".into(), toml::Value::Float(dt));
             }
-            if let Some((servo, span)) = &preset {
-                let mut base = match toml::Value::try_from(&servo.servo) {
-                    Ok(toml::Value::Table(t)) => t,
-                    _ => return err(span.clone(), "field `preset`: cannot be written out".into()),
-                };
-                merge(&mut base, fields);
-                fields = base;
+            if let Some(mjcf) = fields.remove("mjcf") {
+                mjcf_actuator(id, mjcf, &fields, dt).map_err(|e| {
+                    (
+                        group_span.clone(),
+                        format!("group `{name}`: field `mjcf`: {e}"),
+                    )
+                })?
+            } else {
+                if let Some((servo, span)) = &preset {
+                    let mut base = match toml::Value::try_from(&servo.servo) {
+                        Ok(toml::Value::Table(t)) => t,
+                        _ => {
+                            return err(
+                                span.clone(),
+                                "field `preset`: cannot be written out".into(),
+                            )
+                        }
+                    };
+                    merge(&mut base, fields);
+                    fields = base;
+                }
+                id.from_fields(toml::Value::Table(fields)).map_err(|e| {
+                    (
+                        group_span.clone(),
+                        format!("group `{name}`: kind {}: {e}", id.spec().key),
+                    )
+                })?
             }
-            id.from_fields(toml::Value::Table(fields)).map_err(|e| {
-                (
-                    group_span.clone(),
-                    format!("group `{name}`: kind {}: {e}", id.spec().key),
-                )
-            })?
         }
         KindToml::IdealPd => IdealPdCfg {
             stiffness: need("stiffness", stiffness)?,
@@ -1514,6 +1528,52 @@ fn snake(camel: &str) -> String {
         out.extend(c.to_lowercase());
     }
     out
+}
+
+/// A MuJoCo 4 kind written as its MJCF element's attributes (`mjcf = {
+/// motorconst = [0.05], resistance = 2, … }`), compiled as MuJoCo compiles
+/// them at the group's `timestep` (the scenario's `dt` unless given).
+/// `fields` are the group's other kind fields: only `timestep` may stand
+/// beside `mjcf`.
+fn mjcf_actuator(
+    id: sinew::KindId,
+    mjcf: toml::Value,
+    fields: &toml::Table,
+    dt: f64,
+) -> Result<ActuatorCfg, String> {
+    if let Some(other) = fields.keys().find(|k| k.as_str() != "timestep") {
+        return Err(format!(
+            "`{other}` beside `mjcf`: write every attribute inside `mjcf`"
+        ));
+    }
+    let dt = fields
+        .get("timestep")
+        .and_then(|t| t.as_float().or_else(|| t.as_integer().map(|i| i as f64)))
+        .unwrap_or(dt);
+    match id {
+        sinew::KindId::MjDcMotor => {
+            let attrs: sinew::DcMotorMjcf = mjcf.try_into().map_err(|e| e.to_string())?;
+            Ok(attrs.compile(dt as f32).map_err(|e| e.to_string())?.into())
+        }
+        sinew::KindId::MjPid => {
+            let attrs: sinew::PidMjcf = mjcf.try_into().map_err(|e| e.to_string())?;
+            if attrs.kv.is_none() && attrs.dampratio.is_some() || attrs.inheritrange > 0.0 {
+                return Err(
+                    "`dampratio` and `inheritrange` need the model's inertia and joint \
+                            range, which a scenario does not have: give `kv` and `posrange`"
+                        .into(),
+                );
+            }
+            Ok(attrs
+                .compile(dt as f32, 0.0, [0.0, 0.0])
+                .map_err(|e| e.to_string())?
+                .into())
+        }
+        other => Err(format!(
+            "kind {} has no MJCF element; `mjcf` is for mj_dcmotor and mj_pid",
+            other.spec().key
+        )),
+    }
 }
 
 /// A path relative to the scenario file's folder.
