@@ -286,3 +286,18 @@ fn a_fit_file_is_a_scenario_preset() {
     assert!(e.contains("`kt` = \"x\" is not a number"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--init` takes a shipped fit or a file, of the family being fitted only.
+#[test]
+fn a_starting_point_must_be_of_the_fitted_family() {
+    let file = root().join("data/bam-xl330/xl330-m1-params.json");
+    let file = file.to_str().unwrap();
+    let ok = BamParams::from_preset_or_file(file, Some(BamFamily::Xl330)).unwrap();
+    assert_eq!(ok.family, BamFamily::Xl330);
+    for spec in [file, "xl330/m6"] {
+        let e = BamParams::from_preset_or_file(spec, Some(BamFamily::Mx64)).unwrap_err();
+        assert!(e.contains("xl330") && e.contains("mx64"), "{e}");
+    }
+    let e = BamParams::from_preset_or_file("no/such/fit", None).unwrap_err();
+    assert!(e.contains("neither a shipped fit"), "{e}");
+}

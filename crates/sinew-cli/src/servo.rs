@@ -105,7 +105,14 @@ impl BamParams {
                 _ => Ok(BamParams::from_fit(fit)),
             }
         } else if Path::new(spec).is_file() {
-            BamParams::read(Path::new(spec), family)
+            let v = read_json(Path::new(spec))?;
+            let named = v.get("actuator").and_then(Value::as_str);
+            if let (Some(named), Some(f)) = (named, family) {
+                if named != f.name() {
+                    return Err(format!("{spec} is a fit of {named}, not of {}", f.name()));
+                }
+            }
+            BamParams::from_value(&v, family).map_err(|e| format!("{spec}: {e}"))
         } else {
             Err(format!(
                 "`{spec}` is neither a shipped fit (`sinew presets` lists them) nor a file"
