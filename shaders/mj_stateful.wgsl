@@ -35,6 +35,28 @@ fn mj_windup(error: f32, z: f32, limit: f32) -> f32 {
     return error;
 }
 
+// The slew slot on the first control of `u` (twin of `slew_first`).
+fn mj_slew_first(u: ptr<function, array<f32, 3>>, bits: u32, slewmax: f32, h: f32, lo: f32, hi: f32, slot: u32) -> f32 {
+    if slewmax <= 0.0 {
+        return 0.0;
+    }
+    let first = mj_first_control(bits);
+    let z = io_state(slot);
+    let s = mj_slew((*u)[first], z, slewmax, h);
+    (*u)[first] = s.x;
+    io_set_state(slot, clip(z + s.y * h, lo, hi));
+    return s.y;
+}
+
+// (rate, next) of the integral slot (twin of `integrate`).
+fn mj_integrate(error: f32, limit: f32, h: f32, lo: f32, hi: f32, slot: u32) -> vec2<f32> {
+    let z = io_state(slot);
+    let rate = mj_windup(error, z, limit);
+    let next = clip(z + rate * h, lo, hi);
+    io_set_state(slot, next);
+    return vec2<f32>(rate, next);
+}
+
 fn mj_first_control(bits: u32) -> u32 {
     if (bits & MJ_IN_POS) != 0u {
         return 0u;
@@ -61,26 +83,15 @@ fn mj_pid_law() -> f32 {
     let h = io_param(MJ_PID_TIMESTEP);
     let act_lo = io_param(MJ_PID_ACT_LO);
     let act_hi = io_param(MJ_PID_ACT_HI);
-    let slewmax = io_param(MJ_PID_SLEWMAX);
-    var slew_dot = 0.0;
-    if slewmax > 0.0 {
-        let first = mj_first_control(bits);
-        let z = io_state(MJ_PID_SLEW);
-        let s = mj_slew(u[first], z, slewmax, h);
-        u[first] = s.x;
-        slew_dot = s.y;
-        io_set_state(MJ_PID_SLEW, clip(z + s.y * h, act_lo, act_hi));
-    }
+    let slew_dot = mj_slew_first(&u, bits, io_param(MJ_PID_SLEWMAX), h, act_lo, act_hi, MJ_PID_SLEW);
     let ki = io_param(MJ_PID_KI);
-    let z = io_state(MJ_PID_INTEGRAL);
-    var integral = z;
+    var integral = io_state(MJ_PID_INTEGRAL);
     var int_dot = 0.0;
     if ki > 0.0 {
-        int_dot = mj_windup(u[0] - length, z, io_param(MJ_PID_IMAX));
-        let next = clip(z + int_dot * h, act_lo, act_hi);
-        io_set_state(MJ_PID_INTEGRAL, next);
+        let step = mj_integrate(u[0] - length, io_param(MJ_PID_IMAX), h, act_lo, act_hi, MJ_PID_INTEGRAL);
+        int_dot = step.x;
         if io_param(MJ_PID_ACT_EARLY) != 0.0 {
-            integral = next;
+            integral = step.y;
         }
     }
     let kp = io_param(MJ_PID_KP);
@@ -111,27 +122,21 @@ fn mj_dcmotor_law() -> f32 {
     );
     let voltage = mj_control(bits, MJ_IN_VOLTAGE, io_input(MJ_DCMOTOR_IN_VOLTAGE), lo, hi);
     let h = io_param(MJ_DCMOTOR_TIMESTEP);
-    var slew_dot = 0.0;
-    let slewmax = io_param(MJ_DCMOTOR_SLEWMAX);
-    if slewmax > 0.0 {
-        let first = mj_first_control(bits);
-        let z = io_state(MJ_DCMOTOR_SLEW);
-        let s = mj_slew(u[first], z, slewmax, h);
-        u[first] = s.x;
-        slew_dot = s.y;
-        io_set_state(MJ_DCMOTOR_SLEW, z + s.y * h);
-    }
+    // No clamp for a finite value (twin of `unlimited`).
+    let big = 3.40282347e38;
+    let slew_dot = mj_slew_first(&u, bits, io_param(MJ_DCMOTOR_SLEWMAX), h, -big, big, MJ_DCMOTOR_SLEW);
     let ki = io_param(MJ_DCMOTOR_KI);
     let integral = io_state(MJ_DCMOTOR_INTEGRAL);
     var int_dot = 0.0;
     if ki > 0.0 {
         let imax = io_param(MJ_DCMOTOR_IMAX);
-        int_dot = mj_windup(u[0] - length, integral, imax);
-        var next = integral + int_dot * h;
+        var lo = -big;
+        var hi = big;
         if imax > 0.0 {
-            next = clip(next, -imax, imax);
+            lo = -imax;
+            hi = imax;
         }
-        io_set_state(MJ_DCMOTOR_INTEGRAL, next);
+        int_dot = mj_integrate(u[0] - length, imax, h, lo, hi, MJ_DCMOTOR_INTEGRAL).x;
     }
     let r = io_param(MJ_DCMOTOR_RESISTANCE);
     let k = io_param(MJ_DCMOTOR_MOTORCONST);

@@ -188,7 +188,10 @@ impl Verifier {
         };
         if self.backend.is_none() {
             let robot = Robot::from_joints(acts.iter().map(|a| a.joint.clone()));
-            let names: Vec<String> = acts.iter().map(|a| regex_literal(&a.joint)).collect();
+            let names: Vec<String> = acts
+                .iter()
+                .map(|a| super::mujoco::literal(&a.joint))
+                .collect();
             let group = GroupCfg::new(GROUP, names, cfg);
             let plan = Plan::new(&robot, vec![group], 1, PlanOptions::default()).map_err(error)?;
             self.backend = Some(make(plan).map_err(error)?);
@@ -670,19 +673,6 @@ fn vec_at(v: &Value, key: &str, len: usize) -> Result<Vec<f64>, Stop> {
         )));
     }
     Ok(values)
-}
-
-/// A joint name as a regex matching only itself.
-fn regex_literal(name: &str) -> String {
-    let mut out = String::from("^");
-    for c in name.chars() {
-        if "\\.+*?()|[]{}^$".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('$');
-    out
 }
 
 fn error(e: sinew::Error) -> Stop {

@@ -123,8 +123,8 @@ fn general_of(p: &Value) -> Result<MjGeneralCfg, Stop> {
     })
 }
 
-/// A regex that matches exactly `name`.
-fn literal(name: &str) -> String {
+/// A regex that matches exactly `name` (groups match their regexes in full).
+pub(super) fn literal(name: &str) -> String {
     name.chars()
         .flat_map(|c| {
             let special = "\\.+*?()|[]{}^$#&-~".contains(c);

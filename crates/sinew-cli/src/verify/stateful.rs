@@ -408,13 +408,11 @@ struct Step<'a> {
 /// The relative size of an f32 input's rounding: half an ulp.
 const HALF_ULP: f64 = 1.0 / (1u64 << 24) as f64;
 
-/// One step's inputs: the joint state, the controls and the slots before it.
-#[derive(Clone)]
+/// One step's inputs: the joint state (along the transmission) and the controls.
 struct Inputs {
     qpos: f64,
     qvel: f64,
     ctrl: Vec<f64>,
-    act: Vec<f32>,
 }
 
 impl Step<'_> {
@@ -508,7 +506,12 @@ impl Step<'_> {
 
     /// How far each output moves when every input is nudged by its f32
     /// rounding (half an ulp, in four sign patterns), from the same state.
-    fn sensitivity(&mut self, inputs: &Inputs, ours: &[f32]) -> Result<Vec<f64>, Stop> {
+    fn sensitivity(
+        &mut self,
+        inputs: &Inputs,
+        act: &[f32],
+        ours: &[f32],
+    ) -> Result<Vec<f64>, Stop> {
         let mut spread = vec![0.0f64; ours.len()];
         for pattern in 0..4u32 {
             let nudge = |x: f64, k: u32| {
@@ -525,9 +528,8 @@ impl Step<'_> {
                 ctrl: (inputs.ctrl.iter().enumerate())
                     .map(|(k, &u)| nudge(u, 2 + k as u32))
                     .collect(),
-                act: inputs.act.clone(),
             };
-            let act: Vec<f32> = (inputs.act.iter().enumerate())
+            let act: Vec<f32> = (act.iter().enumerate())
                 .map(|(k, &a)| nudge(f64::from(a), 7 + k as u32) as f32)
                 .collect();
             self.write_state(&act)?;
@@ -566,8 +568,8 @@ impl Step<'_> {
             qpos: along(qpos),
             qvel: along(qvel),
             ctrl: ctrl.to_vec(),
-            act: self.read_state()?,
         };
+        let act = self.read_state()?;
         // `outputs` reads [force, gear·f, slots…]; compared are the force,
         // each unclamped dof's `coef·gear·f`, then the slots.
         let compared: Vec<usize> = (0..dofs)
@@ -601,7 +603,7 @@ impl Step<'_> {
             .any(|((_, r), &o)| (f64::from(o) - r).abs() > allowed(*r));
         let sensitivity = if off {
             let after = self.read_state()?;
-            let s = self.sensitivity(&inputs, &raw)?;
+            let s = self.sensitivity(&inputs, &act, &raw)?;
             self.write_state(&after)?;
             let mut v = vec![s[0]];
             v.extend(compared.iter().map(|&k| coef[k].abs() * s[1]));

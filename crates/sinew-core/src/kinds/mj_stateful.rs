@@ -106,6 +106,44 @@ fn windup(error: f32, z: f32, limit: f32) -> f32 {
     error
 }
 
+/// MuJoCo's slew slot (Part 5.3) on the first control of `u`: limits it in
+/// place, writes the slot's next value clamped to `range` (a pid's
+/// actrange; unlimited for a dcmotor) and returns the slot's rate, 0 when
+/// `slewmax ≤ 0` turns it off.
+#[inline(always)]
+fn slew_first<I: LawIo>(
+    io: &mut I,
+    u: &mut [f32; 3],
+    bits: u32,
+    slewmax: f32,
+    h: f32,
+    range: [f32; 2],
+) -> f32 {
+    const SLOT: usize = state_slot(&STATE, "slew");
+    if slewmax <= 0.0 {
+        return 0.0;
+    }
+    let first = first_control(bits);
+    let z = io.state(SLOT);
+    let (limited, rate) = slew(u[first], z, slewmax, h);
+    u[first] = limited;
+    io.set_state(SLOT, clip(z + rate * h, range[0], range[1]));
+    rate
+}
+
+/// MuJoCo's integral slot: the rate `error` with the anti-windup at
+/// `limit`, the next value (Euler) clamped to `range`, written; returns
+/// `(rate, next)`.
+#[inline(always)]
+fn integrate<I: LawIo>(io: &mut I, error: f32, limit: f32, h: f32, range: [f32; 2]) -> (f32, f32) {
+    const SLOT: usize = state_slot(&STATE, "integral");
+    let z = io.state(SLOT);
+    let rate = windup(error, z, limit);
+    let next = clip(z + rate * h, range[0], range[1]);
+    io.set_state(SLOT, next);
+    (rate, next)
+}
+
 /// The state slots, in MuJoCo's slot order.
 pub const STATE: [StateSpec; 5] = [
     zeroed_state("slew", "input unit", "last rate-limited first control"),
@@ -366,7 +404,6 @@ impl Kind for MjPidCfg {
         const ACT_HI: usize = param_slot(MjPidCfg::PARAMS, "act_hi");
         const EARLY: usize = param_slot(MjPidCfg::PARAMS, "act_early");
         const H: usize = param_slot(MjPidCfg::PARAMS, "timestep");
-        const S_SLEW: usize = state_slot(&STATE, "slew");
         const S_INT: usize = state_slot(&STATE, "integral");
         let bits = io.data(0) as u32;
         let gear = io.param(GEAR);
@@ -385,24 +422,14 @@ impl Kind for MjPidCfg {
         ];
         let h = io.param(H);
         let (act_lo, act_hi) = (io.param(ACT_LO), io.param(ACT_HI));
-        let slewmax = io.param(SLEW);
-        let mut slew_dot = 0.0;
-        if slewmax > 0.0 {
-            let first = first_control(bits);
-            let z = io.state(S_SLEW);
-            let (limited, rate) = slew(u[first], z, slewmax, h);
-            u[first] = limited;
-            slew_dot = rate;
-            io.set_state(S_SLEW, clip(z + rate * h, act_lo, act_hi));
-        }
+        let slew_dot = slew_first(io, &mut u, bits, io.param(SLEW), h, [act_lo, act_hi]);
         let ki = io.param(KI);
-        let z = io.state(S_INT);
-        let mut integral = z;
+        let mut integral = io.state(S_INT);
         let mut int_dot = 0.0;
         if ki > 0.0 {
-            int_dot = windup(u[0] - length, z, io.param(IMAX));
-            let next = clip(z + int_dot * h, act_lo, act_hi);
-            io.set_state(S_INT, next);
+            let error = u[0] - length;
+            let (rate, next) = integrate(io, error, io.param(IMAX), h, [act_lo, act_hi]);
+            int_dot = rate;
             if io.param(EARLY) != 0.0 {
                 integral = next;
             }
@@ -866,7 +893,6 @@ impl Kind for MjDcMotorCfg {
         const C_LO: usize = param_slot(MjDcMotorCfg::PARAMS, "ctrl_lo");
         const C_HI: usize = param_slot(MjDcMotorCfg::PARAMS, "ctrl_hi");
         const H: usize = param_slot(MjDcMotorCfg::PARAMS, "timestep");
-        const S_SLEW: usize = state_slot(&STATE, "slew");
         const S_INT: usize = state_slot(&STATE, "integral");
         const S_TEMP: usize = state_slot(&STATE, "temperature");
         const S_BRISTLE: usize = state_slot(&STATE, "bristle");
@@ -889,29 +915,17 @@ impl Kind for MjDcMotorCfg {
         ];
         let voltage = control(bits & CtrlInputs::VOLTAGE != 0, io.input(0));
         let h = io.param(H);
-        // Slew on the first control.
-        let mut slew_dot = 0.0;
-        let slewmax = io.param(SLEW);
-        if slewmax > 0.0 {
-            let first = first_control(bits);
-            let z = io.state(S_SLEW);
-            let (limited, rate) = slew(u[first], z, slewmax, h);
-            u[first] = limited;
-            slew_dot = rate;
-            io.set_state(S_SLEW, z + rate * h);
-        }
-        // Integral, from its current value.
+        // No clamp for a finite value (the WGSL twin's bounds as well).
+        let unlimited = [f32::MIN, f32::MAX];
+        let slew_dot = slew_first(io, &mut u, bits, io.param(SLEW), h, unlimited);
+        // Integral, from its current value, clamped to ±imax.
         let ki = io.param(KI);
         let integral = io.state(S_INT);
         let mut int_dot = 0.0;
         if ki > 0.0 {
             let imax = io.param(IMAX);
-            int_dot = windup(u[0] - length, integral, imax);
-            let mut next = integral + int_dot * h;
-            if imax > 0.0 {
-                next = clip(next, -imax, imax);
-            }
-            io.set_state(S_INT, next);
+            let range = if imax > 0.0 { [-imax, imax] } else { unlimited };
+            int_dot = integrate(io, u[0] - length, imax, h, range).0;
         }
         // Resistance at the current temperature rise.
         let (r, k) = (io.param(R), io.param(K));

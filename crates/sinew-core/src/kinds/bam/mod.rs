@@ -97,6 +97,7 @@ const OUT_FRICTIONLOSS: usize = 0;
 const OUT_DAMPING: usize = 1;
 const OUT_COMMAND: usize = 2;
 
+/// A parameter with its BAM aliases.
 pub(crate) const fn param(
     name: &'static str,
     aliases: &'static [&'static str],
@@ -105,11 +106,8 @@ pub(crate) const fn param(
     domain: Domain,
 ) -> ParamSpec {
     ParamSpec {
-        name,
         aliases,
-        unit,
-        doc,
-        domain,
+        ..super::spec::param(name, unit, doc, domain)
     }
 }
 
