@@ -867,6 +867,114 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
     }
 }
 
+/// The group fields kind `kind` takes besides [`COMMON_FIELDS`].
+fn allowed_fields(kind: KindToml) -> &'static [&'static str] {
+    match kind {
+        KindToml::Other(_) => group_keys(),
+        KindToml::IdealPd => &["stiffness", "damping", "effort_limit", "gains"],
+        KindToml::DcMotor => &[
+            "stiffness",
+            "damping",
+            "effort_limit",
+            "saturation_effort",
+            "velocity_limit",
+            "gains",
+        ],
+        KindToml::BuiltinPosition => &[
+            "stiffness",
+            "damping",
+            "effort_limit",
+            "gains",
+            "compute_force",
+        ],
+        KindToml::BuiltinVelocity => &["damping", "effort_limit", "compute_force"],
+        KindToml::BuiltinMotor => &["effort_limit", "gear", "compute_force"],
+        KindToml::BuiltinMuscle => &[
+            "compute_force",
+            "acc0",
+            "gear",
+            "length_range",
+            "timeconst",
+            "tausmooth",
+            "range",
+            "force",
+            "scale",
+            "lmin",
+            "lmax",
+            "vmax",
+            "fpmax",
+            "fvmax",
+        ],
+        KindToml::Wrapped => &["command_field", "compute_force"],
+        KindToml::MjGeneral => &[
+            "command_field",
+            "dyn_type",
+            "dynprm",
+            "gain_type",
+            "gainprm",
+            "bias_type",
+            "biasprm",
+            "ctrl_range",
+            "force_range",
+            "act_range",
+            "act_early",
+            "gear",
+            "length_range",
+            "acc0",
+        ],
+        KindToml::LearnedMlp => &[
+            "effort_limit",
+            "saturation_effort",
+            "velocity_limit",
+            "network",
+            "layers",
+            "activations",
+            "history_length",
+            "taps",
+            "input_order",
+            "history_init",
+            "pos_scale",
+            "vel_scale",
+            "torque_scale",
+        ],
+        KindToml::LstmNet => &[
+            "effort_limit",
+            "saturation_effort",
+            "velocity_limit",
+            "network",
+            "layers",
+            "activations",
+        ],
+    }
+}
+
+/// Fields every kind takes.
+const COMMON_FIELDS: [&str; 4] = ["armature", "frictionloss", "viscous_damping", "delay"];
+
+/// The fields a `[[groups]]` table of kind `id` may set besides `name`,
+/// `targets`, `kind` and `transmission`: the kind's own, then the ones
+/// every kind takes. What the Python package's config classes accept.
+pub fn kind_fields(id: sinew::KindId) -> Vec<&'static str> {
+    let key = id.spec().key;
+    let known = KindToml::deserialize(
+        serde::de::value::StrDeserializer::<serde::de::value::Error>::new(key),
+    );
+    let mut fields: Vec<&'static str> = match known {
+        Ok(kind) => allowed_fields(kind).to_vec(),
+        Err(_) => {
+            let found = std::cell::Cell::new(&[][..]);
+            let _ = id.from_fields(FieldNames(&found));
+            found.get().to_vec()
+        }
+    };
+    if matches!(id, sinew::KindId::MjPid | sinew::KindId::MjDcMotor) {
+        // The MJCF element's attributes, compiled at the scenario's dt.
+        fields.push("mjcf");
+    }
+    fields.extend(COMMON_FIELDS);
+    fields
+}
+
 /// One `[[groups]]` entry as a library group, recording the line of each field.
 fn group_cfg(
     spanned: &S<GroupToml>,
@@ -954,8 +1062,6 @@ fn group_cfg(
         viscous_damping,
         delay
     );
-    /// Fields every kind takes.
-    const COMMON: [&str; 4] = ["armature", "frictionloss", "viscous_damping", "delay"];
     for (field, span) in &fields {
         if let Some(span) = span {
             note(field, span.clone());
@@ -1040,86 +1146,10 @@ fn group_cfg(
     }
 
     // Fields each kind takes; any other set field is an error.
-    let allowed: &[&str] = match kind {
-        KindToml::Other(_) => group_keys(),
-        KindToml::IdealPd => &["stiffness", "damping", "effort_limit", "gains"],
-        KindToml::DcMotor => &[
-            "stiffness",
-            "damping",
-            "effort_limit",
-            "saturation_effort",
-            "velocity_limit",
-            "gains",
-        ],
-        KindToml::BuiltinPosition => &[
-            "stiffness",
-            "damping",
-            "effort_limit",
-            "gains",
-            "compute_force",
-        ],
-        KindToml::BuiltinVelocity => &["damping", "effort_limit", "compute_force"],
-        KindToml::BuiltinMotor => &["effort_limit", "gear", "compute_force"],
-        KindToml::BuiltinMuscle => &[
-            "compute_force",
-            "acc0",
-            "gear",
-            "length_range",
-            "timeconst",
-            "tausmooth",
-            "range",
-            "force",
-            "scale",
-            "lmin",
-            "lmax",
-            "vmax",
-            "fpmax",
-            "fvmax",
-        ],
-        KindToml::Wrapped => &["command_field", "compute_force"],
-        KindToml::MjGeneral => &[
-            "command_field",
-            "dyn_type",
-            "dynprm",
-            "gain_type",
-            "gainprm",
-            "bias_type",
-            "biasprm",
-            "ctrl_range",
-            "force_range",
-            "act_range",
-            "act_early",
-            "gear",
-            "length_range",
-            "acc0",
-        ],
-        KindToml::LearnedMlp => &[
-            "effort_limit",
-            "saturation_effort",
-            "velocity_limit",
-            "network",
-            "layers",
-            "activations",
-            "history_length",
-            "taps",
-            "input_order",
-            "history_init",
-            "pos_scale",
-            "vel_scale",
-            "torque_scale",
-        ],
-        KindToml::LstmNet => &[
-            "effort_limit",
-            "saturation_effort",
-            "velocity_limit",
-            "network",
-            "layers",
-            "activations",
-        ],
-    };
+    let allowed = allowed_fields(kind);
     for (field, span) in fields {
         if let Some(span) = span {
-            if !COMMON.contains(&field) && !allowed.contains(&field) {
+            if !COMMON_FIELDS.contains(&field) && !allowed.contains(&field) {
                 return err(
                     span,
                     format!(

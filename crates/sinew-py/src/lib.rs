@@ -1,0 +1,730 @@
+//! The compiled half of the `sinew` Python package (`sinew._sinew`): an
+//! engine over numpy arrays, stepped without copies and with the GIL
+//! released. The pure-Python half (`python/sinew`) gives it its documented
+//! API: config classes per kind, torch and DLPack inputs, the mjlab adapter.
+//!
+//! Groups arrive as a scenario table (the `[[groups]]` of a scenario file,
+//! as Python dicts), so every kind, field and error message is the
+//! scenario reader's.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use numpy::{
+    PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArray, PyUntypedArrayMethods,
+};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
+use sinew::{Backend, CmdRef, EnvIds, Lags, Transmission, Values, CMD_FIELDS};
+use sinew_cli::{CliError, Scenario};
+
+/// An exception of `sinew.errors` (classes with two bases each, e.g.
+/// `ConfigError(SinewError, ValueError)`, which `create_exception!` cannot
+/// declare) carrying `message`.
+fn raise(class: &str, message: String) -> PyErr {
+    Python::attach(|py| {
+        let class = py
+            .import("sinew.errors")
+            .and_then(|m| m.getattr(class))
+            .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from));
+        match class {
+            Ok(class) => PyErr::from_type(class, message),
+            Err(e) => e,
+        }
+    })
+}
+
+fn config_err(message: impl Into<String>) -> PyErr {
+    raise("ConfigError", message.into())
+}
+
+fn shape_err(message: impl Into<String>) -> PyErr {
+    raise("ShapeError", message.into())
+}
+
+/// A library error as the Python exception of its boundary, with Sinew's
+/// message (which names the group, field and value).
+fn py_err(e: sinew::Error) -> PyErr {
+    use sinew::Error as E;
+    let message = e.to_string();
+    match e {
+        E::CmdDims { .. }
+        | E::CmdShape { .. }
+        | E::CmdLayout { .. }
+        | E::BufferShape { .. }
+        | E::ValuesShape { .. } => shape_err(message),
+        E::EnvOutOfRange { .. } => PyIndexError::new_err(message),
+        E::UnknownGroup { .. }
+        | E::UnknownParam { .. }
+        | E::UnknownState { .. }
+        | E::UnknownPlane { .. }
+        | E::NoDelay { .. }
+        | E::NoActivation { .. } => raise("UnknownNameError", message),
+        E::NoGpuAdapter { .. } | E::Gpu { .. } => raise("GpuError", message),
+        _ => config_err(message),
+    }
+}
+
+/// A scenario error without the line of the generated text (Python callers
+/// wrote no file); a file's own errors keep theirs.
+fn cli_err(e: CliError, generated: bool) -> PyErr {
+    match e {
+        CliError::Sinew(e) => py_err(e),
+        CliError::Scenario { message, .. } if generated => config_err(message),
+        CliError::Io { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+        e => config_err(e.to_string()),
+    }
+}
+
+/// A Python value (dicts, lists, numbers, strings, booleans; `None` leaves
+/// the key out) as TOML.
+fn to_toml(v: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<toml::Value>> {
+    if v.is_none() {
+        return Ok(None);
+    }
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(Some(toml::Value::Boolean(b.is_true())));
+    }
+    if v.cast::<PyString>().is_ok() {
+        return Ok(Some(toml::Value::String(v.extract()?)));
+    }
+    // numpy arrays and scalars as Python lists and numbers.
+    if v.hasattr("tolist")? && v.cast::<PyList>().is_err() {
+        return to_toml(&v.call_method0("tolist")?, at);
+    }
+    if v.cast::<PyInt>().is_ok() {
+        return match v.extract::<i64>() {
+            Ok(i) => Ok(Some(toml::Value::Integer(i))),
+            Err(_) => Err(config_err(format!("{at}: the integer {v} is out of range"))),
+        };
+    }
+    if let Ok(x) = v.extract::<f64>() {
+        return Ok(Some(toml::Value::Float(x)));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let mut table = toml::Table::new();
+        for (key, value) in d.iter() {
+            let key: String = key
+                .extract()
+                .map_err(|_| config_err(format!("{at}: keys must be strings, got {key:?}")))?;
+            if let Some(value) = to_toml(&value, &format!("{at}.{key}"))? {
+                table.insert(key, value);
+            }
+        }
+        return Ok(Some(toml::Value::Table(table)));
+    }
+    if v.cast::<PyList>().is_ok() || v.cast::<PyTuple>().is_ok() {
+        let mut array = Vec::new();
+        for (k, item) in v.try_iter()?.enumerate() {
+            let item = item?;
+            let value = to_toml(&item, &format!("{at}[{k}]"))?
+                .ok_or_else(|| config_err(format!("{at}[{k}]: None cannot be a list item")))?;
+            array.push(value);
+        }
+        return Ok(Some(toml::Value::Array(array)));
+    }
+    Err(config_err(format!(
+        "{at}: cannot use a value of type {} here",
+        v.get_type().name()?
+    )))
+}
+
+/// What an engine owns besides the backend: zeros for the inputs a step
+/// leaves out.
+#[derive(Debug)]
+struct State {
+    engine: sinew::Engine,
+    zeros: Vec<f32>,
+}
+
+/// The compiled engine. Methods take numpy arrays only; `sinew.Engine`
+/// converts torch tensors and DLPack producers before calling them.
+#[pyclass(frozen, module = "sinew._sinew")]
+struct Engine {
+    state: Mutex<State>,
+    num_envs: usize,
+    num_targets: usize,
+    num_ctrl: usize,
+    /// The command columns' names.
+    targets: Vec<String>,
+}
+
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<sinew::Engine>();
+};
+
+fn backend_of(scenario: &Scenario, num_envs: usize, backend: &str) -> Result<sinew::Engine, PyErr> {
+    let make = match backend {
+        "auto" => sinew::Engine::auto,
+        "cpu" => sinew::Engine::cpu,
+        "wgpu" | "gpu" => sinew::Engine::gpu,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "backend: expected \"auto\", \"cpu\" or \"wgpu\", got {other:?}"
+            )))
+        }
+    };
+    make(
+        &scenario.robot,
+        scenario.groups.clone(),
+        num_envs,
+        scenario.options.clone(),
+    )
+    .map_err(py_err)
+}
+
+impl Engine {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic inside a step leaves no half-written Rust state behind
+        // that a later call could misread (tables are rewritten whole).
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn from_scenario(scenario: &Scenario, num_envs: usize, backend: &str) -> PyResult<Engine> {
+        let mut engine = backend_of(scenario, num_envs, backend)?;
+        let len = engine.plan().num_envs() * engine.plan().num_targets();
+        for (name, &value) in &scenario.inputs {
+            engine.set_input(name, &vec![value; len]).map_err(py_err)?;
+        }
+        let plan = engine.plan();
+        let (num_targets, num_ctrl) = (plan.num_targets(), plan.num_ctrl());
+        Ok(Engine {
+            state: Mutex::new(State {
+                engine,
+                zeros: vec![0.0; len],
+            }),
+            num_envs,
+            num_targets,
+            num_ctrl,
+            targets: [
+                Transmission::Joint,
+                Transmission::Tendon,
+                Transmission::Site,
+            ]
+            .iter()
+            .flat_map(|&t| scenario.robot.names(t).iter().cloned())
+            .collect(),
+        })
+    }
+
+    /// The number of targets of `group`.
+    fn group_targets(&self, group: &str) -> PyResult<usize> {
+        let state = self.lock();
+        let plan = state.engine.plan();
+        let g = plan.group_index(group).map_err(py_err)?;
+        Ok(plan.groups()[g].targets.len())
+    }
+}
+
+/// An `f32` array argument checked for dtype, rank, shape and C order, with
+/// the argument's name in every message.
+fn checked_f32<'py>(
+    v: &Bound<'py, PyAny>,
+    arg: &str,
+    shape: Option<&[usize]>,
+) -> PyResult<Bound<'py, PyUntypedArray>> {
+    let a = v.cast::<PyUntypedArray>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{arg}: expected a numpy array of float32, got {}",
+            v.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    let dtype = a.dtype();
+    if !dtype.is_equiv_to(&numpy::dtype::<f32>(v.py())) {
+        return Err(PyTypeError::new_err(format!(
+            "{arg}: expected dtype float32, got {dtype}; convert it with .astype(numpy.float32) \
+             (a copy)"
+        )));
+    }
+    if let Some(shape) = shape {
+        if a.shape() != shape {
+            return Err(shape_err(format!(
+                "{arg}: expected shape {shape:?}, got {:?}",
+                a.shape()
+            )));
+        }
+    }
+    if !a.is_c_contiguous() {
+        return Err(shape_err(format!(
+            "{arg}: the array is not C-contiguous (Fortran order, a transpose or a strided \
+             view); Sinew reads rows in place, so pass numpy.ascontiguousarray({arg}) (a copy)"
+        )));
+    }
+    Ok(a.clone())
+}
+
+/// Env ids as `EnvIds` (`None`: every env).
+fn env_ids<'a>(ids: &'a Option<PyReadonlyArray1<'_, u32>>) -> PyResult<EnvIds<'a>> {
+    match ids {
+        None => Ok(EnvIds::All),
+        Some(ids) => Ok(EnvIds::List(ids.as_slice().map_err(|_| {
+            shape_err("env_ids: expected a contiguous array of uint32")
+        })?)),
+    }
+}
+
+/// Values for a setter: a 0-d array (one value), 1-D (one per selected
+/// env), 2-D `(n, 1)` (the same) or `(n, group targets)`.
+fn values<'a>(v: &'a numpy::PyReadonlyArrayDyn<'_, f32>, arg: &str) -> PyResult<Values<'a>> {
+    let shape = v.shape().to_vec();
+    let slice = v
+        .as_slice()
+        .map_err(|_| shape_err(format!("{arg}: expected a C-contiguous array")))?;
+    Ok(match shape.as_slice() {
+        [] => Values::Scalar(slice[0]),
+        [_] | [_, 1] => Values::PerEnv(slice),
+        [_, _] => Values::PerEnvTarget(slice),
+        _ => {
+            return Err(shape_err(format!(
+                "{arg}: expected a scalar, one value per env or a (envs, targets) array, got \
+                 shape {shape:?}"
+            )))
+        }
+    })
+}
+
+#[pymethods]
+impl Engine {
+    /// An engine from a scenario table (as Python dicts), compiled on
+    /// `backend`; relative network paths resolve against `base_dir`.
+    #[new]
+    #[pyo3(signature = (spec, num_envs, backend = "auto", base_dir = None))]
+    fn new(
+        spec: &Bound<'_, PyDict>,
+        num_envs: usize,
+        backend: &str,
+        base_dir: Option<PathBuf>,
+    ) -> PyResult<Engine> {
+        let Some(toml::Value::Table(mut table)) = to_toml(spec.as_any(), "spec")? else {
+            return Err(config_err("spec: expected a table"));
+        };
+        table.insert("num_envs".into(), toml::Value::Integer(num_envs as i64));
+        table.entry("steps").or_insert(toml::Value::Integer(1));
+        let text = toml::to_string(&table)
+            .map_err(|e| config_err(format!("spec: cannot be written as TOML: {e}")))?;
+        let dir = base_dir.unwrap_or_else(|| PathBuf::from("."));
+        let scenario = Scenario::parse_in(&text, "engine", &dir).map_err(|e| cli_err(e, true))?;
+        Engine::from_scenario(&scenario, num_envs, backend)
+    }
+
+    /// An engine from a scenario file (its own `num_envs` unless given).
+    #[staticmethod]
+    #[pyo3(signature = (path, num_envs = None, backend = "auto"))]
+    fn from_file(path: PathBuf, num_envs: Option<usize>, backend: &str) -> PyResult<Engine> {
+        let scenario = Scenario::load(Path::new(&path)).map_err(|e| cli_err(e, false))?;
+        let n = num_envs.unwrap_or(scenario.num_envs);
+        Engine::from_scenario(&scenario, n, backend)
+    }
+
+    /// An engine from a shipped preset (`g1`, `go1`, `so100`, `mimo`, …).
+    #[staticmethod]
+    #[pyo3(signature = (name, num_envs = None, backend = "auto"))]
+    fn from_preset(name: &str, num_envs: Option<usize>, backend: &str) -> PyResult<Engine> {
+        let scenario = sinew_cli::presets::preset(name)
+            .ok_or_else(|| {
+                raise(
+                    "UnknownNameError",
+                    format!(
+                        "no preset `{name}`; the presets are {}",
+                        sinew_cli::presets::names()
+                    ),
+                )
+            })?
+            .map_err(|e| cli_err(e, false))?;
+        let n = num_envs.unwrap_or(scenario.num_envs);
+        Engine::from_scenario(&scenario, n, backend)
+    }
+
+    /// Envs per step.
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.num_envs
+    }
+
+    /// Command columns (joints, then tendons, then sites).
+    #[getter]
+    fn num_targets(&self) -> usize {
+        self.num_targets
+    }
+
+    /// ctrl columns.
+    #[getter]
+    fn num_ctrl(&self) -> usize {
+        self.num_ctrl
+    }
+
+    /// The backend, in words.
+    #[getter]
+    fn description(&self) -> String {
+        self.lock().engine.description()
+    }
+
+    /// `(group, target, transmission, meaning, command column)` per ctrl column.
+    fn ctrl_columns(&self) -> Vec<(String, String, String, String, usize)> {
+        let state = self.lock();
+        let plan = state.engine.plan();
+        plan.ctrl_columns()
+            .iter()
+            .map(|c| {
+                (
+                    plan.groups()[c.group].cfg.name.clone(),
+                    c.target.clone(),
+                    snake(&format!("{:?}", c.transmission)),
+                    snake(&format!("{:?}", c.meaning)),
+                    c.cmd_column,
+                )
+            })
+            .collect()
+    }
+
+    /// The command columns' names.
+    #[getter]
+    fn targets(&self) -> Vec<String> {
+        self.targets.clone()
+    }
+
+    /// `(name, kind, targets, params, state)` per group.
+    #[allow(clippy::type_complexity, reason = "a plain tuple for Python")]
+    fn groups(&self) -> Vec<(String, String, Vec<String>, Vec<String>, Vec<String>)> {
+        let state = self.lock();
+        state
+            .engine
+            .plan()
+            .groups()
+            .iter()
+            .map(|g| {
+                let a = &g.cfg.actuator;
+                (
+                    g.cfg.name.clone(),
+                    a.kind_id().spec().key.to_owned(),
+                    g.targets.clone(),
+                    a.params().iter().map(|p| p.name.to_owned()).collect(),
+                    a.state().iter().map(|s| s.name.to_owned()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// Input and output plane names.
+    fn planes(&self) -> (Vec<String>, Vec<String>) {
+        let state = self.lock();
+        let plan = state.engine.plan();
+        let names = |p: &[sinew::PlaneSpec]| p.iter().map(|p| p.name.to_owned()).collect();
+        (names(plan.input_planes()), names(plan.output_planes()))
+    }
+
+    /// One step. Each input is `None` (zeros) or a float32 C-contiguous
+    /// `(num_envs, num_targets)` array, read in place; `out` (float32
+    /// `(num_envs, num_ctrl)`) is written in place, or a new array is made.
+    #[pyo3(signature = (position_target, velocity_target, effort_target, pos, vel, out))]
+    #[allow(clippy::too_many_arguments, reason = "the five command fields and out")]
+    fn step<'py>(
+        &self,
+        py: Python<'py>,
+        position_target: Option<Bound<'py, PyAny>>,
+        velocity_target: Option<Bound<'py, PyAny>>,
+        effort_target: Option<Bound<'py, PyAny>>,
+        pos: Option<Bound<'py, PyAny>>,
+        vel: Option<Bound<'py, PyAny>>,
+        out: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let shape = [self.num_envs, self.num_targets];
+        let inputs = [position_target, velocity_target, effort_target, pos, vel];
+        let mut arrays: [Option<PyReadonlyArray2<'py, f32>>; 5] = Default::default();
+        for (k, input) in inputs.iter().enumerate() {
+            if let Some(v) = input {
+                let a = checked_f32(v, CMD_FIELDS[k], Some(&shape))?;
+                arrays[k] = Some(
+                    a.cast::<PyArray2<f32>>()
+                        .map_err(PyErr::from)?
+                        .try_readonly()
+                        .map_err(|e| shape_err(format!("{}: {e}", CMD_FIELDS[k])))?,
+                );
+            }
+        }
+        let out = match out {
+            Some(o) => {
+                let a = checked_f32(&o, "out", Some(&[self.num_envs, self.num_ctrl]))?;
+                a.cast::<PyArray2<f32>>().map_err(PyErr::from)?.clone()
+            }
+            None => PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false),
+        };
+        let mut out_rw = out.try_readwrite().map_err(|e| {
+            shape_err(format!(
+                "out: {e} (it must be writeable and must not also be an input)"
+            ))
+        })?;
+        let out_slice = out_rw
+            .as_slice_mut()
+            .map_err(|e| shape_err(format!("out: {e}")))?;
+        let slices: [Option<&[f32]>; 5] = std::array::from_fn(|k| {
+            arrays[k]
+                .as_ref()
+                .map(|a| a.as_slice().expect("checked C-contiguous"))
+        });
+        py.detach(|| {
+            let mut guard = self.lock();
+            let State { engine, zeros } = &mut *guard;
+            let fields = slices.map(|s| s.unwrap_or(zeros.as_slice()));
+            let cmd = CmdRef::new(shape[0], shape[1], fields)?;
+            engine.step_into(&cmd, out_slice)
+        })
+        .map_err(py_err)?;
+        drop(out_rw);
+        Ok(out)
+    }
+
+    /// The last step's ctrl as a new `(num_envs, num_ctrl)` array.
+    fn read_ctrl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let out = PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false);
+        {
+            let mut rw = out.readwrite();
+            let slice = rw.as_slice_mut().expect("a new array is contiguous");
+            py.detach(|| self.lock().engine.read_ctrl(slice))
+                .map_err(py_err)?;
+        }
+        Ok(out)
+    }
+
+    /// The envs the last step zeroed for a non-finite input or output.
+    fn nonfinite_envs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let mut state = self.lock();
+        let envs = state.engine.nonfinite_envs().map_err(py_err)?;
+        Ok(PyArray1::from_slice(py, envs))
+    }
+
+    /// Resets `env_ids` (all when `None`).
+    #[pyo3(signature = (env_ids = None))]
+    fn reset(&self, env_ids: Option<PyReadonlyArray1<'_, u32>>) -> PyResult<()> {
+        let ids = self::env_ids(&env_ids)?;
+        self.lock().engine.reset(ids).map_err(py_err)
+    }
+
+    /// Writes a parameter of a group.
+    #[pyo3(signature = (group, name, values, env_ids = None))]
+    fn set_param(
+        &self,
+        group: &str,
+        name: &str,
+        values: numpy::PyReadonlyArrayDyn<'_, f32>,
+        env_ids: Option<PyReadonlyArray1<'_, u32>>,
+    ) -> PyResult<()> {
+        let v = self::values(&values, "values")?;
+        let ids = self::env_ids(&env_ids)?;
+        self.lock()
+            .engine
+            .set_param(group, name, ids, v)
+            .map_err(py_err)
+    }
+
+    /// mjlab's `set_gains`: kp and kd together, checked before either is written.
+    #[pyo3(signature = (group, kp, kd, env_ids = None))]
+    fn set_gains(
+        &self,
+        group: &str,
+        kp: Option<numpy::PyReadonlyArrayDyn<'_, f32>>,
+        kd: Option<numpy::PyReadonlyArrayDyn<'_, f32>>,
+        env_ids: Option<PyReadonlyArray1<'_, u32>>,
+    ) -> PyResult<()> {
+        let kp = kp.as_ref().map(|v| values(v, "kp")).transpose()?;
+        let kd = kd.as_ref().map(|v| values(v, "kd")).transpose()?;
+        let ids = self::env_ids(&env_ids)?;
+        self.lock()
+            .engine
+            .set_gains(group, ids, kp, kd)
+            .map_err(py_err)
+    }
+
+    /// A group's parameter as `(num_envs, group targets)`.
+    fn read_param<'py>(
+        &self,
+        py: Python<'py>,
+        group: &str,
+        name: &str,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let n = self.group_targets(group)?;
+        let out = PyArray2::<f32>::zeros(py, [self.num_envs, n], false);
+        {
+            let mut rw = out.readwrite();
+            let slice = rw.as_slice_mut().expect("a new array is contiguous");
+            self.lock()
+                .engine
+                .read_param(group, name, slice)
+                .map_err(py_err)?;
+        }
+        Ok(out)
+    }
+
+    /// Writes a state slot of a group.
+    #[pyo3(signature = (group, name, values, env_ids = None))]
+    fn set_state(
+        &self,
+        group: &str,
+        name: &str,
+        values: numpy::PyReadonlyArrayDyn<'_, f32>,
+        env_ids: Option<PyReadonlyArray1<'_, u32>>,
+    ) -> PyResult<()> {
+        let v = self::values(&values, "values")?;
+        let ids = self::env_ids(&env_ids)?;
+        self.lock()
+            .engine
+            .set_state(group, name, ids, v)
+            .map_err(py_err)
+    }
+
+    /// A group's state slot as `(num_envs, group targets)`.
+    fn read_state<'py>(
+        &self,
+        py: Python<'py>,
+        group: &str,
+        name: &str,
+    ) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let n = self.group_targets(group)?;
+        let out = PyArray2::<f32>::zeros(py, [self.num_envs, n], false);
+        {
+            let mut rw = out.readwrite();
+            let slice = rw.as_slice_mut().expect("a new array is contiguous");
+            self.lock()
+                .engine
+                .read_state(group, name, slice)
+                .map_err(py_err)?;
+        }
+        Ok(out)
+    }
+
+    /// Sets the lags of a group's delay buffer (clamped to its range).
+    #[pyo3(signature = (group, lags, env_ids = None))]
+    fn set_lags(
+        &self,
+        group: &str,
+        lags: numpy::PyReadonlyArrayDyn<'_, u32>,
+        env_ids: Option<PyReadonlyArray1<'_, u32>>,
+    ) -> PyResult<()> {
+        let slice = lags
+            .as_slice()
+            .map_err(|_| shape_err("lags: expected a contiguous array"))?;
+        let lags = match lags.ndim() {
+            0 => Lags::Scalar(slice[0]),
+            1 => Lags::PerEnv(slice),
+            n => {
+                return Err(shape_err(format!(
+                    "lags: expected one lag or one per env, got a {n}-D array"
+                )))
+            }
+        };
+        let ids = self::env_ids(&env_ids)?;
+        self.lock()
+            .engine
+            .set_lags(group, ids, lags)
+            .map_err(py_err)
+    }
+
+    /// The current lag of each env in a group's delay buffer.
+    fn read_lags<'py>(&self, py: Python<'py>, group: &str) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        let mut lags = vec![0u32; self.num_envs];
+        self.lock()
+            .engine
+            .read_lags(group, &mut lags)
+            .map_err(py_err)?;
+        Ok(PyArray1::from_vec(py, lags))
+    }
+
+    /// Sets an input plane, `(num_envs, num_targets)`.
+    fn set_input(&self, name: &str, values: &Bound<'_, PyAny>) -> PyResult<()> {
+        let a = checked_f32(values, "values", Some(&[self.num_envs, self.num_targets]))?;
+        let a = a
+            .cast::<PyArray2<f32>>()
+            .map_err(PyErr::from)?
+            .try_readonly()
+            .map_err(|e| shape_err(format!("values: {e}")))?;
+        let slice = a.as_slice().expect("checked C-contiguous");
+        self.lock().engine.set_input(name, slice).map_err(py_err)
+    }
+
+    /// An output plane of the last step, `(num_envs, num_ctrl)`.
+    fn read_output<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray2<f32>>> {
+        let out = PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false);
+        {
+            let mut rw = out.readwrite();
+            let slice = rw.as_slice_mut().expect("a new array is contiguous");
+            self.lock()
+                .engine
+                .read_output(name, slice)
+                .map_err(py_err)?;
+        }
+        Ok(out)
+    }
+}
+
+/// `CamelCase` as `snake_case`.
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `(key, class name, fields)` of every kind: what `sinew.kinds` builds its
+/// config classes from.
+#[pyfunction]
+fn kinds() -> Vec<(String, String, Vec<String>)> {
+    sinew::KindId::ALL
+        .iter()
+        .map(|&id| {
+            let spec = id.spec();
+            (
+                spec.key.to_owned(),
+                spec.name.to_owned(),
+                sinew_cli::scenario::kind_fields(id)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// The shipped presets: `(name, aliases)`.
+#[pyfunction]
+fn presets() -> Vec<(String, Vec<String>)> {
+    sinew_cli::presets::PRESETS
+        .iter()
+        .map(|(name, aliases, _, _)| {
+            (
+                (*name).to_owned(),
+                aliases.iter().map(|a| (*a).to_owned()).collect(),
+            )
+        })
+        .collect()
+}
+
+/// What `backend="auto"` finds on this machine, in one line.
+#[pyfunction]
+fn gpu_status() -> String {
+    sinew::gpu_status()
+}
+
+/// The compiled module.
+#[pymodule]
+fn _sinew(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Engine>()?;
+    m.add_function(wrap_pyfunction!(kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_status, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
