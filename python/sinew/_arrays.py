@@ -41,7 +41,7 @@ def values(x: Any, name: str) -> np.ndarray:
     a = np.asarray(x)
     if a.dtype.kind not in "fiub":
         raise TypeError(f"{name}: expected numbers, got an array of {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.float32)
+    return np.asarray(a, dtype=np.float32, order="C")
 
 
 def env_ids(ids: Any, num_envs: int) -> np.ndarray | None:

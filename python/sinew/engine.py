@@ -188,7 +188,7 @@ class Engine:
             raise TypeError(f"lags: expected integers, got {a.dtype}")
         if a.size and a.min() < 0:
             raise ValueError(f"lags: a lag cannot be negative, got {int(a.min())}")
-        self._core.set_lags(group, np.ascontiguousarray(a, dtype=np.uint32), self._ids(env_ids))
+        self._core.set_lags(group, np.asarray(a, dtype=np.uint32, order="C"), self._ids(env_ids))
 
     def read_lags(self, group: str) -> np.ndarray:
         """The current lag of each env in ``group``'s delay buffer."""

@@ -38,7 +38,7 @@ TYPES = {
     "lookup": "Sequence[tuple[float, float]]",
     "friction": "Mapping[str, float]",
     "input": "str",
-    "inputs": "Sequence[str]",
+    "inputs": "str",
     "mjcf": "Mapping[str, Any]",
     "cogging_poles": "int",
     "max_pwm": "float",

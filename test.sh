@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every test of the project: the Rust workspace (unit, doc, golden, parity,
+# shaders, CLI), then the Python package built into .venv and its pytest suite.
+# Arguments go to `cargo test` (e.g. `./test.sh golden`).
+set -euo pipefail
+cd "$(dirname "$0")"
+cargo test --workspace "$@"
+
+# The Python side: a venv with maturin, numpy and pytest; the extension is
+# built in debug into the same target/ (cargo reuses what the Rust tests
+# built). torch and mjlab are not installed: their tests print why they skip.
+python="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+fi
+export VIRTUAL_ENV="$PWD/.venv"
+.venv/bin/python -m pip install -q --disable-pip-version-check "maturin==1.16.0" numpy pytest
+.venv/bin/maturin develop -q --locked
+.venv/bin/python -m pytest -q -rs --doctest-modules python/sinew python/tests
