@@ -134,6 +134,30 @@ class Engine:
             v(out, "out"),
         )
 
+    def time_steps(
+        self,
+        steps: int,
+        position_target: Any = None,
+        velocity_target: Any = None,
+        effort_target: Any = None,
+        pos: Any = None,
+        vel: Any = None,
+        out: Any = None,
+    ) -> float:
+        """Seconds that ``steps`` calls of :meth:`step` with these arguments
+        take in a Rust loop: the same work without Python, for measuring
+        what the binding adds (benches/python_step.py)."""
+        v = _arrays.view
+        return self._core.time_steps(
+            steps,
+            v(position_target, "position_target"),
+            v(velocity_target, "velocity_target"),
+            v(effort_target, "effort_target"),
+            v(pos, "pos"),
+            v(vel, "vel"),
+            v(out, "out"),
+        )
+
     def read_ctrl(self) -> np.ndarray:
         """The last step's ctrl, as a new array."""
         return self._core.read_ctrl()

@@ -219,6 +219,64 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Checks the five inputs and `out` of a step (see `step`), borrows
+    /// them, and runs `f` on the engine with the GIL released. Returns
+    /// `out` (a new array when not given) and what `f` returned.
+    fn with_step_args<'py, T: Send>(
+        &self,
+        py: Python<'py>,
+        inputs: [Option<Bound<'py, PyAny>>; 5],
+        out: Option<Bound<'py, PyAny>>,
+        f: impl FnOnce(&mut sinew::Engine, &CmdRef<'_>, &mut [f32]) -> Result<T, sinew::Error> + Send,
+    ) -> PyResult<(Bound<'py, PyArray2<f32>>, T)> {
+        let shape = [self.num_envs, self.num_targets];
+        let mut arrays: [Option<PyReadonlyArray2<'py, f32>>; 5] = Default::default();
+        for (k, input) in inputs.iter().enumerate() {
+            if let Some(v) = input {
+                let a = checked_f32(v, CMD_FIELDS[k], Some(&shape))?;
+                arrays[k] = Some(
+                    a.cast::<PyArray2<f32>>()
+                        .map_err(PyErr::from)?
+                        .try_readonly()
+                        .map_err(|e| shape_err(format!("{}: {e}", CMD_FIELDS[k])))?,
+                );
+            }
+        }
+        let out = match out {
+            Some(o) => {
+                let a = checked_f32(&o, "out", Some(&[self.num_envs, self.num_ctrl]))?;
+                a.cast::<PyArray2<f32>>().map_err(PyErr::from)?.clone()
+            }
+            None => PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false),
+        };
+        let mut out_rw = out.try_readwrite().map_err(|e| {
+            shape_err(format!(
+                "out: {e} (it must be writeable and must not also be an input)"
+            ))
+        })?;
+        let out_slice = out_rw
+            .as_slice_mut()
+            .map_err(|e| shape_err(format!("out: {e}")))?;
+        let slices: [Option<&[f32]>; 5] = std::array::from_fn(|k| {
+            arrays[k]
+                .as_ref()
+                .map(|a| a.as_slice().expect("checked C-contiguous"))
+        });
+        let result = py
+            .detach(|| {
+                let mut guard = self.lock();
+                let State { engine, zeros } = &mut *guard;
+                let fields = slices.map(|s| s.unwrap_or(zeros.as_slice()));
+                let cmd = CmdRef::new(shape[0], shape[1], fields)?;
+                f(engine, &cmd, out_slice)
+            })
+            .map_err(py_err)?;
+        drop(out_rw);
+        Ok((out, result))
+    }
+}
+
 /// An `f32` array argument checked for dtype, rank, shape and C order, with
 /// the argument's name in every message.
 fn checked_f32<'py>(
@@ -434,50 +492,38 @@ impl Engine {
         vel: Option<Bound<'py, PyAny>>,
         out: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let shape = [self.num_envs, self.num_targets];
         let inputs = [position_target, velocity_target, effort_target, pos, vel];
-        let mut arrays: [Option<PyReadonlyArray2<'py, f32>>; 5] = Default::default();
-        for (k, input) in inputs.iter().enumerate() {
-            if let Some(v) = input {
-                let a = checked_f32(v, CMD_FIELDS[k], Some(&shape))?;
-                arrays[k] = Some(
-                    a.cast::<PyArray2<f32>>()
-                        .map_err(PyErr::from)?
-                        .try_readonly()
-                        .map_err(|e| shape_err(format!("{}: {e}", CMD_FIELDS[k])))?,
-                );
-            }
-        }
-        let out = match out {
-            Some(o) => {
-                let a = checked_f32(&o, "out", Some(&[self.num_envs, self.num_ctrl]))?;
-                a.cast::<PyArray2<f32>>().map_err(PyErr::from)?.clone()
-            }
-            None => PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false),
-        };
-        let mut out_rw = out.try_readwrite().map_err(|e| {
-            shape_err(format!(
-                "out: {e} (it must be writeable and must not also be an input)"
-            ))
-        })?;
-        let out_slice = out_rw
-            .as_slice_mut()
-            .map_err(|e| shape_err(format!("out: {e}")))?;
-        let slices: [Option<&[f32]>; 5] = std::array::from_fn(|k| {
-            arrays[k]
-                .as_ref()
-                .map(|a| a.as_slice().expect("checked C-contiguous"))
-        });
-        py.detach(|| {
-            let mut guard = self.lock();
-            let State { engine, zeros } = &mut *guard;
-            let fields = slices.map(|s| s.unwrap_or(zeros.as_slice()));
-            let cmd = CmdRef::new(shape[0], shape[1], fields)?;
-            engine.step_into(&cmd, out_slice)
+        self.with_step_args(py, inputs, out, |engine, cmd, out| {
+            engine.step_into(cmd, out)
         })
-        .map_err(py_err)?;
-        drop(out_rw);
-        Ok(out)
+        .map(|(out, ())| out)
+    }
+
+    /// Seconds that `steps` steps over these arguments (as `step` takes
+    /// them) take in a Rust loop, the GIL released: the same work as
+    /// `step` without Python, for measuring what the binding adds.
+    #[pyo3(signature = (steps, position_target, velocity_target, effort_target, pos, vel, out))]
+    #[allow(clippy::too_many_arguments, reason = "the five command fields and out")]
+    fn time_steps<'py>(
+        &self,
+        py: Python<'py>,
+        steps: usize,
+        position_target: Option<Bound<'py, PyAny>>,
+        velocity_target: Option<Bound<'py, PyAny>>,
+        effort_target: Option<Bound<'py, PyAny>>,
+        pos: Option<Bound<'py, PyAny>>,
+        vel: Option<Bound<'py, PyAny>>,
+        out: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<f64> {
+        let inputs = [position_target, velocity_target, effort_target, pos, vel];
+        self.with_step_args(py, inputs, out, |engine, cmd, out| {
+            let start = std::time::Instant::now();
+            for _ in 0..steps {
+                engine.step_into(cmd, out)?;
+            }
+            Ok(start.elapsed().as_secs_f64())
+        })
+        .map(|(_, seconds)| seconds)
     }
 
     /// The last step's ctrl as a new `(num_envs, num_ctrl)` array.
