@@ -4,7 +4,7 @@
 
 use sinew::{
     ActuatorCmd, Backend, BiasType, BuiltinPositionCfg, CpuBackend, CtrlMeaning, DcMotorCfg,
-    DelayCfg, DelayShare, DynType, Engine, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags,
+    DelayCfg, DelayShare, DynType, Engine, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, MjPidCfg,
     NativeActuator, Plan, PlanOptions, Robot, Transmission, WrappedCfg,
 };
 
@@ -454,12 +454,16 @@ fn aligned_plans_zero_exactly_the_envs_at_fault() {
 
 #[test]
 fn chunk_wide_checks_agree_with_the_env_by_env_path() {
-    // The same groups on a robot whose groups claim every command column
-    // (the CPU backend checks whole chunks) and on one with an extra,
-    // unclaimed column (it checks env by env): every output, report and
-    // delay state must agree, with non-finite inputs and outputs about.
-    let groups = || {
-        vec![
+    // The same groups on four robots, one per path of the CPU backend: the
+    // groups claim every command column in order (whole chunks checked at
+    // once); a spare, unclaimed column (tiles gathered into ctrl order, so
+    // the spare's NaN does not count); joints in another order, so every
+    // group's columns are scattered (gathered runs, delayed and not); a
+    // stateful group on a joint of its own (env by env, the reference).
+    // Every output of the five joints, every report and delay state must
+    // agree, with non-finite inputs and outputs about.
+    let mixed = |with_pid: bool| {
+        let mut groups = vec![
             GroupCfg::new("pd", ["j0", "j1"], IdealPdCfg::new(7.0, 0.5))
                 .with_delay(DelayCfg::new(0, 3)),
             GroupCfg::new(
@@ -483,26 +487,85 @@ fn chunk_wide_checks_agree_with_the_env_by_env_path() {
                 },
             )
             .with_delay(DelayCfg::constant(2)),
-        ]
+            GroupCfg::new("pd2", ["j5"], IdealPdCfg::new(3.0, 0.1)),
+        ];
+        if with_pid {
+            groups.push(GroupCfg::new("pid", ["j6"], MjPidCfg::new(4.0, 0.2, 0.01)));
+        }
+        groups
     };
+    // One law over every joint: scattered, the gathered tile is one run.
+    let one_law = |with_pid: bool| {
+        let mut groups = vec![
+            GroupCfg::new("pd", ["j0", "j1", "j4"], IdealPdCfg::new(7.0, 0.5)),
+            GroupCfg::new("pd2", ["j2", "j3", "j5"], IdealPdCfg::new(7.0, 0.5)),
+        ];
+        if with_pid {
+            groups.push(GroupCfg::new("pid", ["j6"], MjPidCfg::new(4.0, 0.2, 0.01)));
+        }
+        groups
+    };
+    paths_agree(&mixed, &["pd", "servo"]);
+    paths_agree(&one_law, &[]);
+}
+
+/// Steps `groups` on the four robots of
+/// `chunk_wide_checks_agree_with_the_env_by_env_path` and compares them.
+fn paths_agree(groups: &dyn Fn(bool) -> Vec<GroupCfg>, delayed: &[&str]) {
+    let robot = |names: &[&str]| Robot::from_joints(names.iter().copied());
     let num_envs = 150;
-    let all_claimed = Plan::new(&joints(5), groups(), num_envs, PlanOptions::default()).unwrap();
-    let with_spare = Plan::new(&joints(6), groups(), num_envs, PlanOptions::default()).unwrap();
-    assert_eq!(all_claimed.claimed_columns(), [(0, 5)]);
-    let mut a = CpuBackend::new(all_claimed);
-    let mut b = CpuBackend::new(with_spare);
+    let layouts: [(&str, Robot, bool); 4] = [
+        (
+            "in order",
+            robot(&["j0", "j1", "j2", "j3", "j4", "j5"]),
+            false,
+        ),
+        (
+            "spare",
+            robot(&["j0", "j1", "j2", "j3", "j4", "j5", "spare"]),
+            false,
+        ),
+        (
+            "scattered",
+            robot(&["j3", "j5", "j0", "j4", "j2", "j1"]),
+            false,
+        ),
+        (
+            "env by env",
+            robot(&["j0", "j1", "j2", "j3", "j4", "j5", "j6"]),
+            true,
+        ),
+    ];
+    let mut engines: Vec<(&str, Vec<usize>, CpuBackend)> = layouts
+        .into_iter()
+        .map(|(name, robot, pid)| {
+            let column = |j: usize| robot.joints.iter().position(|n| *n == format!("j{j}"));
+            let columns = (0..6).map(|j| column(j).unwrap()).collect();
+            let plan = Plan::new(&robot, groups(pid), num_envs, PlanOptions::default()).unwrap();
+            (name, columns, CpuBackend::new(plan))
+        })
+        .collect();
+    assert_eq!(engines[0].2.plan().claimed_columns(), [(0, 6)]);
+    assert!(engines[2].2.plan().gathered_runs().len() < engines[2].2.plan().runs().len());
+    assert!(engines[3].2.plan().num_state_slots() > 0);
     let mut seed = 12345u64;
     let mut next = move || {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         (seed >> 40) as f32 / (1u64 << 24) as f32
     };
     for step in 0..30 {
-        let (mut ca, mut cb) = (
-            ActuatorCmd::zeros(num_envs, 5),
-            ActuatorCmd::zeros(num_envs, 6),
-        );
+        let mut cmds: Vec<ActuatorCmd> = engines
+            .iter()
+            .map(|(_, _, e)| ActuatorCmd::zeros(num_envs, e.plan().num_targets()))
+            .collect();
+        let set = |cmds: &mut [ActuatorCmd], f: usize, env: usize, j: usize, value: f32| {
+            for (cmd, (_, columns, e)) in cmds.iter_mut().zip(&engines) {
+                let t = e.plan().num_targets();
+                cmd.fields_mut()[f][env * t + columns[j]] = value;
+            }
+        };
         for env in 0..num_envs {
-            for j in 0..5 {
+            for j in 0..6 {
                 let v = [
                     next() - 0.5,
                     next() - 0.5,
@@ -511,46 +574,67 @@ fn chunk_wide_checks_agree_with_the_env_by_env_path() {
                     10.0 * next() - 5.0,
                 ];
                 for (f, value) in v.into_iter().enumerate() {
-                    ca.fields_mut()[f][env * 5 + j] = value;
-                    cb.fields_mut()[f][env * 6 + j] = value;
+                    set(&mut cmds, f, env, j, value);
                 }
             }
-            // The spare column's NaN must not count.
-            cb.vel[env * 6 + 5] = if next() < 0.1 { f32::NAN } else { 0.0 };
             let fault = next();
             if fault < 0.03 {
-                ca.pos[env * 5 + 4] = f32::INFINITY;
-                cb.pos[env * 6 + 4] = f32::INFINITY;
+                set(&mut cmds, 3, env, 4, f32::INFINITY);
             } else if fault < 0.06 {
-                ca.position_target[env * 5 + 4] = f32::INFINITY;
-                cb.position_target[env * 6 + 4] = f32::INFINITY;
+                set(&mut cmds, 0, env, 4, f32::INFINITY);
             } else if fault < 0.09 {
                 // Finite, but 7 × 3e38 overflows: an infinite output.
-                ca.position_target[env * 5] = 3e38;
-                cb.position_target[env * 6] = 3e38;
+                set(&mut cmds, 0, env, 0, 3e38);
+            } else if fault < 0.10 {
+                set(&mut cmds, 4, env, 5, f32::NAN);
             }
+            // The spare column's NaN must not count.
+            cmds[1].vel[env * 7 + 6] = if next() < 0.1 { f32::NAN } else { 0.0 };
         }
         if step % 7 == 3 {
             let envs: Vec<u32> = (0..num_envs as u32).filter(|e| e % 5 == step % 5).collect();
-            a.reset(EnvIds::List(&envs)).unwrap();
-            b.reset(EnvIds::List(&envs)).unwrap();
+            for (_, _, e) in &mut engines {
+                e.reset(EnvIds::List(&envs)).unwrap();
+            }
         }
-        a.step(&ca).unwrap();
-        b.step(&cb).unwrap();
-        assert_eq!(a.ctrl(), b.ctrl(), "step {step}: ctrl");
-        assert_eq!(
-            a.nonfinite_envs().unwrap(),
-            b.nonfinite_envs().unwrap(),
-            "step {step}: non-finite envs"
-        );
-        for group in ["pd", "servo"] {
-            let (mut sa, mut sb) = (
-                vec![Default::default(); num_envs],
-                vec![Default::default(); num_envs],
+        for ((_, _, e), cmd) in engines.iter_mut().zip(&cmds) {
+            e.step(cmd).unwrap();
+        }
+        // Each engine's ctrl by joint (a group's targets come in the robot's
+        // order, so ctrl columns differ between layouts).
+        let by_joint = |e: &CpuBackend| -> Vec<[f32; 6]> {
+            let cols = e.plan().ctrl_columns();
+            let at: Vec<usize> = (0..6)
+                .map(|j| {
+                    cols.iter()
+                        .position(|c| c.target == format!("j{j}"))
+                        .unwrap()
+                })
+                .collect();
+            e.ctrl()
+                .chunks(cols.len())
+                .map(|row| std::array::from_fn(|j| row[at[j]]))
+                .collect()
+        };
+        let (reference, rest) = engines.split_last_mut().unwrap();
+        let want = reference.2.nonfinite_envs().unwrap().to_vec();
+        let want_ctrl = by_joint(&reference.2);
+        for (name, _, e) in rest {
+            assert_eq!(by_joint(e), want_ctrl, "step {step}: ctrl ({name})");
+            assert_eq!(
+                e.nonfinite_envs().unwrap(),
+                want,
+                "step {step}: non-finite envs ({name})"
             );
-            a.read_delay_states(group, &mut sa).unwrap();
-            b.read_delay_states(group, &mut sb).unwrap();
-            assert_eq!(sa, sb, "step {step}: {group} delay states");
+            for &group in delayed {
+                let (mut sa, mut sb) = (
+                    vec![Default::default(); num_envs],
+                    vec![Default::default(); num_envs],
+                );
+                e.read_delay_states(group, &mut sa).unwrap();
+                reference.2.read_delay_states(group, &mut sb).unwrap();
+                assert_eq!(sa, sb, "step {step}: {group} delay states ({name})");
+            }
         }
     }
 }

@@ -58,6 +58,11 @@ pub struct CpuBackend {
     flags: Vec<u8>,
     nonfinite: Vec<u32>,
     step: u32,
+    /// Per rayon chunk: the gathered tile of [`FastPath::Gathered`]
+    /// (`[field][env][ctrl]`), sized on the first step.
+    gather: Vec<f32>,
+    /// The command column of each ctrl column.
+    gather_index: Vec<u32>,
     /// How a chunk of env rows may skip the env-by-env checks (see
     /// [`StepInputs::chunk`]).
     fast: FastPath,
@@ -75,7 +80,16 @@ enum FastPath {
     /// Also one undelayed law over ctrl columns that are the command columns:
     /// the whole chunk is one run.
     OneRun,
+    /// Groups over scattered (or partly unclaimed) command columns: tiles
+    /// of env rows are gathered into ctrl order first, so the checks see
+    /// exactly the claimed values and the laws run over
+    /// [`Plan::gathered_runs`] (one run per tile when a single law covers
+    /// every column). See [`StepInputs::gathered_chunk`].
+    Gathered,
 }
+
+/// Env rows per gathered tile: five fields of this many rows stay in L1/L2.
+const GATHER_TILE: usize = 32;
 
 impl CpuBackend {
     /// Allocates every table and history for the plan's `num_envs`.
@@ -89,20 +103,27 @@ impl CpuBackend {
         plan.reset_delay_states(EnvIds::All, &mut states, 0)
             .expect("all envs are in range");
         let t = plan.num_targets();
+        let simple = plan.mj().is_empty()
+            && plan.learned().is_empty()
+            && plan.num_state_slots() == 0
+            && plan.input_planes().is_empty()
+            && plan.output_planes().is_empty();
+        let all_claimed = plan.claimed_columns() == [(0, t)];
         let fast = match plan.runs() {
-            _ if plan.claimed_columns() != [(0, t)]
-                || !plan.mj().is_empty()
-                || !plan.learned().is_empty()
-                || plan.num_state_slots() > 0
-                || !plan.input_planes().is_empty()
-                || !plan.output_planes().is_empty() =>
+            [] => FastPath::None,
+            _ if !simple => FastPath::None,
+            [run]
+                if all_claimed
+                    && run.len == t
+                    && run.cmd_start == 0
+                    && run.targets == TargetSource::Cmd =>
             {
-                FastPath::None
-            }
-            [run] if run.len == t && run.cmd_start == 0 && run.targets == TargetSource::Cmd => {
                 FastPath::OneRun
             }
-            _ => FastPath::ChunkChecks,
+            runs if all_claimed && plan.gathered_runs().len() == runs.len() => {
+                FastPath::ChunkChecks
+            }
+            _ => FastPath::Gathered,
         };
         CpuBackend {
             fast,
@@ -119,6 +140,12 @@ impl CpuBackend {
             learned: vec![0.0; num_envs * plan.learned().state_stride.max(1)],
             learned_headers: vec![FRESH_HEADER; num_envs],
             flags: vec![0; num_envs],
+            gather: Vec::new(),
+            gather_index: plan
+                .ctrl_columns()
+                .iter()
+                .map(|c| c.cmd_column as u32)
+                .collect(),
             nonfinite: Vec::with_capacity(num_envs),
             step: 0,
             plan,
@@ -155,6 +182,7 @@ impl CpuBackend {
             state: SlotRows::new(&mut self.state, plan.num_envs(), plan.num_ctrl()),
             seed: plan.seed(),
             step: self.step,
+            gather_index: &self.gather_index,
         };
         let next_stride = (plan.num_state_slots() * plan.num_ctrl()).max(1);
         let num_ctrl = plan.num_ctrl().max(1);
@@ -170,6 +198,16 @@ impl CpuBackend {
             .num_envs()
             .div_ceil(rayon::current_num_threads() * 4)
             .max(16);
+        let gather_stride = if fast == FastPath::Gathered {
+            5 * GATHER_TILE.min(chunk) * num_ctrl
+        } else {
+            1
+        };
+        let need = plan.num_envs().div_ceil(chunk) * gather_stride;
+        if self.gather.len() < need {
+            // Once (or when the thread count grows): a step allocates nothing.
+            self.gather.resize(need, 0.0);
+        }
         let zeroed: usize = out
             .par_chunks_mut(num_ctrl * chunk)
             .zip(self.ring.par_chunks_mut(ring_stride * chunk))
@@ -181,18 +219,28 @@ impl CpuBackend {
             .zip(self.flags.par_chunks_mut(chunk))
             .zip(self.state_next.par_chunks_mut(next_stride * chunk))
             .zip(self.outputs.par_chunks_mut(out_stride * chunk))
+            .zip(self.gather.par_chunks_mut(gather_stride))
             .enumerate()
             .map(
                 |(
                     c,
                     (
                         (
-                            (((((((ctrl, ring), states), mj), effort), learned), headers), flags),
-                            next,
+                            (
+                                (
+                                    ((((((ctrl, ring), states), mj), effort), learned), headers),
+                                    flags,
+                                ),
+                                next,
+                            ),
+                            outputs,
                         ),
-                        outputs,
+                        gather,
                     ),
                 )| {
+                    if fast == FastPath::Gathered {
+                        return inputs.gathered_chunk(c * chunk, ctrl, ring, states, flags, gather);
+                    }
                     if fast != FastPath::None {
                         if let Some(zeroed) =
                             inputs.chunk(fast, c * chunk, ctrl, ring, states, flags)
@@ -256,6 +304,8 @@ struct StepInputs<'a> {
     state: SlotRows,
     seed: u32,
     step: u32,
+    /// The command column of each ctrl column ([`FastPath::Gathered`]).
+    gather_index: &'a [u32],
 }
 
 /// Non-zero when some value is NaN or ±inf (all exponent bits set). An
@@ -488,6 +538,115 @@ impl StepInputs<'_> {
             }
         }
         Some(zeroed)
+    }
+
+    /// [`FastPath::Gathered`]'s chunk: envs `first..` (one per entry of
+    /// `flags`), in tiles of [`GATHER_TILE`] rows. Each tile's five command
+    /// fields are gathered into ctrl order (`gather`, `[field][env][ctrl]`);
+    /// an env with a non-finite gathered value is zeroed and flagged without
+    /// its delay push, as on the env-by-env path. A tile with every env
+    /// finite and one undelayed law over all columns is one run; otherwise
+    /// each env runs its delay stage (over its command row) and the gathered
+    /// runs. Outputs are checked per env. Returns the number of envs zeroed.
+    fn gathered_chunk(
+        &self,
+        first: usize,
+        ctrl: &mut [f32],
+        ring: &mut [f32],
+        states: &mut [DelayState],
+        flags: &mut [u8],
+        gather: &mut [f32],
+    ) -> usize {
+        let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
+        let ring_stride = self.plan.ring_stride();
+        let num_buffers = self.plan.buffers().len();
+        let runs = self.plan.gathered_runs();
+        let whole_tile = matches!(runs, [run] if run.len == nc && run.targets == TargetSource::Cmd);
+        let mut zeroed = 0;
+        for (k, tile_flags) in flags.chunks_mut(GATHER_TILE).enumerate() {
+            let (n, local) = (tile_flags.len(), k * GATHER_TILE);
+            let e0 = first + local;
+            {
+                // All five fields per (env, column): the column's index is
+                // loaded once for five independent copies.
+                let (f0, rest) = gather[..5 * n * nc].split_at_mut(n * nc);
+                let (f1, rest) = rest.split_at_mut(n * nc);
+                let (f2, rest) = rest.split_at_mut(n * nc);
+                let (f3, f4) = rest.split_at_mut(n * nc);
+                for i in 0..n {
+                    let src = self.cmd.map(|field| &field[(e0 + i) * t..(e0 + i + 1) * t]);
+                    let at = i * nc..(i + 1) * nc;
+                    let dst = [
+                        &mut f0[at.clone()],
+                        &mut f1[at.clone()],
+                        &mut f2[at.clone()],
+                        &mut f3[at.clone()],
+                        &mut f4[at],
+                    ];
+                    let [d0, d1, d2, d3, d4] = dst;
+                    for (c, &j) in self.gather_index.iter().enumerate() {
+                        let j = j as usize;
+                        d0[c] = src[0][j];
+                        d1[c] = src[1][j];
+                        d2[c] = src[2][j];
+                        d3[c] = src[3][j];
+                        d4[c] = src[4][j];
+                    }
+                }
+            }
+            let g: [&[f32]; 5] = std::array::from_fn(|f| &gather[f * n * nc..(f + 1) * n * nc]);
+            let mut any_bad = false;
+            for (i, flag) in tile_flags.iter_mut().enumerate() {
+                let bits = g.iter().fold(0, |acc, field| {
+                    acc | nonfinite_bits(&field[i * nc..(i + 1) * nc])
+                });
+                *flag = u8::from(bits != 0);
+                any_bad |= bits != 0;
+            }
+            let out = &mut ctrl[local * nc..(local + n) * nc];
+            if whole_tile && !any_bad {
+                let whole = Run {
+                    len: n * nc,
+                    ..runs[0]
+                };
+                self.run(&whole, e0, e0 * nc, &g, &[], &[], out, &mut [], &mut []);
+            } else {
+                for (i, (out, flag)) in out.chunks_exact_mut(nc).zip(tile_flags.iter()).enumerate()
+                {
+                    if *flag != 0 {
+                        out.fill(0.0);
+                        continue;
+                    }
+                    let env = e0 + i;
+                    let row = g.map(|field| &field[i * nc..(i + 1) * nc]);
+                    let cmd_row = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
+                    let ring = &mut ring[(local + i) * ring_stride..][..ring_stride];
+                    let states = &mut states[(local + i) * num_buffers..][..num_buffers];
+                    self.delay_stage(env, &cmd_row, ring, states);
+                    for run in runs {
+                        self.run(
+                            run,
+                            env,
+                            env * nc,
+                            &row,
+                            ring,
+                            states,
+                            out,
+                            &mut [],
+                            &mut [],
+                        );
+                    }
+                }
+            }
+            for (out, flag) in out.chunks_exact_mut(nc).zip(tile_flags.iter_mut()) {
+                if *flag == 0 && nonfinite_bits(out) != 0 {
+                    out.fill(0.0);
+                    *flag = 1;
+                }
+                zeroed += usize::from(*flag);
+            }
+        }
+        zeroed
     }
 
     /// One law over one contiguous run of one env (or, on the whole-chunk

@@ -174,6 +174,7 @@ pub struct Plan {
     ctrl: Vec<CtrlColumn>,
     buffers: Vec<DelayBuffer>,
     runs: Vec<Run>,
+    gathered_runs: Vec<Run>,
     ring_stride: usize,
     claimed: Vec<(usize, usize)>,
     param_defaults: Vec<f32>,
@@ -352,6 +353,7 @@ impl Plan {
             ctrl,
             buffers,
             runs: Vec::new(),
+            gathered_runs: Vec::new(),
             ring_stride: 0,
             claimed: Vec::new(),
             param_defaults: Vec::new(),
@@ -414,50 +416,40 @@ impl Plan {
         let mut runs: Vec<Run> = Vec::new();
         for (c, column) in self.ctrl.iter().enumerate() {
             let group = &self.groups[column.group];
-            let targets = match group.delay_buffer {
-                Some(buffer) => TargetSource::Ring {
-                    buffer,
-                    column: ring_column[c],
-                },
-                None => TargetSource::Cmd,
-            };
-            if let Some(last) = runs.last_mut() {
-                let contiguous_targets = match (last.targets, targets) {
-                    (TargetSource::Cmd, TargetSource::Cmd) => true,
-                    (
-                        TargetSource::Ring {
-                            buffer: a,
-                            column: ca,
-                        },
-                        TargetSource::Ring {
-                            buffer: b,
-                            column: cb,
-                        },
-                    ) => a == b && cb == ca + last.len,
-                    _ => false,
-                };
-                let first = &self.groups[last.group];
-                let same_law = last.kind == group.kind()
-                    && last.field == group.field
-                    && first.stage == group.stage
-                    && self.data_of(first) == self.data_of(group);
-                if same_law && column.cmd_column == last.cmd_start + last.len && contiguous_targets
-                {
-                    last.len += 1;
-                    continue;
-                }
-            }
-            runs.push(Run {
+            let next = Run {
                 kind: group.kind(),
                 field: group.field,
                 group: column.group,
                 ctrl_start: c,
                 cmd_start: column.cmd_column,
                 len: 1,
-                targets,
-            });
+                targets: match group.delay_buffer {
+                    Some(buffer) => TargetSource::Ring {
+                        buffer,
+                        column: ring_column[c],
+                    },
+                    None => TargetSource::Cmd,
+                },
+            };
+            match runs.last_mut() {
+                Some(last) if self.continues(last, &next) => last.len += 1,
+                _ => runs.push(next),
+            }
         }
         self.runs = runs;
+        // The same columns over command rows gathered into ctrl order.
+        let mut gathered: Vec<Run> = Vec::new();
+        for run in &self.runs {
+            let next = Run {
+                cmd_start: run.ctrl_start,
+                ..*run
+            };
+            match gathered.last_mut() {
+                Some(last) if self.continues(last, &next) => last.len += next.len,
+                _ => gathered.push(next),
+            }
+        }
+        self.gathered_runs = gathered;
 
         let mut cols: Vec<usize> = self.ctrl.iter().map(|c| c.cmd_column).collect();
         cols.sort_unstable();
@@ -571,9 +563,44 @@ impl Plan {
     pub fn buffers(&self) -> &[DelayBuffer] {
         &self.buffers
     }
+    /// Whether `next` (one or more columns) extends run `last`: the same
+    /// law (kind, command field, stage, group data) on the columns right
+    /// after it, in ctrl, command and delayed-target order.
+    fn continues(&self, last: &Run, next: &Run) -> bool {
+        let (a, b) = (&self.groups[last.group], &self.groups[next.group]);
+        let targets = match (last.targets, next.targets) {
+            (TargetSource::Cmd, TargetSource::Cmd) => true,
+            (
+                TargetSource::Ring {
+                    buffer: a,
+                    column: ca,
+                },
+                TargetSource::Ring {
+                    buffer: b,
+                    column: cb,
+                },
+            ) => a == b && cb == ca + last.len,
+            _ => false,
+        };
+        last.kind == next.kind
+            && last.field == next.field
+            && a.stage == b.stage
+            && self.data_of(a) == self.data_of(b)
+            && next.ctrl_start == last.ctrl_start + last.len
+            && next.cmd_start == last.cmd_start + last.len
+            && targets
+    }
+
     /// The contiguous runs the step evaluates.
     pub fn runs(&self) -> &[Run] {
         &self.runs
+    }
+    /// The runs over command rows gathered into ctrl order (row `c` of a
+    /// gathered field is the command column of ctrl column `c`): each run's
+    /// `cmd_start` is its `ctrl_start`, and neighbours with the same law
+    /// merge, so groups over scattered joints become one run per law.
+    pub fn gathered_runs(&self) -> &[Run] {
+        &self.gathered_runs
     }
     /// Floats of delay history per env (all buffers).
     pub fn ring_stride(&self) -> usize {
