@@ -4,8 +4,10 @@ Python loop (numpy arrays, out= reused) and from a Rust loop
 
     .venv/bin/maturin develop --release && .venv/bin/python benches/python_step.py
 
-With torch installed it also times mjlab 1.6.0's actuator math in torch on the
-CPU (IdealPd's control law over the same G1 shapes) for comparison."""
+With mjlab 1.6.0 installed (pip install mjlab==1.6.0, which pulls torch) it
+also times mjlab's own actuator path on the CPU for the same G1 groups: an
+mjlab Entity's write_data_to_sim(), as its env loop calls it every physics
+step."""
 
 from __future__ import annotations
 
@@ -44,6 +46,60 @@ def rust_loop(engine: sinew.Engine, steps: int) -> float:
     return engine.time_steps(steps, **args)
 
 
+def time_mjlab(steps: int) -> float | None:
+    """µs per ``Entity.write_data_to_sim()`` of an mjlab 1.6.0 entity with the
+    G1 preset's groups as mjlab IdealPd configs (mjlab fuses them: gather the
+    five fields, the PD law, write ctrl), torch on the CPU with 2 threads."""
+    try:
+        from types import SimpleNamespace
+
+        import mujoco
+        import torch
+        import mjlab.actuator as mja
+        from mjlab.entity import Entity, EntityArticulationInfoCfg, EntityCfg
+    except ImportError:
+        return None
+    torch.set_num_threads(2)
+    g1 = sinew.Engine.from_preset("g1", num_envs=1, backend="cpu")
+    joints = g1.targets
+    cfgs = []
+    for g in g1.groups():
+        kp, kd, lim = (float(g1.read_param(g.name, n)[0, 0])
+                       for n in ("stiffness", "damping", "effort_limit"))
+        cfgs.append(mja.IdealPdActuatorCfg(target_names_expr=tuple(g.targets), stiffness=kp,
+                                           damping=kd, effort_limit=lim))
+
+    def spec_fn():
+        spec = mujoco.MjSpec()
+        body = spec.worldbody.add_body(name="base", pos=[0, 0, 1])
+        body.add_freejoint(name="root")
+        body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.1, 0, 0])
+        for name in joints:
+            body = body.add_body(name=f"link_{name}", pos=[0, 0, 0.1])
+            body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[0.05, 0, 0], mass=1.0)
+            body.add_joint(name=name, type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 1, 0])
+        return spec
+
+    E = 4096
+    ent = Entity(EntityCfg(spec_fn=spec_fn,
+                           articulation=EntityArticulationInfoCfg(actuators=tuple(cfgs))))
+    mj_model = ent.compile()
+    data = SimpleNamespace(nworld=E, qpos=torch.rand(E, mj_model.nq),
+                           qvel=torch.rand(E, mj_model.nv), ctrl=torch.zeros(E, mj_model.nu),
+                           ten_length=torch.zeros(E, 0), ten_velocity=torch.zeros(E, 0))
+    model = SimpleNamespace(jnt_range=torch.tensor(mj_model.jnt_range)[None].repeat(E, 1, 1))
+    ent.initialize(mj_model, model, data, "cpu")
+    ent.set_joint_position_target(torch.rand(E, len(joints)))
+
+    def loop() -> float:
+        start = time.perf_counter()
+        for _ in range(steps):
+            ent.write_data_to_sim()
+        return time.perf_counter() - start
+
+    return best(loop) / steps * 1e6
+
+
 def best(f, repeats: int = 5) -> float:
     return min(f() for _ in range(repeats))
 
@@ -67,28 +123,12 @@ def main() -> int:
         py_us, rs_us = py / steps * 1e6, rs / steps * 1e6
         print(f"{name:<22} {py_us:>15.2f} {rs_us:>13.2f} {py_us - rs_us:>12.2f}")
         out.append({"workload": name, "python_us": py_us, "rust_us": rs_us})
-    try:
-        import torch
-    except ImportError:
-        print("torch not installed: mjlab's torch path not timed")
+    mjlab_us = time_mjlab(2000)
+    if mjlab_us is None:
+        print("mjlab (with torch) not installed: mjlab's torch path not timed")
     else:
-        torch.set_num_threads(2)
-        E, T = 4096, 29
-        kp, kd, lim = (torch.full((E, T), v) for v in (40.0, 1.0, 25.0))
-        pt, vt, et, q, qd = (torch.zeros(E, T) for _ in range(5))
-
-        def torch_loop() -> float:
-            start = time.perf_counter()
-            for _ in range(2000):
-                tau = kp * (pt - q)  # mjlab's pd_torque and clamp, as IdealPd runs them
-                tau += kd * (vt - qd)
-                tau += et
-                torch.clamp(tau, -lim, lim)
-            return time.perf_counter() - start
-
-        t = best(torch_loop) / 2000 * 1e6
-        print(f"{'torch ideal_pd 4096x29':<22} {t:>15.2f}")
-        out.append({"workload": "torch ideal_pd 4096x29", "python_us": t})
+        print(f"{'mjlab 1.6.0 g1 4096x29':<22} {mjlab_us:>15.2f}")
+        out.append({"workload": "mjlab g1 4096x29", "python_us": mjlab_us})
     if "--json" in sys.argv:
         print(json.dumps(out))
     return 0
