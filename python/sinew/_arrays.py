@@ -33,6 +33,14 @@ def view(x: Any, name: str) -> np.ndarray | None:
     )
 
 
+STEP_ARGS = ("position_target", "velocity_target", "effort_target", "pos", "vel", "out")
+
+
+def step_args(*args: Any) -> list[np.ndarray | None]:
+    """A step's five inputs and ``out``, in ``STEP_ARGS`` order, as views."""
+    return [view(x, name) for x, name in zip(args, STEP_ARGS)]
+
+
 def values(x: Any, name: str) -> np.ndarray:
     """Setter values (a number, one per env, or one per (env, target)) as a
     float32 C-contiguous array; setters are not per-step work, so this may copy."""

@@ -124,14 +124,8 @@ class Engine:
         returned array is then ``out`` itself (a numpy view for a tensor).
         An env whose inputs or outputs are not finite gets a zero row and is
         listed by :meth:`nonfinite_envs`; its stored state does not advance."""
-        v = _arrays.view
         return self._core.step(
-            v(position_target, "position_target"),
-            v(velocity_target, "velocity_target"),
-            v(effort_target, "effort_target"),
-            v(pos, "pos"),
-            v(vel, "vel"),
-            v(out, "out"),
+            *_arrays.step_args(position_target, velocity_target, effort_target, pos, vel, out)
         )
 
     def time_steps(
@@ -147,15 +141,9 @@ class Engine:
         """Seconds that ``steps`` calls of :meth:`step` with these arguments
         take in a Rust loop: the same work without Python, for measuring
         what the binding adds (benches/python_step.py)."""
-        v = _arrays.view
         return self._core.time_steps(
             steps,
-            v(position_target, "position_target"),
-            v(velocity_target, "velocity_target"),
-            v(effort_target, "effort_target"),
-            v(pos, "pos"),
-            v(vel, "vel"),
-            v(out, "out"),
+            *_arrays.step_args(position_target, velocity_target, effort_target, pos, vel, out),
         )
 
     def read_ctrl(self) -> np.ndarray:

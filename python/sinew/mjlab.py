@@ -199,31 +199,28 @@ def _build() -> dict[str, Any]:
             super().set_gains(env_ids, kp=kp, kd=kd)
 
     @dataclass(kw_only=True)
-    class IdealPdActuatorCfg(MjIdealPdCfg):
-        """mjlab's ``IdealPdActuatorCfg``, computed by Sinew."""
-
+    class _SinewOptions:
         backend: str = "cpu"
         """Sinew backend: ``"cpu"``, ``"wgpu"`` or ``"auto"``."""
         seed: int = 0
         """Seed of the lag draws."""
+
+    @dataclass(kw_only=True)
+    class IdealPdActuatorCfg(MjIdealPdCfg, _SinewOptions):
+        """mjlab's ``IdealPdActuatorCfg``, computed by Sinew."""
 
         def build(self, entity: Any, target_ids: list[int], target_names: list[str]) -> Any:
             return SinewIdealPdActuator(self, entity, target_ids, target_names)
 
     @dataclass(kw_only=True)
-    class DcMotorActuatorCfg(MjDcMotorCfg):
+    class DcMotorActuatorCfg(MjDcMotorCfg, _SinewOptions):
         """mjlab's ``DcMotorActuatorCfg``, computed by Sinew."""
-
-        backend: str = "cpu"
-        """Sinew backend: ``"cpu"``, ``"wgpu"`` or ``"auto"``."""
-        seed: int = 0
-        """Seed of the lag draws."""
 
         def build(self, entity: Any, target_ids: list[int], target_names: list[str]) -> Any:
             return SinewDcMotorActuator(self, entity, target_ids, target_names)
 
     @dataclass(kw_only=True)
-    class SinewActuatorCfg(MjIdealPdCfg):
+    class SinewActuatorCfg(MjIdealPdCfg, _SinewOptions):
         """Any Sinew kind on mjlab targets, through ``<motor>`` actuators whose
         ctrl and force ranges are ``±effort_limit`` (infinite by default)."""
 
@@ -231,10 +228,6 @@ def _build() -> dict[str, Any]:
         """The Sinew kind and its settings."""
         stiffness: float = 0.0
         damping: float = 0.0
-        backend: str = "cpu"
-        """Sinew backend: ``"cpu"``, ``"wgpu"`` or ``"auto"``."""
-        seed: int = 0
-        """Seed of the lag draws."""
 
         def build(self, entity: Any, target_ids: list[int], target_names: list[str]) -> Any:
             return SinewKindActuator(self, entity, target_ids, target_names)

@@ -277,6 +277,25 @@ impl Engine {
     }
 }
 
+/// A new `(rows, cols)` float32 array that `fill` writes through the
+/// engine (the GIL released).
+fn new_array<'py>(
+    engine: &Engine,
+    py: Python<'py>,
+    rows: usize,
+    cols: usize,
+    fill: impl FnOnce(&mut sinew::Engine, &mut [f32]) -> Result<(), sinew::Error> + Send,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let out = PyArray2::<f32>::zeros(py, [rows, cols], false);
+    {
+        let mut rw = out.readwrite();
+        let slice = rw.as_slice_mut().expect("a new array is contiguous");
+        py.detach(|| fill(&mut engine.lock().engine, slice))
+            .map_err(py_err)?;
+    }
+    Ok(out)
+}
+
 /// An `f32` array argument checked for dtype, rank, shape and C order, with
 /// the argument's name in every message.
 fn checked_f32<'py>(
@@ -528,14 +547,9 @@ impl Engine {
 
     /// The last step's ctrl as a new `(num_envs, num_ctrl)` array.
     fn read_ctrl<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let out = PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false);
-        {
-            let mut rw = out.readwrite();
-            let slice = rw.as_slice_mut().expect("a new array is contiguous");
-            py.detach(|| self.lock().engine.read_ctrl(slice))
-                .map_err(py_err)?;
-        }
-        Ok(out)
+        new_array(self, py, self.num_envs, self.num_ctrl, |e, out| {
+            e.read_ctrl(out)
+        })
     }
 
     /// The envs the last step zeroed for a non-finite input or output.
@@ -595,16 +609,9 @@ impl Engine {
         name: &str,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let n = self.group_targets(group)?;
-        let out = PyArray2::<f32>::zeros(py, [self.num_envs, n], false);
-        {
-            let mut rw = out.readwrite();
-            let slice = rw.as_slice_mut().expect("a new array is contiguous");
-            self.lock()
-                .engine
-                .read_param(group, name, slice)
-                .map_err(py_err)?;
-        }
-        Ok(out)
+        new_array(self, py, self.num_envs, n, |e, out| {
+            e.read_param(group, name, out)
+        })
     }
 
     /// Writes a state slot of a group.
@@ -632,16 +639,9 @@ impl Engine {
         name: &str,
     ) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let n = self.group_targets(group)?;
-        let out = PyArray2::<f32>::zeros(py, [self.num_envs, n], false);
-        {
-            let mut rw = out.readwrite();
-            let slice = rw.as_slice_mut().expect("a new array is contiguous");
-            self.lock()
-                .engine
-                .read_state(group, name, slice)
-                .map_err(py_err)?;
-        }
-        Ok(out)
+        new_array(self, py, self.num_envs, n, |e, out| {
+            e.read_state(group, name, out)
+        })
     }
 
     /// Sets the lags of a group's delay buffer (clamped to its range).
@@ -695,16 +695,9 @@ impl Engine {
 
     /// An output plane of the last step, `(num_envs, num_ctrl)`.
     fn read_output<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        let out = PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false);
-        {
-            let mut rw = out.readwrite();
-            let slice = rw.as_slice_mut().expect("a new array is contiguous");
-            self.lock()
-                .engine
-                .read_output(name, slice)
-                .map_err(py_err)?;
-        }
-        Ok(out)
+        new_array(self, py, self.num_envs, self.num_ctrl, |e, out| {
+            e.read_output(name, out)
+        })
     }
 }
 
