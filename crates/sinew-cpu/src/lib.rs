@@ -58,11 +58,11 @@ pub struct CpuBackend {
     flags: Vec<u8>,
     nonfinite: Vec<u32>,
     step: u32,
-    /// Per rayon chunk: the gathered tile of [`FastPath::Gathered`]
+    /// Per rayon chunk: the tile of [`FastPath::Tiles`]
     /// (`[field][env][ctrl]`), sized on the first step.
-    gather: Vec<f32>,
-    /// The command column of each ctrl column.
-    gather_index: Vec<u32>,
+    tile: Vec<f32>,
+    /// How a tile is filled.
+    gather: Gather,
     /// How a chunk of env rows may skip the env-by-env checks (see
     /// [`StepInputs::chunk`]).
     fast: FastPath,
@@ -71,25 +71,60 @@ pub struct CpuBackend {
 /// The chunk-wide path a plan allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FastPath {
-    /// Some command column is unclaimed: its values must not count, so the
-    /// checks go env by env.
+    /// A plan with per-env stages (state, MuJoCo, learned, planes): env by env.
     None,
-    /// Every command column is claimed: one pass checks a chunk's inputs and
-    /// one its outputs; the runs still go env by env.
-    ChunkChecks,
-    /// Also one undelayed law over ctrl columns that are the command columns:
-    /// the whole chunk is one run.
+    /// One undelayed law over ctrl columns that are the command columns:
+    /// a chunk whose inputs are all finite is one run over the caller's
+    /// rows; otherwise it goes as [`FastPath::Tiles`].
     OneRun,
-    /// Groups over scattered (or partly unclaimed) command columns: tiles
-    /// of env rows are gathered into ctrl order first, so the checks see
-    /// exactly the claimed values and the laws run over
-    /// [`Plan::gathered_runs`] (one run per tile when a single law covers
-    /// every column). See [`StepInputs::gathered_chunk`].
-    Gathered,
+    /// Tiles of env rows gathered into ctrl order, delays resolved in the
+    /// tile, then [`Plan::gathered_runs`] over it (one run per tile when a
+    /// single law covers every column). See [`StepInputs::tiles`].
+    Tiles,
 }
 
-/// Env rows per gathered tile: five fields of this many rows stay in L1/L2.
-const GATHER_TILE: usize = 32;
+/// How [`FastPath::Tiles`] fills a tile.
+#[derive(Debug, Clone)]
+struct Gather {
+    /// The command column of each ctrl column; `None` when ctrl column `c`
+    /// is command column `c` for every `c` (tiles are copied whole).
+    index: Option<Vec<u32>>,
+    /// Per delay buffer: `(ctrl start, ring column, len)` of each stretch
+    /// of its columns that is contiguous in ctrl order.
+    pieces: Vec<Vec<(usize, usize, usize)>>,
+}
+
+impl Gather {
+    fn new(plan: &Plan) -> Gather {
+        let columns = plan.ctrl_columns();
+        let identity = columns.len() == plan.num_targets()
+            && columns
+                .iter()
+                .enumerate()
+                .all(|(c, col)| col.cmd_column == c);
+        let mut pieces = vec![Vec::<(usize, usize, usize)>::new(); plan.buffers().len()];
+        let mut ring_column = vec![0; plan.buffers().len()];
+        for (c, col) in columns.iter().enumerate() {
+            if let Some(b) = plan.groups()[col.group].delay_buffer {
+                let r = ring_column[b];
+                ring_column[b] += 1;
+                match pieces[b].last_mut() {
+                    Some((start, ring, len)) if *start + *len == c && *ring + *len == r => {
+                        *len += 1
+                    }
+                    _ => pieces[b].push((c, r, 1)),
+                }
+            }
+        }
+        Gather {
+            index: (!identity).then(|| columns.iter().map(|c| c.cmd_column as u32).collect()),
+            pieces,
+        }
+    }
+}
+
+/// Env rows per tile: five fields of this many rows stay in L1/L2.
+const TILE: usize = 32;
 
 impl CpuBackend {
     /// Allocates every table and history for the plan's `num_envs`.
@@ -108,22 +143,18 @@ impl CpuBackend {
             && plan.num_state_slots() == 0
             && plan.input_planes().is_empty()
             && plan.output_planes().is_empty();
-        let all_claimed = plan.claimed_columns() == [(0, t)];
         let fast = match plan.runs() {
             [] => FastPath::None,
             _ if !simple => FastPath::None,
             [run]
-                if all_claimed
+                if plan.claimed_columns() == [(0, t)]
                     && run.len == t
                     && run.cmd_start == 0
                     && run.targets == TargetSource::Cmd =>
             {
                 FastPath::OneRun
             }
-            runs if all_claimed && plan.gathered_runs().len() == runs.len() => {
-                FastPath::ChunkChecks
-            }
-            _ => FastPath::Gathered,
+            _ => FastPath::Tiles,
         };
         CpuBackend {
             fast,
@@ -140,12 +171,8 @@ impl CpuBackend {
             learned: vec![0.0; num_envs * plan.learned().state_stride.max(1)],
             learned_headers: vec![FRESH_HEADER; num_envs],
             flags: vec![0; num_envs],
-            gather: Vec::new(),
-            gather_index: plan
-                .ctrl_columns()
-                .iter()
-                .map(|c| c.cmd_column as u32)
-                .collect(),
+            tile: Vec::new(),
+            gather: Gather::new(&plan),
             nonfinite: Vec::with_capacity(num_envs),
             step: 0,
             plan,
@@ -182,7 +209,7 @@ impl CpuBackend {
             state: SlotRows::new(&mut self.state, plan.num_envs(), plan.num_ctrl()),
             seed: plan.seed(),
             step: self.step,
-            gather_index: &self.gather_index,
+            gather: &self.gather,
         };
         let next_stride = (plan.num_state_slots() * plan.num_ctrl()).max(1);
         let num_ctrl = plan.num_ctrl().max(1);
@@ -198,15 +225,15 @@ impl CpuBackend {
             .num_envs()
             .div_ceil(rayon::current_num_threads() * 4)
             .max(16);
-        let gather_stride = if fast == FastPath::Gathered {
-            5 * GATHER_TILE.min(chunk) * num_ctrl
-        } else {
+        let tile_stride = if fast == FastPath::None {
             1
+        } else {
+            5 * TILE.min(chunk) * num_ctrl
         };
-        let need = plan.num_envs().div_ceil(chunk) * gather_stride;
-        if self.gather.len() < need {
+        let need = plan.num_envs().div_ceil(chunk) * tile_stride;
+        if self.tile.len() < need {
             // Once (or when the thread count grows): a step allocates nothing.
-            self.gather.resize(need, 0.0);
+            self.tile.resize(need, 0.0);
         }
         let zeroed: usize = out
             .par_chunks_mut(num_ctrl * chunk)
@@ -219,7 +246,7 @@ impl CpuBackend {
             .zip(self.flags.par_chunks_mut(chunk))
             .zip(self.state_next.par_chunks_mut(next_stride * chunk))
             .zip(self.outputs.par_chunks_mut(out_stride * chunk))
-            .zip(self.gather.par_chunks_mut(gather_stride))
+            .zip(self.tile.par_chunks_mut(tile_stride))
             .enumerate()
             .map(
                 |(
@@ -235,18 +262,15 @@ impl CpuBackend {
                             ),
                             outputs,
                         ),
-                        gather,
+                        tile,
                     ),
                 )| {
-                    if fast == FastPath::Gathered {
-                        return inputs.gathered_chunk(c * chunk, ctrl, ring, states, flags, gather);
+                    let first = c * chunk;
+                    if fast == FastPath::OneRun && inputs.one_run(first, ctrl, flags) {
+                        return 0;
                     }
                     if fast != FastPath::None {
-                        if let Some(zeroed) =
-                            inputs.chunk(fast, c * chunk, ctrl, ring, states, flags)
-                        {
-                            return zeroed;
-                        }
+                        return inputs.tiles(first, ctrl, ring, states, flags, tile);
                     }
                     let mut zeroed = 0;
                     for (i, flag) in flags.iter_mut().enumerate() {
@@ -304,8 +328,8 @@ struct StepInputs<'a> {
     state: SlotRows,
     seed: u32,
     step: u32,
-    /// The command column of each ctrl column ([`FastPath::Gathered`]).
-    gather_index: &'a [u32],
+    /// How a tile is filled ([`FastPath::Tiles`]).
+    gather: &'a Gather,
 }
 
 /// Non-zero when some value is NaN or ±inf (all exponent bits set). An
@@ -456,153 +480,88 @@ impl StepInputs<'_> {
         }
     }
 
-    /// The chunk-wide path of a plan whose groups claim every command column:
-    /// envs `first..` (one per entry of `flags`). One pass checks every
-    /// input of the chunk; then each env's delay stage and runs (or, for
-    /// [`FastPath::OneRun`], one run over the whole chunk); then one pass
-    /// checks the outputs and, only if it finds something, a second pass
-    /// zeroes and flags the envs at fault (their pushes stand, as on the
-    /// env-by-env path). Returns `None`, having changed nothing, when an input
-    /// is non-finite: the caller then goes env by env. Otherwise the number
-    /// of envs zeroed.
-    fn chunk(
-        &self,
-        fast: FastPath,
-        first: usize,
-        ctrl: &mut [f32],
-        ring: &mut [f32],
-        states: &mut [DelayState],
-        flags: &mut [u8],
-    ) -> Option<usize> {
+    /// [`FastPath::OneRun`]'s chunk: envs `first..` (one per entry of
+    /// `flags`) as one run over the caller's rows, when every input of the
+    /// chunk is finite and so is every output. Returns false, having
+    /// written nothing the tiles would not rewrite, when some value is not:
+    /// the caller then steps the chunk as tiles.
+    fn one_run(&self, first: usize, ctrl: &mut [f32], flags: &mut [u8]) -> bool {
         let envs = flags.len();
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[first * t..(first + envs) * t]);
         if rows.iter().any(|r| nonfinite_bits(r) != 0) {
-            return None;
+            return false;
         }
-        let num_ctrl = self.plan.num_ctrl();
-        match (fast, self.plan.runs()) {
-            (FastPath::OneRun, [run]) => {
-                let whole = Run {
-                    len: envs * t,
-                    ..*run
-                };
-                self.run(
-                    &whole,
-                    first,
-                    first * t,
-                    &rows,
-                    &[],
-                    &[],
-                    ctrl,
-                    &mut [],
-                    &mut [],
-                );
-            }
-            (_, runs) => {
-                let ring_stride = self.plan.ring_stride();
-                let num_buffers = self.plan.buffers().len();
-                for (i, out) in ctrl.chunks_exact_mut(num_ctrl).enumerate() {
-                    let row = rows.map(|r| &r[i * t..(i + 1) * t]);
-                    let ring = &mut ring[i * ring_stride..(i + 1) * ring_stride];
-                    let states = &mut states[i * num_buffers..(i + 1) * num_buffers];
-                    self.delay_stage(first + i, &row, ring, states);
-                    for run in runs {
-                        let env = first + i;
-                        let (next, outputs) = (&mut [], &mut []);
-                        self.run(
-                            run,
-                            env,
-                            env * num_ctrl,
-                            &row,
-                            ring,
-                            states,
-                            out,
-                            next,
-                            outputs,
-                        );
-                    }
-                }
-            }
+        let whole = Run {
+            len: envs * t,
+            ..self.plan.runs()[0]
+        };
+        self.run(
+            &whole,
+            first,
+            first * t,
+            &rows,
+            &[],
+            &[],
+            ctrl,
+            &mut [],
+            &mut [],
+        );
+        if nonfinite_bits(ctrl) != 0 {
+            return false;
         }
         flags.fill(0);
-        if nonfinite_bits(ctrl) == 0 {
-            return Some(0);
-        }
-        let mut zeroed = 0;
-        for (out, flag) in ctrl.chunks_exact_mut(num_ctrl).zip(flags) {
-            if nonfinite_bits(out) != 0 {
-                out.fill(0.0);
-                *flag = 1;
-                zeroed += 1;
-            }
-        }
-        Some(zeroed)
+        true
     }
 
-    /// [`FastPath::Gathered`]'s chunk: envs `first..` (one per entry of
-    /// `flags`), in tiles of [`GATHER_TILE`] rows. Each tile's five command
-    /// fields are gathered into ctrl order (`gather`, `[field][env][ctrl]`);
-    /// an env with a non-finite gathered value is zeroed and flagged without
-    /// its delay push, as on the env-by-env path. A tile with every env
-    /// finite and one undelayed law over all columns is one run; otherwise
-    /// each env runs its delay stage (over its command row) and the gathered
-    /// runs. Outputs are checked per env. Returns the number of envs zeroed.
-    fn gathered_chunk(
+    /// [`FastPath::Tiles`]'s chunk: envs `first..` (one per entry of
+    /// `flags`), in tiles of [`TILE`] rows. Each tile's five command fields
+    /// are gathered into ctrl order (`tile`, `[field][env][ctrl]`), so the
+    /// checks see exactly the claimed values; an env with a non-finite one
+    /// is zeroed and flagged without its delay push, as on the env-by-env
+    /// path. Each other env pushes its targets into its delay rings and
+    /// reads its delayed frames back into the tile ([`Self::delay_row`]).
+    /// Then the laws: one run over the tile when a single law covers every
+    /// column and every env is finite, else the gathered runs env by env.
+    /// Outputs are checked per env. Returns the number of envs zeroed.
+    fn tiles(
         &self,
         first: usize,
         ctrl: &mut [f32],
         ring: &mut [f32],
         states: &mut [DelayState],
         flags: &mut [u8],
-        gather: &mut [f32],
+        tile: &mut [f32],
     ) -> usize {
-        let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
+        let nc = self.plan.num_ctrl();
         let ring_stride = self.plan.ring_stride();
         let num_buffers = self.plan.buffers().len();
         let runs = self.plan.gathered_runs();
-        let whole_tile = matches!(runs, [run] if run.len == nc && run.targets == TargetSource::Cmd);
+        let whole_tile = matches!(runs, [run] if run.len == nc);
         let mut zeroed = 0;
-        for (k, tile_flags) in flags.chunks_mut(GATHER_TILE).enumerate() {
-            let (n, local) = (tile_flags.len(), k * GATHER_TILE);
+        for (k, tile_flags) in flags.chunks_mut(TILE).enumerate() {
+            let (n, local) = (tile_flags.len(), k * TILE);
             let e0 = first + local;
-            {
-                // All five fields per (env, column): the column's index is
-                // loaded once for five independent copies.
-                let (f0, rest) = gather[..5 * n * nc].split_at_mut(n * nc);
-                let (f1, rest) = rest.split_at_mut(n * nc);
-                let (f2, rest) = rest.split_at_mut(n * nc);
-                let (f3, f4) = rest.split_at_mut(n * nc);
-                for i in 0..n {
-                    let src = self.cmd.map(|field| &field[(e0 + i) * t..(e0 + i + 1) * t]);
-                    let at = i * nc..(i + 1) * nc;
-                    let dst = [
-                        &mut f0[at.clone()],
-                        &mut f1[at.clone()],
-                        &mut f2[at.clone()],
-                        &mut f3[at.clone()],
-                        &mut f4[at],
-                    ];
-                    let [d0, d1, d2, d3, d4] = dst;
-                    for (c, &j) in self.gather_index.iter().enumerate() {
-                        let j = j as usize;
-                        d0[c] = src[0][j];
-                        d1[c] = src[1][j];
-                        d2[c] = src[2][j];
-                        d3[c] = src[3][j];
-                        d4[c] = src[4][j];
-                    }
-                }
-            }
-            let g: [&[f32]; 5] = std::array::from_fn(|f| &gather[f * n * nc..(f + 1) * n * nc]);
+            let tile = &mut tile[..5 * n * nc];
+            self.gather_tile(e0, n, tile);
             let mut any_bad = false;
             for (i, flag) in tile_flags.iter_mut().enumerate() {
-                let bits = g.iter().fold(0, |acc, field| {
-                    acc | nonfinite_bits(&field[i * nc..(i + 1) * nc])
+                let bits = (0..5).fold(0, |acc, f| {
+                    acc | nonfinite_bits(&tile[(f * n + i) * nc..(f * n + i + 1) * nc])
                 });
                 *flag = u8::from(bits != 0);
                 any_bad |= bits != 0;
             }
+            if num_buffers > 0 {
+                for (i, flag) in tile_flags.iter().enumerate() {
+                    if *flag == 0 {
+                        let ring = &mut ring[(local + i) * ring_stride..][..ring_stride];
+                        let states = &mut states[(local + i) * num_buffers..][..num_buffers];
+                        self.delay_row(e0 + i, n, i, tile, ring, states);
+                    }
+                }
+            }
+            let g: [&[f32]; 5] = std::array::from_fn(|f| &tile[f * n * nc..(f + 1) * n * nc]);
             let out = &mut ctrl[local * nc..(local + n) * nc];
             if whole_tile && !any_bad {
                 let whole = Run {
@@ -619,22 +578,8 @@ impl StepInputs<'_> {
                     }
                     let env = e0 + i;
                     let row = g.map(|field| &field[i * nc..(i + 1) * nc]);
-                    let cmd_row = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
-                    let ring = &mut ring[(local + i) * ring_stride..][..ring_stride];
-                    let states = &mut states[(local + i) * num_buffers..][..num_buffers];
-                    self.delay_stage(env, &cmd_row, ring, states);
                     for run in runs {
-                        self.run(
-                            run,
-                            env,
-                            env * nc,
-                            &row,
-                            ring,
-                            states,
-                            out,
-                            &mut [],
-                            &mut [],
-                        );
+                        self.run(run, env, env * nc, &row, &[], &[], out, &mut [], &mut []);
                     }
                 }
             }
@@ -647,6 +592,93 @@ impl StepInputs<'_> {
             }
         }
         zeroed
+    }
+
+    /// Fills `tile` (`[field][env][ctrl]`, `n` envs from `e0`) with the
+    /// command values of each ctrl column.
+    fn gather_tile(&self, e0: usize, n: usize, tile: &mut [f32]) {
+        let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
+        let Some(index) = &self.gather.index else {
+            for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
+                dst.copy_from_slice(&self.cmd[f][e0 * t..(e0 + n) * t]);
+            }
+            return;
+        };
+        // All five fields per (env, column): the column's index is loaded
+        // once for five independent copies.
+        let (f0, rest) = tile.split_at_mut(n * nc);
+        let (f1, rest) = rest.split_at_mut(n * nc);
+        let (f2, rest) = rest.split_at_mut(n * nc);
+        let (f3, f4) = rest.split_at_mut(n * nc);
+        for i in 0..n {
+            let src = self.cmd.map(|field| &field[(e0 + i) * t..(e0 + i + 1) * t]);
+            let at = i * nc..(i + 1) * nc;
+            let (d0, d1, d2) = (
+                &mut f0[at.clone()],
+                &mut f1[at.clone()],
+                &mut f2[at.clone()],
+            );
+            let (d3, d4) = (&mut f3[at.clone()], &mut f4[at]);
+            for (c, &j) in index.iter().enumerate() {
+                let j = j as usize;
+                d0[c] = src[0][j];
+                d1[c] = src[1][j];
+                d2[c] = src[2][j];
+                d3[c] = src[3][j];
+                d4[c] = src[4][j];
+            }
+        }
+    }
+
+    /// One env's delay stage on a tile (env row `i` of `n`): push its three
+    /// target rows into each buffer's ring, draw the lag, and overwrite the
+    /// delayed columns of those rows with the frame the lag selects.
+    fn delay_row(
+        &self,
+        env: usize,
+        n: usize,
+        i: usize,
+        tile: &mut [f32],
+        ring: &mut [f32],
+        states: &mut [DelayState],
+    ) {
+        let nc = self.plan.num_ctrl();
+        for ((buffer, state), pieces) in self
+            .plan
+            .buffers()
+            .iter()
+            .zip(states.iter_mut())
+            .zip(&self.gather.pieces)
+        {
+            let cols = buffer.cmd_columns.len();
+            let frame_len = 3 * cols;
+            let ring = &mut ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
+            let (slot, fill) = buffer.params.push(state);
+            let frame = &mut ring[slot as usize * frame_len..][..frame_len];
+            for (f, dst) in frame.chunks_exact_mut(cols).enumerate() {
+                let src = &tile[(f * n + i) * nc..(f * n + i + 1) * nc];
+                for &(c, r, len) in pieces {
+                    dst[r..r + len].copy_from_slice(&src[c..c + len]);
+                }
+            }
+            if fill {
+                let (first, rest) = ring.split_at_mut(frame_len);
+                for slot in rest.chunks_exact_mut(frame_len) {
+                    slot.copy_from_slice(first);
+                }
+            }
+            buffer
+                .params
+                .update_lag(state, self.seed, env as u32, self.step);
+            let read = buffer.params.read_slot(state) as usize;
+            let frame = &ring[read * frame_len..][..frame_len];
+            for (f, src) in frame.chunks_exact(cols).enumerate() {
+                let dst = &mut tile[(f * n + i) * nc..(f * n + i + 1) * nc];
+                for &(c, r, len) in pieces {
+                    dst[c..c + len].copy_from_slice(&src[r..r + len]);
+                }
+            }
+        }
     }
 
     /// One law over one contiguous run of one env (or, on the whole-chunk

@@ -437,11 +437,13 @@ impl Plan {
             }
         }
         self.runs = runs;
-        // The same columns over command rows gathered into ctrl order.
+        // The same columns over command rows gathered into ctrl order, the
+        // delayed targets already in place.
         let mut gathered: Vec<Run> = Vec::new();
         for run in &self.runs {
             let next = Run {
                 cmd_start: run.ctrl_start,
+                targets: TargetSource::Cmd,
                 ..*run
             };
             match gathered.last_mut() {
@@ -596,9 +598,11 @@ impl Plan {
         &self.runs
     }
     /// The runs over command rows gathered into ctrl order (row `c` of a
-    /// gathered field is the command column of ctrl column `c`): each run's
-    /// `cmd_start` is its `ctrl_start`, and neighbours with the same law
-    /// merge, so groups over scattered joints become one run per law.
+    /// gathered field is the command column of ctrl column `c`, its targets
+    /// already delayed where its group is): each run's `cmd_start` is its
+    /// `ctrl_start`, its targets are [`TargetSource::Cmd`], and neighbours
+    /// with the same law merge, so groups over scattered joints, delayed or
+    /// not, become one run per law.
     pub fn gathered_runs(&self) -> &[Run] {
         &self.gathered_runs
     }
