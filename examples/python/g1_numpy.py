@@ -6,13 +6,14 @@ place and writes ctrl into one preallocated array.
     python examples/python/g1_numpy.py
 """
 
+import os
 import time
 
 import numpy as np
 
 import sinew
 
-E, DT = 4096, 0.005
+E, DT = int(os.environ.get("SINEW_EXAMPLE_ENVS", 4096)), 0.005
 engine = sinew.Engine.from_preset("g1", num_envs=E)
 print(engine)
 print("groups:", ", ".join(f"{g.name} ({g.kind}, {len(g.targets)} joints)" for g in engine.groups()))

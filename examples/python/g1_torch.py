@@ -5,11 +5,13 @@ writes ctrl in place through DLPack, with no copy. Needs torch
     python examples/python/g1_torch.py
 """
 
+import os
+
 import torch
 
 import sinew
 
-E = 1024
+E = int(os.environ.get("SINEW_EXAMPLE_ENVS", 1024))
 engine = sinew.Engine.from_preset("g1", num_envs=E, backend="cpu")
 T = engine.num_targets
 q = torch.zeros(E, T)
