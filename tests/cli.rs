@@ -413,8 +413,8 @@ fn bench_reports_every_cell_with_its_bandwidth() {
         assert!(r.us_per_step > 0.0 && r.percent_of_bandwidth > 0.0, "{r:?}");
     }
     let table = report.table();
-    assert!(table.contains("| delayed_dc | 32 × 5 |"), "{table}");
-    assert!(table.contains("| delay_dc | 32 × 5 |"), "{table}");
+    assert!(table.contains("| delayed_dc | hot | 32 × 5 |"), "{table}");
+    assert!(table.contains("| delay_dc | hot | 32 × 5 |"), "{table}");
     // The peer's workload delays every target; mjlab's `delayed_dc` three.
     let (_, groups) = bench::workload_groups("delay_dc", 5)
         .map(|g| ((), g))
@@ -424,6 +424,31 @@ fn bench_reports_every_cell_with_its_bandwidth() {
     assert_eq!(json["results"][0]["kind"], "pd");
     let err = bench::bench(&["cpu"], &["pid".to_string()], &[16], 5, false).unwrap_err();
     assert!(err.to_string().contains("unknown kind `pid`"), "{err}");
+}
+
+#[test]
+fn bench_times_a_scenario_hot_and_after_the_callers_work() {
+    let go1 = presets::preset("go1").unwrap().unwrap();
+    let report = bench::bench_scenario(&go1, &["cpu"], &[8, 16], false).unwrap();
+    let cells: Vec<(&str, usize)> = report
+        .results
+        .iter()
+        .map(|r| (r.mode.as_str(), r.num_envs))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("hot", 8),
+            ("after_work", 8),
+            ("hot", 16),
+            ("after_work", 16)
+        ]
+    );
+    for r in &report.results {
+        assert_eq!((r.kind.as_str(), r.num_targets), (go1.name.as_str(), 12));
+        assert!(r.us_per_step > 0.0 && r.gbs > 0.0, "{r:?}");
+    }
+    assert!(report.table().contains("| after_work | 16 × 12 |"));
 }
 
 const MUJOCO_SCENARIO: &str = r#"num_envs = 2

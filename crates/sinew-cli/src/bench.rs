@@ -244,8 +244,12 @@ pub fn randomize(backend: &mut dyn Backend) {
 pub struct BenchResult {
     /// `cpu` or `wgpu`.
     pub backend: String,
-    /// The workload.
+    /// The workload (a scenario's name for `--scenario`).
     pub kind: String,
+    /// `hot` (the same command every step, caches warm) or `after_work`
+    /// (the caller's own work between steps: a scenario's next command is
+    /// generated, untimed, before each timed step, as `sinew run` does).
+    pub mode: String,
     /// Envs.
     pub num_envs: usize,
     /// Targets per env.
@@ -333,30 +337,37 @@ fn best_of(n: usize, mut f: impl FnMut() -> f64) -> f64 {
     (0..n).map(|_| f()).fold(0.0, f64::max)
 }
 
-/// Median µs per step: batches of steps long enough to time (≥ 20 ms), 7 of them.
-fn time_steps(engine: &mut Engine, cmd: &ActuatorCmd) -> Result<f64, CliError> {
-    let step = |engine: &mut Engine| -> Result<(), CliError> {
-        engine.step(cmd)?;
-        if let Engine::Gpu(b) = engine {
-            wait(b.context());
-        }
-        Ok(())
+/// Median µs per step: batches of steps long enough to time (≥ 20 ms), 7
+/// of them. `between(k, cmd)`, untimed, runs before step `k` (the caller's
+/// own work; it may rewrite the command).
+fn time_steps(
+    engine: &mut Engine,
+    cmd: &mut ActuatorCmd,
+    mut between: impl FnMut(usize, &mut ActuatorCmd),
+) -> Result<f64, CliError> {
+    let mut k = 0;
+    let mut step = |engine: &mut Engine, cmd: &mut ActuatorCmd| -> Result<Duration, CliError> {
+        between(k, cmd);
+        k += 1;
+        let start = Instant::now();
+        engine.step(&*cmd)?;
+        // The non-finite report waits for the step on the GPU.
+        engine.nonfinite_envs()?;
+        Ok(start.elapsed())
     };
     for _ in 0..5 {
-        step(engine)?;
+        step(engine, cmd)?;
     }
-    let start = Instant::now();
-    step(engine)?;
-    let one = start.elapsed().max(Duration::from_nanos(100));
+    let one = step(engine, cmd)?.max(Duration::from_nanos(100));
     let batch = (Duration::from_millis(20).as_secs_f64() / one.as_secs_f64()).ceil() as usize;
     let batch = batch.clamp(1, 10_000);
     let mut times = Vec::with_capacity(7);
     for _ in 0..7 {
-        let start = Instant::now();
+        let mut total = Duration::ZERO;
         for _ in 0..batch {
-            step(engine)?;
+            total += step(engine, cmd)?;
         }
-        times.push(start.elapsed().as_secs_f64() / batch as f64 * 1e6);
+        times.push(total.as_secs_f64() / batch as f64 * 1e6);
     }
     times.sort_by(f64::total_cmp);
     Ok(times[3])
@@ -405,27 +416,11 @@ pub fn bench(
     };
     for &backend in backends {
         bar.set_message(format!("{backend}: bandwidth"));
-        let bandwidth = match backend {
-            "cpu" => {
-                report.devices.push((
-                    "cpu".into(),
-                    format!("rayon, {} threads", rayon::current_num_threads()),
-                ));
-                cpu_triad_gbs()
-            }
-            _ => {
-                let ctx = GpuContext::shared()?;
-                report
-                    .devices
-                    .push(("wgpu".into(), ctx.description().to_owned()));
-                gpu_copy_gbs(&ctx)
-            }
-        };
-        report.bandwidth_gbs.push((backend.to_owned(), bandwidth));
+        let bandwidth = measure_bandwidth(backend, &mut report)?;
         for kind in kinds {
             for &num_envs in envs {
                 bar.set_message(format!("{backend} {kind} {num_envs}×{num_targets}"));
-                let (robot, groups, cmd) =
+                let (robot, groups, mut cmd) =
                     workload(kind, num_envs, num_targets).expect("kinds checked above");
                 let options = PlanOptions::default();
                 let mut engine = match backend {
@@ -433,14 +428,102 @@ pub fn bench(
                     _ => Engine::gpu(&robot, groups, num_envs, options)?,
                 };
                 randomize(&mut engine);
-                let us = time_steps(&mut engine, &cmd)?;
+                let us = time_steps(&mut engine, &mut cmd, |_, _| {})?;
                 let elements = (num_envs * num_targets) as f64;
                 let gbs = elements * bytes_per_element(kind, num_targets) / (us * 1e3);
                 report.results.push(BenchResult {
                     backend: backend.to_owned(),
                     kind: kind.clone(),
+                    mode: "hot".into(),
                     num_envs,
                     num_targets,
+                    us_per_step: us,
+                    elements_per_second: elements / us * 1e6,
+                    gbs,
+                    percent_of_bandwidth: 100.0 * gbs / bandwidth,
+                });
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(report)
+}
+
+/// The bandwidth of `backend` (`cpu`: the rayon triad; `wgpu`: a device
+/// copy), recorded in `report` with the device's description.
+fn measure_bandwidth(backend: &str, report: &mut BenchReport) -> Result<f64, CliError> {
+    let bandwidth = match backend {
+        "cpu" => {
+            report.devices.push((
+                "cpu".into(),
+                format!("rayon, {} threads", rayon::current_num_threads()),
+            ));
+            cpu_triad_gbs()
+        }
+        _ => {
+            let ctx = GpuContext::shared()?;
+            report
+                .devices
+                .push(("wgpu".into(), ctx.description().to_owned()));
+            gpu_copy_gbs(&ctx)
+        }
+    };
+    report.bandwidth_gbs.push((backend.to_owned(), bandwidth));
+    Ok(bandwidth)
+}
+
+/// `sinew bench --scenario`: a scenario (its robot, groups, inputs and
+/// command source) at each of `envs`, on each backend, timed two ways:
+/// `hot`, its first command stepped again and again; `after_work`, the
+/// scenario's next command generated (untimed) before each timed step, the
+/// caller's work that `sinew run` also does between steps. GB/s counts a
+/// lower bound of the bytes a step moves: the five command fields, ctrl,
+/// and every parameter slot of the plan.
+pub fn bench_scenario(
+    scenario: &crate::Scenario,
+    backends: &[&str],
+    envs: &[usize],
+    progress: bool,
+) -> Result<BenchReport, CliError> {
+    let mut report = BenchReport {
+        bandwidth_gbs: Vec::new(),
+        devices: Vec::new(),
+        results: Vec::new(),
+    };
+    let bar = if progress {
+        ProgressBar::new((backends.len() * envs.len() * 2) as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    for &backend in backends {
+        let bandwidth = measure_bandwidth(backend, &mut report)?;
+        let choice = match backend {
+            "cpu" => crate::run::BackendChoice::Cpu,
+            _ => crate::run::BackendChoice::Wgpu,
+        };
+        for &num_envs in envs {
+            // Commands for the batches of `time_steps`, looped.
+            const STEPS: usize = 1000;
+            let command = crate::command::CommandGen::for_scenario(scenario, num_envs, STEPS)?;
+            let mut engine = crate::run::engine(scenario, num_envs, choice)?;
+            let num_targets = engine.plan().num_targets();
+            let bytes = 4.0 * (5 + 1 + engine.plan().num_param_slots()) as f64;
+            for mode in ["hot", "after_work"] {
+                let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
+                command.fill(0, &mut cmd);
+                let us = match mode {
+                    "hot" => time_steps(&mut engine, &mut cmd, |_, _| {})?,
+                    _ => time_steps(&mut engine, &mut cmd, |k, cmd| command.fill(k % STEPS, cmd))?,
+                };
+                let elements = (num_envs * engine.plan().num_ctrl()) as f64;
+                let gbs = elements * bytes / (us * 1e3);
+                report.results.push(BenchResult {
+                    backend: backend.to_owned(),
+                    kind: scenario.name.clone(),
+                    mode: mode.into(),
+                    num_envs,
+                    num_targets: engine.plan().num_ctrl(),
                     us_per_step: us,
                     elements_per_second: elements / us * 1e6,
                     gbs,
@@ -471,13 +554,14 @@ impl BenchReport {
             };
             out.push_str(&format!(
                 "\n{backend} ({device}): {what} {bandwidth:.1} GB/s\n\
-                 | kind | num_envs × targets | µs/step | Melem/s | GB/s moved | % of {what} |\n\
-                 |---|---|---:|---:|---:|---:|\n"
+                 | kind | mode | num_envs × targets | µs/step | Melem/s | GB/s moved | % of {what} |\n\
+                 |---|---|---|---:|---:|---:|---:|\n"
             ));
             for r in self.results.iter().filter(|r| &r.backend == backend) {
                 out.push_str(&format!(
-                    "| {} | {} × {} | {:.1} | {:.0} | {:.1} | {:.0}% |\n",
+                    "| {} | {} | {} × {} | {:.1} | {:.0} | {:.1} | {:.0}% |\n",
                     r.kind,
+                    r.mode,
                     r.num_envs,
                     r.num_targets,
                     r.us_per_step,

@@ -50,16 +50,23 @@ enum Command {
         /// Which backends to measure.
         #[arg(long, value_enum, default_value_t = BenchBackends::All)]
         backend: BenchBackends,
-        /// Env counts, comma-separated.
-        #[arg(long, value_delimiter = ',', default_value = "1024,4096,16384,65536")]
-        envs: Vec<usize>,
+        /// Env counts, comma-separated (default 1024,4096,16384,65536; with
+        /// --scenario, the scenario's num_envs).
+        #[arg(long, value_delimiter = ',')]
+        envs: Option<Vec<usize>>,
         /// Workloads, comma-separated: pd, dc, delayed_dc, delay_dc, passthrough, mujoco,
         /// learned_mlp, servo, muscle_pair, mj_dcmotor (default all).
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', conflicts_with = "scenario")]
         kinds: Vec<String>,
         /// Targets per env.
-        #[arg(long, default_value_t = 29)]
+        #[arg(long, default_value_t = 29, conflicts_with = "scenario")]
         targets: usize,
+        /// Time a scenario file or preset instead of the workloads: each step
+        /// hot (the same command again) and after the caller's own work (the
+        /// scenario's next command generated between steps, as `sinew run`
+        /// does; only the step is timed).
+        #[arg(long, value_name = "FILE|PRESET")]
+        scenario: Option<String>,
         /// Also write the results as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -235,6 +242,7 @@ fn main_result() -> Result<ExitCode, CliError> {
             envs,
             kinds,
             targets,
+            scenario,
             json,
         }) => {
             let gpu = sinew::GpuContext::shared();
@@ -256,12 +264,22 @@ fn main_result() -> Result<ExitCode, CliError> {
             } else {
                 kinds
             };
-            if envs.contains(&0) || targets == 0 {
+            if envs.as_ref().is_some_and(|e| e.contains(&0)) || targets == 0 {
                 return Err(CliError::Usage(
                     "--envs and --targets must be at least 1".into(),
                 ));
             }
-            let report = bench::bench(&backends, &kinds, &envs, targets, true)?;
+            let report = match scenario {
+                Some(scenario) => {
+                    let scenario = load(&scenario)?;
+                    let envs = envs.unwrap_or_else(|| vec![scenario.num_envs]);
+                    bench::bench_scenario(&scenario, &backends, &envs, true)?
+                }
+                None => {
+                    let envs = envs.unwrap_or_else(|| vec![1024, 4096, 16384, 65536]);
+                    bench::bench(&backends, &kinds, &envs, targets, true)?
+                }
+            };
             print!("{}", report.table());
             if let Some(path) = json {
                 let text = serde_json::to_string_pretty(&report).expect("plain data");
