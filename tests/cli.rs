@@ -435,15 +435,12 @@ fn bench_times_a_scenario_hot_and_after_the_callers_work() {
         .iter()
         .map(|r| (r.mode.as_str(), r.num_envs))
         .collect();
-    assert_eq!(
-        cells,
-        [
-            ("hot", 8),
-            ("after_work", 8),
-            ("hot", 16),
-            ("after_work", 16)
-        ]
-    );
+    let modes = ["hot", "after_work", "after_idle"];
+    let want: Vec<(&str, usize)> = [8, 16]
+        .iter()
+        .flat_map(|&n| modes.iter().map(move |&m| (m, n)))
+        .collect();
+    assert_eq!(cells, want);
     for r in &report.results {
         assert_eq!((r.kind.as_str(), r.num_targets), (go1.name.as_str(), 12));
         assert!(r.us_per_step > 0.0 && r.gbs > 0.0, "{r:?}");

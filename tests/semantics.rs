@@ -505,15 +505,18 @@ fn chunk_wide_checks_agree_with_the_env_by_env_path() {
         }
         groups
     };
-    paths_agree(&mixed, &["pd", "servo"]);
-    paths_agree(&one_law, &[]);
+    // 150 envs step on the caller's thread, 3000 on the pool, in chunks.
+    for num_envs in [150, 3000] {
+        paths_agree(&mixed, &["pd", "servo"], num_envs);
+        paths_agree(&one_law, &[], num_envs);
+    }
 }
 
 /// Steps `groups` on the four robots of
-/// `chunk_wide_checks_agree_with_the_env_by_env_path` and compares them.
-fn paths_agree(groups: &dyn Fn(bool) -> Vec<GroupCfg>, delayed: &[&str]) {
+/// `chunk_wide_checks_agree_with_the_env_by_env_path`, `num_envs` envs, and
+/// compares them.
+fn paths_agree(groups: &dyn Fn(bool) -> Vec<GroupCfg>, delayed: &[&str], num_envs: usize) {
     let robot = |names: &[&str]| Robot::from_joints(names.iter().copied());
-    let num_envs = 150;
     let layouts: [(&str, Robot, bool); 4] = [
         (
             "in order",

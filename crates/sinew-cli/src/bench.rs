@@ -246,9 +246,11 @@ pub struct BenchResult {
     pub backend: String,
     /// The workload (a scenario's name for `--scenario`).
     pub kind: String,
-    /// `hot` (the same command every step, caches warm) or `after_work`
-    /// (the caller's own work between steps: a scenario's next command is
-    /// generated, untimed, before each timed step, as `sinew run` does).
+    /// `hot` (the same command every step, caches warm), `after_work` (the
+    /// caller's own work between steps: a scenario's next command is
+    /// generated, untimed, before each timed step, as `sinew run` does) or
+    /// `after_idle` (1 ms asleep between steps, as a simulator's step on
+    /// threads of its own would leave Sinew's: the pool's workers park).
     pub mode: String,
     /// Envs.
     pub num_envs: usize,
@@ -358,9 +360,15 @@ fn time_steps(
     for _ in 0..5 {
         step(engine, cmd)?;
     }
+    let start_of_batch = Instant::now();
     let one = step(engine, cmd)?.max(Duration::from_nanos(100));
+    // Batches of ≥ 20 ms of stepping, within ~1 s of wall time each.
+    let wall = start_of_batch.elapsed().max(one);
     let batch = (Duration::from_millis(20).as_secs_f64() / one.as_secs_f64()).ceil() as usize;
-    let batch = batch.clamp(1, 10_000);
+    let batch = batch.clamp(
+        1,
+        (1.0 / wall.as_secs_f64()).ceil().clamp(1.0, 10_000.0) as usize,
+    );
     let mut times = Vec::with_capacity(7);
     for _ in 0..7 {
         let mut total = Duration::ZERO;
@@ -474,10 +482,11 @@ fn measure_bandwidth(backend: &str, report: &mut BenchReport) -> Result<f64, Cli
 }
 
 /// `sinew bench --scenario`: a scenario (its robot, groups, inputs and
-/// command source) at each of `envs`, on each backend, timed two ways:
+/// command source) at each of `envs`, on each backend, timed three ways:
 /// `hot`, its first command stepped again and again; `after_work`, the
 /// scenario's next command generated (untimed) before each timed step, the
-/// caller's work that `sinew run` also does between steps. GB/s counts a
+/// caller's work that `sinew run` also does between steps; `after_idle`,
+/// 1 ms asleep before each step. GB/s counts a
 /// lower bound of the bytes a step moves: the five command fields, ctrl,
 /// and every parameter slot of the plan.
 pub fn bench_scenario(
@@ -492,7 +501,7 @@ pub fn bench_scenario(
         results: Vec::new(),
     };
     let bar = if progress {
-        ProgressBar::new((backends.len() * envs.len() * 2) as u64)
+        ProgressBar::new((backends.len() * envs.len() * 3) as u64)
     } else {
         ProgressBar::hidden()
     };
@@ -509,12 +518,17 @@ pub fn bench_scenario(
             let mut engine = crate::run::engine(scenario, num_envs, choice)?;
             let num_targets = engine.plan().num_targets();
             let bytes = 4.0 * (5 + 1 + engine.plan().num_param_slots()) as f64;
-            for mode in ["hot", "after_work"] {
+            for mode in ["hot", "after_work", "after_idle"] {
                 let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
                 command.fill(0, &mut cmd);
                 let us = match mode {
                     "hot" => time_steps(&mut engine, &mut cmd, |_, _| {})?,
-                    _ => time_steps(&mut engine, &mut cmd, |k, cmd| command.fill(k % STEPS, cmd))?,
+                    "after_work" => {
+                        time_steps(&mut engine, &mut cmd, |k, cmd| command.fill(k % STEPS, cmd))?
+                    }
+                    _ => time_steps(&mut engine, &mut cmd, |_, _| {
+                        std::thread::sleep(Duration::from_millis(1))
+                    })?,
                 };
                 let elements = (num_envs * engine.plan().num_ctrl()) as f64;
                 let gbs = elements * bytes / (us * 1e3);

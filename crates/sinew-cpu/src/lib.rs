@@ -63,9 +63,10 @@ pub struct CpuBackend {
     tile: Vec<f32>,
     /// How a tile is filled.
     gather: Gather,
-    /// How a chunk of env rows may skip the env-by-env checks (see
-    /// [`StepInputs::chunk`]).
+    /// How a chunk of env rows may skip the env-by-env checks.
     fast: FastPath,
+    /// Whether a step runs on the caller's thread alone ([`SERIAL_WORK`]).
+    serial: bool,
 }
 
 /// The chunk-wide path a plan allows.
@@ -123,6 +124,45 @@ impl Gather {
     }
 }
 
+/// One rayon chunk's rows of every table, numbered (the step's zip order).
+type ChunkRows<'a> = (
+    usize,
+    (
+        (
+            (
+                (
+                    (
+                        (
+                            (
+                                (
+                                    ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
+                                    &'a mut [f32],
+                                ),
+                                &'a mut [f32],
+                            ),
+                            &'a mut [f32],
+                        ),
+                        &'a mut [LearnedHeader],
+                    ),
+                    &'a mut [u8],
+                ),
+                &'a mut [f32],
+            ),
+            &'a mut [f32],
+        ),
+        &'a mut [f32],
+    ),
+);
+
+/// A plan on the tile paths whose step weighs at most this much runs on the
+/// caller's thread: waking the pool's parked workers after the simulator's
+/// own step costs more (tens of µs) than such a step on one thread. The
+/// weight is `num_envs × (num_ctrl + 2 × delayed columns)`: a delayed
+/// column's ring push and read make its step slower, and its share of the
+/// work parallelizes well. Measured
+/// with `sinew bench --scenario` (`after_idle`, `hot`) on 2 cores.
+const SERIAL_WORK: usize = 16 * 1024;
+
 /// Env rows per tile: five fields of this many rows stay in L1/L2.
 const TILE: usize = 32;
 
@@ -156,8 +196,12 @@ impl CpuBackend {
             }
             _ => FastPath::Tiles,
         };
+        let delayed: usize = plan.buffers().iter().map(|b| b.cmd_columns.len()).sum();
+        let serial = fast != FastPath::None
+            && num_envs.saturating_mul(num_ctrl + 2 * delayed) <= SERIAL_WORK;
         CpuBackend {
             fast,
+            serial,
             ctrl: vec![0.0; num_envs * num_ctrl],
             params,
             state_next: vec![0.0; num_envs * (plan.num_state_slots() * num_ctrl).max(1)],
@@ -220,6 +264,7 @@ impl CpuBackend {
         let learned_stride = plan.learned().state_stride.max(1);
         let out_stride = (plan.output_planes().len() * plan.num_ctrl()).max(1);
         let fast = self.fast;
+        let serial = self.serial;
         // A few chunks per thread: enough to balance, few enough to amortize.
         let chunk = plan
             .num_envs()
@@ -235,64 +280,70 @@ impl CpuBackend {
             // Once (or when the thread count grows): a step allocates nothing.
             self.tile.resize(need, 0.0);
         }
-        let zeroed: usize = out
-            .par_chunks_mut(num_ctrl * chunk)
-            .zip(self.ring.par_chunks_mut(ring_stride * chunk))
-            .zip(self.states.par_chunks_mut(num_buffers * chunk))
-            .zip(self.mj_state.par_chunks_mut(mj_stride * chunk))
-            .zip(self.effort.par_chunks_mut(effort_width * chunk))
-            .zip(self.learned.par_chunks_mut(learned_stride * chunk))
-            .zip(self.learned_headers.par_chunks_mut(chunk))
-            .zip(self.flags.par_chunks_mut(chunk))
-            .zip(self.state_next.par_chunks_mut(next_stride * chunk))
-            .zip(self.outputs.par_chunks_mut(out_stride * chunk))
-            .zip(self.tile.par_chunks_mut(tile_stride))
-            .enumerate()
-            .map(
-                |(
-                    c,
+        let body = |rows: ChunkRows<'_>| -> usize {
+            let (
+                c,
+                (
                     (
                         (
-                            (
-                                (
-                                    ((((((ctrl, ring), states), mj), effort), learned), headers),
-                                    flags,
-                                ),
-                                next,
-                            ),
-                            outputs,
+                            (((((((ctrl, ring), states), mj), effort), learned), headers), flags),
+                            next,
                         ),
-                        tile,
+                        outputs,
                     ),
-                )| {
-                    let first = c * chunk;
-                    if fast == FastPath::OneRun && inputs.one_run(first, ctrl, flags) {
-                        return 0;
-                    }
-                    if fast != FastPath::None {
-                        return inputs.tiles(first, ctrl, ring, states, flags, tile);
-                    }
-                    let mut zeroed = 0;
-                    for (i, flag) in flags.iter_mut().enumerate() {
-                        let hit = inputs.env(
-                            c * chunk + i,
-                            &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
-                            &mut ring[i * ring_stride..(i + 1) * ring_stride],
-                            &mut states[i * num_buffers..(i + 1) * num_buffers],
-                            &mut mj[i * mj_stride..(i + 1) * mj_stride],
-                            &mut effort[i * effort_width..(i + 1) * effort_width],
-                            &mut learned[i * learned_stride..(i + 1) * learned_stride],
-                            &mut headers[i],
-                            &mut next[i * next_stride..(i + 1) * next_stride],
-                            &mut outputs[i * out_stride..(i + 1) * out_stride],
-                        );
-                        *flag = u8::from(hit);
-                        zeroed += usize::from(hit);
-                    }
-                    zeroed
-                },
-            )
-            .sum();
+                    tile,
+                ),
+            ) = rows;
+            let first = c * chunk;
+            if fast == FastPath::OneRun && inputs.one_run(first, ctrl, flags) {
+                return 0;
+            }
+            if fast != FastPath::None {
+                return inputs.tiles(first, ctrl, ring, states, flags, tile);
+            }
+            let mut zeroed = 0;
+            for (i, flag) in flags.iter_mut().enumerate() {
+                let hit = inputs.env(
+                    c * chunk + i,
+                    &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
+                    &mut ring[i * ring_stride..(i + 1) * ring_stride],
+                    &mut states[i * num_buffers..(i + 1) * num_buffers],
+                    &mut mj[i * mj_stride..(i + 1) * mj_stride],
+                    &mut effort[i * effort_width..(i + 1) * effort_width],
+                    &mut learned[i * learned_stride..(i + 1) * learned_stride],
+                    &mut headers[i],
+                    &mut next[i * next_stride..(i + 1) * next_stride],
+                    &mut outputs[i * out_stride..(i + 1) * out_stride],
+                );
+                *flag = u8::from(hit);
+                zeroed += usize::from(hit);
+            }
+            zeroed
+        };
+        // The same chunks, on the pool or (a small step) on this thread alone.
+        macro_rules! chunked {
+            ($chunks:ident) => {
+                out.$chunks(num_ctrl * chunk)
+                    .zip(self.ring.$chunks(ring_stride * chunk))
+                    .zip(self.states.$chunks(num_buffers * chunk))
+                    .zip(self.mj_state.$chunks(mj_stride * chunk))
+                    .zip(self.effort.$chunks(effort_width * chunk))
+                    .zip(self.learned.$chunks(learned_stride * chunk))
+                    .zip(self.learned_headers.$chunks(chunk))
+                    .zip(self.flags.$chunks(chunk))
+                    .zip(self.state_next.$chunks(next_stride * chunk))
+                    .zip(self.outputs.$chunks(out_stride * chunk))
+                    .zip(self.tile.$chunks(tile_stride))
+                    .enumerate()
+                    .map(&body)
+                    .sum::<usize>()
+            };
+        }
+        let zeroed = if serial {
+            chunked!(chunks_mut)
+        } else {
+            chunked!(par_chunks_mut)
+        };
         self.nonfinite.clear();
         if zeroed > 0 {
             self.nonfinite.extend(
