@@ -542,6 +542,55 @@ fn verify_counts_passes_failures_and_skips() {
     assert!(err.contains("unknown schema"), "{err}");
 }
 
+#[test]
+fn verify_passes_a_v1_value_only_within_its_f32_input_sensitivity() {
+    use sinew_cli::verify::{self, Outcome, VerifyOptions};
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/mujoco/general.json"),
+    )
+    .unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array_mut().unwrap();
+    let mut case = cases
+        .iter()
+        .find(|c| c["id"] == "general/g_fixed_none_none_plain/s0")
+        .unwrap()
+        .clone();
+    // A stiff position servo far from the origin: f = 1e4·ctrl − 1e4·qpos
+    // with ctrl = 1000.00015 and qpos = 1000, 1.5 in f64. ctrl rounds to
+    // f32 1000.000122 (an ulp there is 6.1e-5), so Sinew gives 1: off by
+    // 0.5 = 5e4 tolerances, all of it the rounding of its own input.
+    case["params"]["biastype"] = serde_json::json!("affine");
+    case["params"]["gainprm"][0] = serde_json::json!(1e4);
+    case["params"]["biasprm"][1] = serde_json::json!(-1e4);
+    case["inputs"]["ctrl"] = serde_json::json!(1000.00015);
+    case["inputs"]["qpos"] = serde_json::json!([1000.0]);
+    let exact = 1e4 * 1000.00015 - 1e4 * 1000.0;
+    case["outputs"]["actuator_force"] = serde_json::json!(exact);
+    case["outputs"]["qfrc_actuator"] = serde_json::json!([exact]);
+    let mut far = case.clone();
+    far["id"] = serde_json::json!("far");
+    far["outputs"]["actuator_force"] = serde_json::json!(exact + 10.0);
+    *cases = vec![case, far];
+    let make = |plan| Ok(Box::new(CpuBackend::new(plan)) as Box<dyn Backend>);
+    let report = verify::verify_doc(&doc, &make, &VerifyOptions::default(), 4).unwrap();
+    assert_eq!(report.counts(), (1, 1, 0), "{:?}", report.cases);
+    assert!(
+        matches!(&report.cases[1].1, Outcome::Failed(why)
+            if why.contains("actuator_force[0] (f32 input sensitivity")),
+        "{:?}",
+        report.cases[1]
+    );
+    // The passing case was off by more than the tolerance, and says why.
+    let passed = report.worst.iter().find(|d| d.case != "far").unwrap();
+    assert!(
+        passed.what.contains("f32 input sensitivity")
+            && (passed.ours - passed.reference).abs() > 1e-2
+            && passed.ratio <= 1.0,
+        "{passed:?}"
+    );
+}
+
 const LEARNED_SCENARIO: &str = r#"num_envs = 3
 steps = 4
 dt = 0.02

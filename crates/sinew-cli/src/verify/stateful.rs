@@ -405,9 +405,6 @@ struct Step<'a> {
     id: &'a str,
 }
 
-/// The relative size of an f32 input's rounding: half an ulp.
-const HALF_ULP: f64 = 1.0 / (1u64 << 24) as f64;
-
 /// One step's inputs: the joint state (along the transmission) and the controls.
 struct Inputs {
     qpos: f64,
@@ -514,14 +511,7 @@ impl Step<'_> {
     ) -> Result<Vec<f64>, Stop> {
         let mut spread = vec![0.0f64; ours.len()];
         for pattern in 0..4u32 {
-            let nudge = |x: f64, k: u32| {
-                let up = match pattern {
-                    0 => true,
-                    1 => false,
-                    _ => (k + pattern).is_multiple_of(2),
-                };
-                x * if up { 1.0 + HALF_ULP } else { 1.0 - HALF_ULP }
-            };
+            let nudge = |x: f64, k: u32| super::mujoco::nudge(x, k, pattern);
             let nudged = Inputs {
                 qpos: nudge(inputs.qpos, 0),
                 qvel: nudge(inputs.qvel, 1),
