@@ -5,7 +5,9 @@
 //!   `tests/golden/mujoco/README.md`): each case compiles to a plan of
 //!   [`MjGeneral`](sinew::MjGeneralCfg) groups from the compiled model fields
 //!   and runs one step; `actuator_force`, `act_dot`, `act_next` and
-//!   `qfrc_actuator` must be within [`MUJOCO_TOLERANCE`]·max(1, |reference|).
+//!   `qfrc_actuator` must be within [`MUJOCO_TOLERANCE`]·max(1, |reference|),
+//!   plus, for a value past it, its sensitivity to the f32 rounding of the
+//!   step's own inputs (printed beside it).
 //! - `mjlab-actuator-golden/v1` (mjlab's actuator code,
 //!   `tests/golden/mjlab/README.md`): episodes of steps, setters and resets;
 //!   ctrl must equal mjlab's float32 bit for bit on the CPU backend (within
@@ -22,7 +24,8 @@
 //! - `mujoco-actuator-golden/v2` (MuJoCo 4.0.0's `<pid>` and `<dcmotor>`,
 //!   `tests/golden/mujoco-stateful/README.md`): single steps and chained
 //!   episodes on joints and fixed tendons, as [`MjPidCfg`](sinew::MjPidCfg) and
-//!   [`MjDcMotorCfg`](sinew::MjDcMotorCfg) plans; within [`MUJOCO_TOLERANCE`].
+//!   [`MjDcMotorCfg`](sinew::MjDcMotorCfg) plans; within [`MUJOCO_TOLERANCE`]
+//!   and the same sensitivity rule.
 //! - `mimo-actuation-golden/v1` (MIMo's own `MuscleModel`,
 //!   `tests/golden/mimo/README.md`): single muscle updates, curve sweeps
 //!   and env-step rollouts on a 44-joint
