@@ -266,6 +266,33 @@ pub struct BenchResult {
     pub percent_of_bandwidth: f64,
 }
 
+impl BenchResult {
+    /// A cell: `(backend, kind, mode)`, `(num_envs, num_targets)`, its µs
+    /// per step, the bytes a step moves per element and the backend's
+    /// bandwidth (GB/s).
+    fn new(
+        (backend, kind, mode): (&str, &str, &str),
+        (num_envs, num_targets): (usize, usize),
+        us: f64,
+        bytes_per_element: f64,
+        bandwidth: f64,
+    ) -> BenchResult {
+        let elements = (num_envs * num_targets) as f64;
+        let gbs = elements * bytes_per_element / (us * 1e3);
+        BenchResult {
+            backend: backend.to_owned(),
+            kind: kind.to_owned(),
+            mode: mode.to_owned(),
+            num_envs,
+            num_targets,
+            us_per_step: us,
+            elements_per_second: elements / us * 1e6,
+            gbs,
+            percent_of_bandwidth: 100.0 * gbs / bandwidth,
+        }
+    }
+}
+
 /// A whole `sinew bench` run.
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
@@ -437,19 +464,13 @@ pub fn bench(
                 };
                 randomize(&mut engine);
                 let us = time_steps(&mut engine, &mut cmd, |_, _| {})?;
-                let elements = (num_envs * num_targets) as f64;
-                let gbs = elements * bytes_per_element(kind, num_targets) / (us * 1e3);
-                report.results.push(BenchResult {
-                    backend: backend.to_owned(),
-                    kind: kind.clone(),
-                    mode: "hot".into(),
-                    num_envs,
-                    num_targets,
-                    us_per_step: us,
-                    elements_per_second: elements / us * 1e6,
-                    gbs,
-                    percent_of_bandwidth: 100.0 * gbs / bandwidth,
-                });
+                report.results.push(BenchResult::new(
+                    (backend, kind, "hot"),
+                    (num_envs, num_targets),
+                    us,
+                    bytes_per_element(kind, num_targets),
+                    bandwidth,
+                ));
                 bar.inc(1);
             }
         }
@@ -530,19 +551,13 @@ pub fn bench_scenario(
                         std::thread::sleep(Duration::from_millis(1))
                     })?,
                 };
-                let elements = (num_envs * engine.plan().num_ctrl()) as f64;
-                let gbs = elements * bytes / (us * 1e3);
-                report.results.push(BenchResult {
-                    backend: backend.to_owned(),
-                    kind: scenario.name.clone(),
-                    mode: mode.into(),
-                    num_envs,
-                    num_targets: engine.plan().num_ctrl(),
-                    us_per_step: us,
-                    elements_per_second: elements / us * 1e6,
-                    gbs,
-                    percent_of_bandwidth: 100.0 * gbs / bandwidth,
-                });
+                report.results.push(BenchResult::new(
+                    (backend, &scenario.name, mode),
+                    (num_envs, engine.plan().num_ctrl()),
+                    us,
+                    bytes,
+                    bandwidth,
+                ));
                 bar.inc(1);
             }
         }

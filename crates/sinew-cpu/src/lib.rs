@@ -359,6 +359,15 @@ impl CpuBackend {
     }
 }
 
+/// The first push after a reset: one buffer's ring of one env (slot 0
+/// just written) gets slot 0's frame in every slot.
+fn backfill(ring: &mut [f32], frame: usize) {
+    let (first, rest) = ring.split_at_mut(frame);
+    for slot in rest.chunks_exact_mut(frame) {
+        slot.copy_from_slice(first);
+    }
+}
+
 /// Every env's rows of a `[slot][ctrl]` table of defaults: `[slot][env][ctrl]`.
 fn per_env(defaults: &[f32], num_envs: usize, num_ctrl: usize) -> Vec<f32> {
     defaults
@@ -520,10 +529,7 @@ impl StepInputs<'_> {
                 }
             }
             if fill {
-                let (first, rest) = ring.split_at_mut(frame);
-                for slot in rest.chunks_exact_mut(frame) {
-                    slot.copy_from_slice(first);
-                }
+                backfill(ring, frame);
             }
             buffer
                 .params
@@ -713,10 +719,7 @@ impl StepInputs<'_> {
                 }
             }
             if fill {
-                let (first, rest) = ring.split_at_mut(frame_len);
-                for slot in rest.chunks_exact_mut(frame_len) {
-                    slot.copy_from_slice(first);
-                }
+                backfill(ring, frame_len);
             }
             buffer
                 .params
