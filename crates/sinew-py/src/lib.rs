@@ -178,8 +178,9 @@ fn backend_of(scenario: &Scenario, num_envs: usize, backend: &str) -> Result<sin
 
 impl Engine {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // A panic inside a step leaves no half-written Rust state behind
-        // that a later call could misread (tables are rewritten whole).
+        // A panic inside a call is a bug in Sinew (Python sees a
+        // PanicException); later calls go on with what it left, which
+        // `reset` puts right for the state and delay histories.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
