@@ -63,6 +63,8 @@ def env_ids(ids: Any, num_envs: int) -> np.ndarray | None:
     a = np.asarray(ids)
     if a.ndim == 0:
         a = a.reshape(1)
+    if a.size == 0:
+        return np.zeros(0, dtype=np.uint32)
     if a.dtype == np.bool_:
         if a.shape != (num_envs,):
             raise IndexError(

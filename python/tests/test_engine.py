@@ -132,6 +132,13 @@ def test_config_errors_name_group_field_and_value():
     with pytest.raises(sinew.ConfigError, match="group `arm`.*`nope`.*matches no"):
         sinew.Engine(["j"], [sinew.Group("arm", ["nope"], sinew.IdealPd(stiffness=1.0,
                                                                         damping=0.0))], 2)
+    # A value of the wrong type names its group too (the generated table's
+    # line would mean nothing to the caller).
+    with pytest.raises(sinew.ConfigError, match="^group `arm`: field `stiffness`: invalid type"):
+        sinew.Engine(["j"], [sinew.Group("arm", [".*"], sinew.IdealPd(stiffness="x"))], 2)
+    with pytest.raises(sinew.ConfigError, match="^group `arm`: field `max_lag`"):
+        sinew.Engine(["j"], [sinew.Group("arm", [".*"], sinew.IdealPd(stiffness=1.0, damping=0.0),
+                                         delay=sinew.Delay(max_lag=-1))], 2)
     with pytest.raises(TypeError, match="unexpected keyword argument 'stifness'"):
         sinew.IdealPd(stifness=1.0)
     with pytest.raises(sinew.ConfigError, match="unknown kind `warp_drive`"):
@@ -211,6 +218,7 @@ def test_env_ids_as_mask_slice_and_tensor_like():
     e = leg()
     e.set_param("leg", "damping", 7.0, env_ids=np.array([True, False, True, False]))
     e.set_param("leg", "damping", 8.0, env_ids=slice(3, None))
+    e.set_param("leg", "damping", [], env_ids=[])  # an empty selection writes nothing
     np.testing.assert_array_equal(e.read_param("leg", "damping")[:, 0], [7, 0.5, 7, 8])
 
 
