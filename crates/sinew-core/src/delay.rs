@@ -256,7 +256,9 @@ impl DelayParams {
     #[inline]
     pub fn push(&self, state: &mut DelayState) -> (u32, bool) {
         let fill = state.pushes == 0;
-        state.head = if fill { 0 } else { (state.head + 1) % self.len };
+        // `(head + 1) % len` without a division (head < len).
+        let next = state.head + 1;
+        state.head = if fill || next >= self.len { 0 } else { next };
         state.pushes = if state.pushes < self.len {
             state.pushes + 1
         } else {
@@ -275,7 +277,9 @@ impl DelayParams {
                     .wrapping_add(state.phase)
                     .is_multiple_of(self.update_period);
             let candidate = self.draw_lag(seed, STREAM_CANDIDATE, env, step);
-            let take = rng_unit(seed, self.stream + STREAM_HOLD, env, step) >= self.hold_prob;
+            // A draw in [0, 1) is always >= a hold probability of 0.
+            let take = self.hold_prob <= 0.0
+                || rng_unit(seed, self.stream + STREAM_HOLD, env, step) >= self.hold_prob;
             if due && take {
                 state.lag = candidate;
             }
@@ -296,7 +300,14 @@ impl DelayParams {
         } else {
             stored
         };
-        (state.head + self.len - back) % self.len
+        // `(head + len − back) % len` without a division: the sum is in
+        // [1, 2·len) since head < len and back < len.
+        let slot = state.head + self.len - back;
+        if slot >= self.len {
+            slot - self.len
+        } else {
+            slot
+        }
     }
 
     /// `set_lags`: clamps into `[min_lag, max_lag]` as mjlab does.
