@@ -376,3 +376,67 @@ impl Error {
         }
     }
 }
+
+/// Which boundary an [`Error`] comes from, for callers that handle them
+/// apart (the Python package raises a different exception for each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The configuration: groups, targets, parameters, networks, mechanics,
+    /// the size of the plan.
+    Config,
+    /// A call's arrays: their shape or memory layout.
+    Shape,
+    /// A call names something the plan does not have: a group, parameter,
+    /// state, plane, delay or activation, or an env out of range.
+    Lookup,
+    /// The GPU: no adapter, or the device failed.
+    Device,
+}
+
+impl Error {
+    /// The boundary this error comes from.
+    ///
+    /// ```
+    /// use sinew_core::{Error, ErrorKind};
+    /// let e = Error::EnvOutOfRange { env: 9, num_envs: 4 };
+    /// assert_eq!(e.kind(), ErrorKind::Lookup);
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        use Error as E;
+        match self {
+            E::InvalidRegex { .. }
+            | E::NoMatch { .. }
+            | E::AmbiguousMatch { .. }
+            | E::TargetClaimed { .. }
+            | E::NoTargets { .. }
+            | E::DuplicateGroup { .. }
+            | E::DuplicateTarget { .. }
+            | E::InvalidParam { .. }
+            | E::TransmissionNotSupported { .. }
+            | E::DelayShareMismatch { .. }
+            | E::NoNativeActuator { .. }
+            | E::UndetectedCommandField { .. }
+            | E::MixedCommandFields { .. }
+            | E::NoEnvs
+            | E::InvalidShortcut { .. }
+            | E::InvalidMechanics { .. }
+            | E::InvalidNetwork { .. }
+            | E::TooLarge { .. } => ErrorKind::Config,
+            E::CmdDims { .. }
+            | E::CmdShape { .. }
+            | E::BufferShape { .. }
+            | E::CmdLayout { .. }
+            | E::ValuesShape { .. } => ErrorKind::Shape,
+            E::EnvOutOfRange { .. }
+            | E::ForeignParam { .. }
+            | E::UnknownGroup { .. }
+            | E::UnknownParam { .. }
+            | E::UnknownState { .. }
+            | E::UnknownPlane { .. }
+            | E::NoDelay { .. }
+            | E::NoActivation { .. } => ErrorKind::Lookup,
+            E::NoGpuAdapter { .. } | E::Gpu { .. } => ErrorKind::Device,
+        }
+    }
+}

@@ -47,22 +47,13 @@ fn shape_err(message: impl Into<String>) -> PyErr {
 /// A library error as the Python exception of its boundary, with Sinew's
 /// message (which names the group, field and value).
 fn py_err(e: sinew::Error) -> PyErr {
-    use sinew::Error as E;
+    use sinew::ErrorKind as K;
     let message = e.to_string();
-    match e {
-        E::CmdDims { .. }
-        | E::CmdShape { .. }
-        | E::CmdLayout { .. }
-        | E::BufferShape { .. }
-        | E::ValuesShape { .. } => shape_err(message),
-        E::EnvOutOfRange { .. } => PyIndexError::new_err(message),
-        E::UnknownGroup { .. }
-        | E::UnknownParam { .. }
-        | E::UnknownState { .. }
-        | E::UnknownPlane { .. }
-        | E::NoDelay { .. }
-        | E::NoActivation { .. } => raise("UnknownNameError", message),
-        E::NoGpuAdapter { .. } | E::Gpu { .. } => raise("GpuError", message),
+    match (e.kind(), &e) {
+        (_, sinew::Error::EnvOutOfRange { .. }) => PyIndexError::new_err(message),
+        (K::Shape, _) => shape_err(message),
+        (K::Lookup, _) => raise("UnknownNameError", message),
+        (K::Device, _) => raise("GpuError", message),
         _ => config_err(message),
     }
 }
