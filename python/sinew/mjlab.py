@@ -133,9 +133,10 @@ def _build() -> dict[str, Any]:
 
         def set_lags(self, lags: Any, env_ids: Any = None) -> None:
             lags = lags.detach().cpu().numpy() if isinstance(lags, torch.Tensor) else lags
-            # mjlab truncates float lags on assignment.
-            self.engine.set_lags(self.GROUP, np.asarray(lags).astype(np.int64),
-                                 env_rows(env_ids, self.engine.num_envs))
+            # mjlab clamps into [min_lag, max_lag] (a negative lag too) and
+            # truncates float lags on assignment; Sinew clamps from 0 up.
+            lags = np.clip(np.asarray(lags).astype(np.int64), 0, None)
+            self.engine.set_lags(self.GROUP, lags, env_rows(env_ids, self.engine.num_envs))
 
         def _push(self, name: str, table: torch.Tensor, env_ids: Any) -> None:
             rows = env_rows(env_ids, self.engine.num_envs)
