@@ -78,11 +78,11 @@ fn scenario_errors_name_the_field_and_the_line() {
         "stifness",
         &["unknown field `stifness`", "stiffness"],
     );
-    // A wrong type.
+    // A wrong type, in the group it sits in.
     expect_error(
         &BASE.replace("stiffness = 20.0", "stiffness = \"twenty\""),
         "twenty",
-        &["field `stiffness`", "invalid type"],
+        &["group `legs`: field `stiffness`", "invalid type"],
     );
     // A regex that does not compile.
     expect_error(

@@ -533,9 +533,10 @@ pub fn bench_scenario(
             _ => crate::run::BackendChoice::Wgpu,
         };
         for &num_envs in envs {
-            // Commands for the batches of `time_steps`, looped.
-            const STEPS: usize = 1000;
-            let command = crate::command::CommandGen::for_scenario(scenario, num_envs, STEPS)?;
+            // The scenario's own run of commands, looped over the batches of
+            // `time_steps` (an `.npy` source holds that many steps).
+            let steps = scenario.steps;
+            let command = crate::command::CommandGen::for_scenario(scenario, num_envs, steps)?;
             let mut engine = crate::run::engine(scenario, num_envs, choice)?;
             let num_targets = engine.plan().num_targets();
             let bytes = 4.0 * (5 + 1 + engine.plan().num_param_slots()) as f64;
@@ -545,7 +546,7 @@ pub fn bench_scenario(
                 let us = match mode {
                     "hot" => time_steps(&mut engine, &mut cmd, |_, _| {})?,
                     "after_work" => {
-                        time_steps(&mut engine, &mut cmd, |k, cmd| command.fill(k % STEPS, cmd))?
+                        time_steps(&mut engine, &mut cmd, |k, cmd| command.fill(k % steps, cmd))?
                     }
                     _ => time_steps(&mut engine, &mut cmd, |_, _| {
                         std::thread::sleep(Duration::from_millis(1))

@@ -449,12 +449,7 @@ fn key_offset(text: &str, span: &std::ops::Range<usize>, key: &str) -> Option<us
     let body = text.get(span.start..)?;
     let mut offset = span.start;
     for (i, line) in body.split_inclusive('\n').enumerate() {
-        // The next table header (not a line of an array value).
-        let header = line.starts_with('[')
-            && line
-                .trim_start_matches(['[', ' '])
-                .starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '"' || c == '\'');
-        if i > 0 && header {
+        if i > 0 && is_header(line) {
             return None;
         }
         let indent = line.len() - line.trim_start().len();
@@ -481,6 +476,40 @@ fn key_before(text: &str, offset: usize) -> Option<&str> {
         .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         .map_or(0, |(i, c)| i + c.len_utf8());
     Some(&name[start..]).filter(|k| !k.is_empty())
+}
+
+/// Whether `line` is a table header (`[robot]`, `[[groups]]`), not a line
+/// of an array value.
+fn is_header(line: &str) -> bool {
+    line.starts_with('[')
+        && line
+            .trim_start_matches(['[', ' '])
+            .starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '"' || c == '\'')
+}
+
+/// The `name` of the `[[groups]]` entry whose table holds byte `offset` of
+/// `text`, when the text parses as TOML and that entry has a name.
+fn group_at(text: &str, offset: usize) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Groups {
+        #[serde(default)]
+        groups: Vec<S<toml::Table>>,
+    }
+    let file: Groups = toml::from_str(text).ok()?;
+    // An inline table's span holds its values; a `[[groups]]` entry's span
+    // is its header, and its values follow up to the next header that is
+    // not one of its own subtables (`[groups.delay]`).
+    let group = file.groups.iter().rev().find(|g| {
+        let span = g.span();
+        span.contains(&offset)
+            || span.end <= offset
+                && text.get(span.end..offset).is_some_and(|between| {
+                    !between
+                        .lines()
+                        .any(|l| is_header(l) && !l.starts_with("[groups."))
+                })
+    })?;
+    group.get_ref().get("name")?.as_str().map(str::to_owned)
 }
 
 /// 1-based line of byte `offset` in `text`.
@@ -535,11 +564,15 @@ impl Scenario {
             // name the key it was given for.
             let message = e.message().trim();
             let key = e.span().and_then(|span| key_before(text, span.start));
-            match key {
-                Some(key) if !message.contains("field `") => {
-                    at(e.span(), format!("field `{key}`: {message}"))
-                }
-                _ => at(e.span(), message.to_owned()),
+            let message = match key {
+                Some(key) if !message.contains("field `") => format!("field `{key}`: {message}"),
+                _ => message.to_owned(),
+            };
+            // A value inside a group names the group, as the group's other
+            // errors do.
+            match e.span().and_then(|span| group_at(text, span.start)) {
+                Some(group) => at(e.span(), format!("group `{group}`: {message}")),
+                None => at(e.span(), message),
             }
         })?;
         for (field, value) in [("num_envs", &file.num_envs), ("steps", &file.steps)] {

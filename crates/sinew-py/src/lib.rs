@@ -69,29 +69,6 @@ fn cli_err(e: CliError, generated: bool) -> PyErr {
     }
 }
 
-/// The name of the `[[groups]]` table of generated scenario `text` that
-/// 1-based `line` falls in.
-fn group_at_line(text: &str, line: usize) -> Option<String> {
-    let mut group = None;
-    for (k, l) in text.lines().enumerate().take(line) {
-        let l = l.trim();
-        if l == "[[groups]]" {
-            group = Some(k);
-        } else if l.starts_with('[') && !l.starts_with("[groups.") {
-            group = None;
-        }
-    }
-    let name = text.lines().skip(group? + 1).find_map(|l| {
-        let l = l.trim();
-        if l.starts_with('[') {
-            return Some(None);
-        }
-        l.strip_prefix("name = ")
-            .map(|v| Some(v.trim_matches('"').to_owned()))
-    })?;
-    name
-}
-
 /// A Python value (dicts, lists, numbers, strings, booleans; `None` leaves
 /// the key out) as TOML.
 fn to_toml(v: &Bound<'_, PyAny>, at: &str) -> PyResult<Option<toml::Value>> {
@@ -401,19 +378,7 @@ impl Engine {
         let text = toml::to_string(&table)
             .map_err(|e| config_err(format!("spec: cannot be written as TOML: {e}")))?;
         let dir = base_dir.unwrap_or_else(|| PathBuf::from("."));
-        let scenario = Scenario::parse_in(&text, "engine", &dir).map_err(|e| match e {
-            // The generated text's line means nothing to the caller; the
-            // group it falls in does.
-            CliError::Scenario {
-                line: Some(line),
-                message,
-                ..
-            } if !message.contains("group `") => match group_at_line(&text, line) {
-                Some(group) => config_err(format!("group `{group}`: {message}")),
-                None => config_err(message),
-            },
-            e => cli_err(e, true),
-        })?;
+        let scenario = Scenario::parse_in(&text, "engine", &dir).map_err(|e| cli_err(e, true))?;
         Engine::from_scenario(&scenario, num_envs, backend)
     }
 
