@@ -101,7 +101,7 @@ fn mj_pid_law() -> f32 {
         f += ki * integral;
     }
     f += io_param(MJ_PID_BIAS0) + (-kp) * length + (-kv) * velocity;
-    f = clip(f, io_param(MJ_PID_FORCE_LO), io_param(MJ_PID_FORCE_HI));
+    f = io_saturate(MJ_PID_OUT_RAW_FORCE, f, io_param(MJ_PID_FORCE_LO), io_param(MJ_PID_FORCE_HI));
     io_set_output(MJ_PID_OUT_ACTUATOR_FORCE, f);
     io_set_output(MJ_PID_OUT_ACT_DOT_SLEW, slew_dot);
     io_set_output(MJ_PID_OUT_ACT_DOT_INTEGRAL, int_dot);
@@ -205,7 +205,7 @@ fn mj_dcmotor_law() -> f32 {
         let gain = k / max(r_t, 1e-15);
         f = gain * v + (0.0 - gain * k * velocity);
     }
-    f = clip(f, io_param(MJ_DCMOTOR_FORCE_LO), io_param(MJ_DCMOTOR_FORCE_HI));
+    f = io_saturate(MJ_DCMOTOR_OUT_RAW_FORCE, f, io_param(MJ_DCMOTOR_FORCE_LO), io_param(MJ_DCMOTOR_FORCE_HI));
     let amplitude = io_param(MJ_DCMOTOR_COGGING_AMPLITUDE);
     if amplitude != 0.0 {
         f += amplitude * sin(io_param(MJ_DCMOTOR_COGGING_POLES) * length + io_param(MJ_DCMOTOR_COGGING_PHASE));

@@ -16,6 +16,8 @@ const FIELD_VEL: u32 = 4u;
 
 // `ColumnDesc.buffer` of an undelayed column.
 const NO_BUFFER: u32 = 0xffffffffu;
+// `MjMember.actuator` of a column whose own law computes its force.
+const MJ_FROM_LAW: u32 = 0xffffffffu;
 
 // Sizes and table offsets of one backend (`Dims`).
 struct Dims {
@@ -58,7 +60,10 @@ struct Dims {
     // next state; then output planes, [plane][env][ctrl].
     num_inputs: u32,
     num_outputs: u32,
-    _pad: u32,
+    // The force coupling's members (`MjStage::members`) in `words`: their
+    // count, the raw-force output plane, then (ctrl column, path offset,
+    // path len, actuator or MJ_FROM_LAW) each.
+    mj_members_offset: u32,
 }
 
 // One learned column (`LearnedColumn`), read from `words`.
@@ -237,6 +242,8 @@ var<private> law_field: u32;
 var<private> law_aux: u32;
 var<private> law_data_offset: u32;
 var<private> law_data_len: u32;
+// `LawIo::force_scale`: 1 except when the force coupling evaluates a law again.
+var<private> law_scale: f32;
 
 fn plane() -> u32 {
     return dims.num_envs * dims.num_ctrl;
@@ -274,6 +281,14 @@ fn io_data(i: u32) -> f32 {
 fn io_data_len() -> u32 {
     return law_data_len;
 }
+fn io_force_scale() -> f32 {
+    return law_scale;
+}
+// Twin of `LawIo::saturate`.
+fn io_saturate(raw: u32, force: f32, lo: f32, hi: f32) -> f32 {
+    io_set_output(raw, force);
+    return clip(force * io_force_scale(), lo, hi);
+}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn law_stage(
@@ -291,6 +306,13 @@ fn law_stage(
         zero_outputs(i);
         return;
     }
+    ctrl[i] = eval_law(env, c, 1.0);
+}
+
+// The law of ctrl column `c` of `env`, its raw force scaled by `scale`
+// (`LawIo::force_scale`): sets the `law_*` values, then calls the law.
+fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
+    let i = env * dims.num_ctrl + c;
     let column = columns[c];
     let m = column.cmd_column;
     if column.buffer == NO_BUFFER {
@@ -319,7 +341,8 @@ fn law_stage(
     for (var k = 0u; k < dims.num_state_slots; k++) {
         state[(dims.num_state_slots + k) * plane() + i] = state[k * plane() + i];
     }
-    ctrl[i] = kind_law(column.kind);
+    law_scale = scale;
+    return kind_law(column.kind);
 }
 
 // One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
@@ -363,6 +386,8 @@ fn mj_env_stage(env: u32) -> u32 {
         mj_state[srow + m + k] = out.act_dot;
         bad |= nonfinite_bits(out.act_next);
     }
+    let members = dims.mj_members_offset;
+    let raw = outputs_offset() + words[members + 1u] * plane() + row;
     for (var t = 0u; t < dims.num_tendon_limits; t++) {
         let at = dims.mj_tendon_offset + 4u * t;
         let lo = bitcast<f32>(words[at]);
@@ -371,27 +396,47 @@ fn mj_env_stage(env: u32) -> u32 {
         let len = words[at + 3u];
         var total = 0.0;
         for (var i = first; i < first + len; i++) {
-            total += ctrl[row + mj[words[i]].ctrl_column];
+            let member = members + 2u + 4u * words[i];
+            let c = words[member];
+            if words[member + 3u] == MJ_FROM_LAW {
+                total += state[raw + c];
+            } else {
+                total += ctrl[row + c];
+            }
         }
         let scale = mj_tendon_scale(total, lo, hi);
         for (var i = first; i < first + len; i++) {
-            let c = row + mj[words[i]].ctrl_column;
-            ctrl[c] = ctrl[c] * scale;
+            let member = members + 2u + 4u * words[i];
+            let c = words[member];
+            if words[member + 3u] != MJ_FROM_LAW {
+                ctrl[row + c] = ctrl[row + c] * scale;
+            } else if scale != 1.0 {
+                ctrl[row + c] = eval_law(env, c, scale);
+            }
         }
-    }
-    for (var j = 0u; j < dims.effort_width; j++) {
-        effort[erow + j] = 0.0;
     }
     for (var k = 0u; k < m; k++) {
         let a = mj[k];
         let c = row + a.ctrl_column;
-        let force = mj_force_limit(a, ctrl[c]);
-        ctrl[c] = force;
-        for (var p = 0u; p < a.path_len; p++) {
-            let at = dims.mj_path_offset + 2u * (a.path_offset + p);
+        ctrl[c] = mj_force_limit(a, ctrl[c]);
+    }
+    for (var j = 0u; j < dims.effort_width; j++) {
+        effort[erow + j] = 0.0;
+    }
+    for (var k = 0u; k < words[members]; k++) {
+        let member = members + 2u + 4u * k;
+        let value = ctrl[row + words[member]];
+        // An actuator's ctrl is its force; a law member's its effort.
+        var factor = 1.0;
+        if words[member + 3u] != MJ_FROM_LAW {
+            factor = mj[words[member + 3u]].gear;
+        }
+        let path_offset = words[member + 1u];
+        for (var p = 0u; p < words[member + 2u]; p++) {
+            let at = dims.mj_path_offset + 2u * (path_offset + p);
             let column = words[at];
             if column < dims.effort_width {
-                effort[erow + column] += a.gear * bitcast<f32>(words[at + 1u]) * force;
+                effort[erow + column] += factor * bitcast<f32>(words[at + 1u]) * value;
             }
         }
     }
@@ -433,7 +478,7 @@ fn output_stage(
     }
     let m = dims.num_mj;
     var bad = 0u;
-    if m > 0u {
+    if words[dims.mj_members_offset] > 0u {
         bad |= mj_env_stage(env);
         for (var k = 0u; k < m; k++) {
             bad |= nonfinite_bits(mj_state[env * 2u * m + m + k]);

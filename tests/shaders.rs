@@ -207,7 +207,7 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 learned_period,
                 num_inputs,
                 num_outputs,
-                _pad
+                mj_members_offset
             }),
         ),
         (

@@ -101,6 +101,8 @@ pub(crate) struct RunLaw<'a> {
     /// The run's first column in `next`'s rows.
     pub next_at: usize,
     pub num_ctrl: usize,
+    /// [`LawIo::force_scale`].
+    pub scale: f32,
 }
 
 impl KindVisitor for RunLaw<'_> {
@@ -151,6 +153,7 @@ impl KindVisitor for RunLaw<'_> {
             next_at: self.next_at,
             num_ctrl: self.num_ctrl,
             data: self.data,
+            scale: self.scale,
         };
         for (i, out) in self.out.iter_mut().enumerate() {
             io.i = i;
@@ -179,6 +182,7 @@ struct CpuIo<'a, 'b> {
     next_at: usize,
     num_ctrl: usize,
     data: &'a [f32],
+    scale: f32,
 }
 
 impl LawIo for CpuIo<'_, '_> {
@@ -225,5 +229,9 @@ impl LawIo for CpuIo<'_, '_> {
     #[inline(always)]
     fn data_len(&self) -> usize {
         self.data.len()
+    }
+    #[inline(always)]
+    fn force_scale(&self) -> f32 {
+        self.scale
     }
 }

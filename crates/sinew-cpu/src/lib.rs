@@ -22,7 +22,8 @@ use rayon::prelude::*;
 use sinew_core::net::{LearnedHeader, FRESH_HEADER};
 use sinew_core::plan::{Run, TargetSource};
 use sinew_core::{
-    AsCmd, Backend, DelayState, EnvIds, Error, Lags, ParamRef, Plan, Values, LEARNED_LIMIT_SLOTS,
+    AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjLaws, ParamRef, Plan, Values,
+    LEARNED_LIMIT_SLOTS,
 };
 
 /// The CPU backend: every table and history in host memory.
@@ -402,6 +403,46 @@ fn nonfinite_bits(values: &[f32]) -> u32 {
         .fold(0, |acc, v| acc | u32::from(v.to_bits() & EXP == EXP))
 }
 
+/// One env's law members of the force coupling ([`MjLaws`]): their raw
+/// forces in the env's output row, and their laws evaluated again.
+struct EnvLaws<'s, 'a> {
+    step: &'s StepInputs<'a>,
+    env: usize,
+    rows: &'s [&'a [f32]; 5],
+    ring: &'s [f32],
+    states: &'s [DelayState],
+    next: &'s mut [f32],
+    outputs: &'s mut [f32],
+}
+
+impl MjLaws for EnvLaws<'_, '_> {
+    fn raw_force(&self, column: usize) -> f32 {
+        let plan = self.step.plan;
+        self.outputs[plan.mj().raw_plane as usize * plan.num_ctrl() + column]
+    }
+
+    fn rescale(&mut self, column: usize, scale: f32) -> f32 {
+        let plan = self.step.plan;
+        let run = (plan.runs().iter())
+            .find(|r| (r.ctrl_start..r.ctrl_start + r.len).contains(&column))
+            .expect("every ctrl column is in a run");
+        let mut value = [0.0];
+        self.step.run(
+            &run.element(column - run.ctrl_start),
+            self.env,
+            self.env * plan.num_ctrl(),
+            self.rows,
+            self.ring,
+            self.states,
+            &mut value,
+            self.next,
+            self.outputs,
+            scale,
+        );
+        value[0]
+    }
+}
+
 impl StepInputs<'_> {
     /// One env: the non-finite check, the delay stage, every run, the
     /// MuJoCo stage, the output check. Returns true when the env was zeroed
@@ -454,9 +495,10 @@ impl StepInputs<'_> {
                     &rows,
                     ring,
                     states,
-                    ctrl,
+                    &mut ctrl[run.ctrl_start..][..run.len],
                     next,
                     outputs,
+                    1.0,
                 );
             }
             let learned = self.plan.learned();
@@ -478,7 +520,16 @@ impl StepInputs<'_> {
                 let num_ctrl = ctrl.len();
                 let (plane, row) = (self.plan.num_envs() * num_ctrl, env * num_ctrl);
                 let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
-                finite = mj.env_forces(rows[3], rows[4], ctrl, mj_state, effort, param);
+                let mut laws = EnvLaws {
+                    step: self,
+                    env,
+                    rows: &rows,
+                    ring,
+                    states,
+                    next,
+                    outputs,
+                };
+                finite = mj.env_forces(rows[3], rows[4], ctrl, mj_state, effort, param, &mut laws);
                 finite &= nonfinite_bits(&mj_state[mj.actuators.len()..]) == 0;
                 finite &= nonfinite_bits(effort) == 0;
             }
@@ -563,6 +614,7 @@ impl StepInputs<'_> {
             ctrl,
             &mut [],
             &mut [],
+            1.0,
         );
         if nonfinite_bits(ctrl) != 0 {
             return false;
@@ -625,7 +677,18 @@ impl StepInputs<'_> {
                     len: n * nc,
                     ..runs[0]
                 };
-                self.run(&whole, e0, e0 * nc, &g, &[], &[], out, &mut [], &mut []);
+                self.run(
+                    &whole,
+                    e0,
+                    e0 * nc,
+                    &g,
+                    &[],
+                    &[],
+                    out,
+                    &mut [],
+                    &mut [],
+                    1.0,
+                );
             } else {
                 for (i, (out, flag)) in out.chunks_exact_mut(nc).zip(tile_flags.iter()).enumerate()
                 {
@@ -636,7 +699,8 @@ impl StepInputs<'_> {
                     let env = e0 + i;
                     let row = g.map(|field| &field[i * nc..(i + 1) * nc]);
                     for run in runs {
-                        self.run(run, env, env * nc, &row, &[], &[], out, &mut [], &mut []);
+                        let o = &mut out[run.ctrl_start..][..run.len];
+                        self.run(run, env, env * nc, &row, &[], &[], o, &mut [], &mut [], 1.0);
                     }
                 }
             }
@@ -737,8 +801,9 @@ impl StepInputs<'_> {
 
     /// One law over one contiguous run of one env (or, on the whole-chunk
     /// path, of a chunk of envs whose rows are one stretch): `table_row` is
-    /// the run's row in the parameter tables, `next` the env's next-state
-    /// row, `outputs` its output row.
+    /// the run's row in the parameter tables, `out` the run's values,
+    /// `next` the env's next-state row, `outputs` its output row, `scale`
+    /// the force coupling's [`LawIo::force_scale`](sinew_core::LawIo::force_scale).
     #[inline(always)]
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn run(
@@ -749,9 +814,10 @@ impl StepInputs<'_> {
         rows: &[&[f32]; 5],
         ring: &[f32],
         states: &[DelayState],
-        ctrl: &mut [f32],
+        out: &mut [f32],
         next: &mut [f32],
         outputs: &mut [f32],
+        scale: f32,
     ) {
         let n = run.len;
         let m = run.cmd_start;
@@ -785,10 +851,11 @@ impl StepInputs<'_> {
             output_planes: &group.output_planes,
             outputs,
             data,
-            out: &mut ctrl[run.ctrl_start..run.ctrl_start + n],
+            out: &mut out[..n],
             next,
             next_at: run.ctrl_start,
             num_ctrl: self.plan.num_ctrl(),
+            scale,
         });
     }
 }

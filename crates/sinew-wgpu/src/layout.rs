@@ -74,8 +74,10 @@ pub struct Dims {
     /// Output planes ([`Plan::output_planes`]): `[plane][env][ctrl]` in the
     /// state buffer after the input planes.
     pub num_outputs: u32,
-    /// Padding to a multiple of 16 bytes (uniform layout).
-    pub _pad: u32,
+    /// Offset in the words table of the force coupling's members: their
+    /// count, the raw-force output plane, then each
+    /// [`sinew_core::MjMember`] (four words).
+    pub mj_members_offset: u32,
 }
 
 /// One ctrl column (WGSL `ColumnDesc`).
@@ -204,6 +206,9 @@ impl Layout {
         for &(joint, [lo, hi]) in &mj.joint_limits {
             words.extend([joint, lo.to_bits(), hi.to_bits()]);
         }
+        let mj_members_offset = words.len() as u32;
+        words.extend([mj.members.len() as u32, mj.raw_plane]);
+        words.extend_from_slice(bytemuck::cast_slice(&mj.members));
         let learned = plan.learned();
         let learned_columns_offset = words.len() as u32;
         words.extend_from_slice(bytemuck::cast_slice(&learned.columns));
@@ -245,7 +250,7 @@ impl Layout {
                 learned_period: learned.period,
                 num_inputs: plan.input_planes().len() as u32,
                 num_outputs: plan.output_planes().len() as u32,
-                _pad: 0,
+                mj_members_offset,
             },
             columns,
             buffers,

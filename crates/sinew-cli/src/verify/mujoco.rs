@@ -148,6 +148,103 @@ pub(super) fn literal(name: &str) -> String {
         .collect()
 }
 
+/// The robot of a case's actuators: the joints of their transmissions in
+/// dof order (with their `actuatorfrcrange`s), their fixed tendons (with
+/// theirs) and their bodies (as sites); and each actuator's transmission
+/// and target.
+pub(super) struct CaseRobot {
+    pub robot: Robot,
+    pub targets: Vec<(Transmission, String)>,
+    joint_of_dof: Vec<(u64, String)>,
+}
+
+impl CaseRobot {
+    /// From each actuator's compiled `params`.
+    pub fn new<'a>(params: impl Iterator<Item = &'a Value>) -> Result<CaseRobot, Stop> {
+        let mut joint_of_dof: Vec<(u64, String)> = Vec::new();
+        let mut robot = Robot::default();
+        let mut targets = Vec::new();
+        for p in params {
+            let trn = field(p, "transmission")?;
+            let joints = arr_at(trn, "joints")?;
+            let trn_dofs = arr_at(trn, "dofs")?;
+            let limited = arr_at(trn, "jnt_actfrclimited")?;
+            let ranges = arr_at(trn, "jnt_actfrcrange")?;
+            for (k, (joint, dof)) in joints.iter().zip(trn_dofs).enumerate() {
+                let (joint, dof) = (string(joint)?.to_owned(), super::json::uint(dof)?);
+                if !joint_of_dof.iter().any(|(d, _)| *d == dof) {
+                    joint_of_dof.push((dof, joint.clone()));
+                    let lim = limited.get(k).and_then(Value::as_bool).unwrap_or(false);
+                    if lim {
+                        let r = pair(ranges.get(k).ok_or("jnt_actfrcrange is short".to_owned())?)?;
+                        robot.joint_actuator_force_ranges.push((joint, r));
+                    }
+                }
+            }
+            let target = str_at(trn, "target")?.to_owned();
+            let transmission = match str_at(trn, "type")? {
+                "joint" => Transmission::Joint,
+                "tendon" => {
+                    if !robot.tendons.contains(&target) {
+                        robot.tendons.push(target.clone());
+                        let coefs = nums_at(trn, "coef")?;
+                        let names = joints
+                            .iter()
+                            .map(|j| string(j).map(str::to_owned))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        let actuator_force_range =
+                            limited_pair(trn, "tendon_actfrclimited", "tendon_actfrcrange")?;
+                        robot.fixed_tendons.push(FixedTendon {
+                            name: target.clone(),
+                            joints: names
+                                .into_iter()
+                                .zip(coefs.iter().map(|&c| c as f32))
+                                .collect(),
+                            actuator_force_range,
+                        });
+                    }
+                    Transmission::Tendon
+                }
+                // A body transmission (adhesion): length and velocity 0, no joint effort.
+                "body" => {
+                    if !robot.sites.contains(&target) {
+                        robot.sites.push(target.clone());
+                    }
+                    Transmission::Site
+                }
+                other => {
+                    return Err(Stop::Skip(format!(
+                        "{other} transmissions are out of scope"
+                    )))
+                }
+            };
+            targets.push((transmission, target));
+        }
+        joint_of_dof.sort_by_key(|(d, _)| *d);
+        robot.joints = joint_of_dof.iter().map(|(_, j)| j.clone()).collect();
+        Ok(CaseRobot {
+            robot,
+            targets,
+            joint_of_dof,
+        })
+    }
+
+    /// The joint (command column) of each of `dofs`.
+    pub fn columns(&self, dofs: &[u64]) -> Result<Vec<usize>, Stop> {
+        dofs.iter()
+            .map(|dof| {
+                let name = &(self.joint_of_dof.iter())
+                    .find(|(d, _)| d == dof)
+                    .ok_or_else(|| {
+                        Stop::Fail(format!("dof {dof} belongs to no actuator's transmission"))
+                    })?
+                    .1;
+                Ok(self.robot.joint_index(name).expect("listed in new"))
+            })
+            .collect()
+    }
+}
+
 fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Result<(), Stop> {
     let inputs = field(case, "inputs")?;
     let outputs = field(case, "outputs")?;
@@ -234,65 +331,12 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
         ));
     }
 
-    // The robot: the case's joints in dof order, its tendons and bodies.
-    let mut joint_of_dof: Vec<(u64, String)> = Vec::new();
-    let mut robot = Robot::default();
+    let case_robot = CaseRobot::new(actuators.iter().map(|a| a.params))?;
+    let robot = &case_robot.robot;
     let mut placed: Vec<(Transmission, String, usize)> = Vec::new();
     let mut groups = Vec::new();
-    for (i, a) in actuators.iter().enumerate() {
-        let trn = field(a.params, "transmission")?;
-        let joints = arr_at(trn, "joints")?;
-        let trn_dofs = arr_at(trn, "dofs")?;
-        let limited = arr_at(trn, "jnt_actfrclimited")?;
-        let ranges = arr_at(trn, "jnt_actfrcrange")?;
-        for (k, (joint, dof)) in joints.iter().zip(trn_dofs).enumerate() {
-            let (joint, dof) = (string(joint)?.to_owned(), super::json::uint(dof)?);
-            if !joint_of_dof.iter().any(|(d, _)| *d == dof) {
-                joint_of_dof.push((dof, joint.clone()));
-                let lim = limited.get(k).and_then(Value::as_bool).unwrap_or(false);
-                if lim {
-                    let r = pair(ranges.get(k).ok_or("jnt_actfrcrange is short".to_owned())?)?;
-                    robot.joint_actuator_force_ranges.push((joint, r));
-                }
-            }
-        }
-        let target = str_at(trn, "target")?.to_owned();
-        let transmission = match str_at(trn, "type")? {
-            "joint" => Transmission::Joint,
-            "tendon" => {
-                if !robot.tendons.contains(&target) {
-                    robot.tendons.push(target.clone());
-                    let coefs = nums_at(trn, "coef")?;
-                    let names = joints
-                        .iter()
-                        .map(|j| string(j).map(str::to_owned))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let actuator_force_range =
-                        limited_pair(trn, "tendon_actfrclimited", "tendon_actfrcrange")?;
-                    robot.fixed_tendons.push(FixedTendon {
-                        name: target.clone(),
-                        joints: names
-                            .into_iter()
-                            .zip(coefs.iter().map(|&c| c as f32))
-                            .collect(),
-                        actuator_force_range,
-                    });
-                }
-                Transmission::Tendon
-            }
-            // A body transmission (adhesion): length and velocity 0, no joint effort.
-            "body" => {
-                if !robot.sites.contains(&target) {
-                    robot.sites.push(target.clone());
-                }
-                Transmission::Site
-            }
-            other => {
-                return Err(Stop::Skip(format!(
-                    "{other} transmissions are out of scope"
-                )))
-            }
-        };
+    for (i, (a, (transmission, target))) in actuators.iter().zip(&case_robot.targets).enumerate() {
+        let (transmission, target) = (*transmission, target.clone());
         // Actuators sharing a target read different command fields.
         let sharing = placed
             .iter()
@@ -317,14 +361,11 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
             GroupCfg::new(format!("a{i}"), [literal(&target)], cfg).with_transmission(transmission),
         );
     }
-    joint_of_dof.sort_by_key(|(d, _)| *d);
-    robot.joints = joint_of_dof.iter().map(|(_, j)| j.clone()).collect();
-
     let options = PlanOptions {
         timestep: timestep as f32,
         ..PlanOptions::default()
     };
-    let plan = Plan::new(&robot, groups, 1, options).map_err(|e| format!("plan: {e}"))?;
+    let plan = Plan::new(robot, groups, 1, options).map_err(|e| format!("plan: {e}"))?;
     let mut backend = make(plan).map_err(|e| format!("backend: {e}"))?;
     let b = backend.as_mut();
     // The compared values in order: each actuator's force, act_dot and
@@ -340,15 +381,9 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
         }
     }
     // The command column of each dof.
-    let mut columns = Vec::with_capacity(dofs.len());
+    let columns = case_robot.columns(&dofs)?;
     for (dof, &reference) in dofs.iter().zip(&qfrc) {
-        let name = &joint_of_dof
-            .iter()
-            .find(|(d, _)| d == dof)
-            .ok_or_else(|| format!("dof {dof} belongs to no actuator's transmission"))?
-            .1;
         names.push((format!("qfrc_actuator[dof {dof}]"), reference));
-        columns.push(robot.joint_index(name).expect("listed above"));
     }
     // One step from the case's inputs, each nudged by half an f32 ulp in
     // `pattern` (`None`: as given); the compared values in `names` order.

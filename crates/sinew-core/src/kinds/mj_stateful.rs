@@ -15,8 +15,8 @@
 
 use super::ideal_pd::clip;
 use super::spec::{
-    param, param_slot, state_slot, zeroed_plane, zeroed_state, Domain, Kind, LawIo, ParamSpec,
-    PlaneSpec, StateSpec,
+    param, param_slot, plane_slot, state_slot, zeroed_plane, zeroed_state, Domain, Kind, LawIo,
+    ParamSpec, PlaneSpec, StateSpec, RAW_FORCE,
 };
 use super::{invalid, CommandField};
 use crate::error::Error;
@@ -153,8 +153,9 @@ pub const STATE: [StateSpec; 5] = [
     zeroed_state("current", "A", "armature current"),
 ];
 
-/// The output planes.
-pub const OUTPUTS: [PlaneSpec; 6] = [
+/// The output planes: MuJoCo's `actuator_force` and `act_dot`s, and the
+/// raw force through which both kinds join the plan's force coupling.
+pub const OUTPUTS: [PlaneSpec; 7] = [
     zeroed_plane(
         "actuator_force",
         "N·m",
@@ -165,6 +166,7 @@ pub const OUTPUTS: [PlaneSpec; 6] = [
     zeroed_plane("act_dot_temperature", "K/s", "the temperature slot's rate"),
     zeroed_plane("act_dot_bristle", "rad/s", "the bristle slot's rate"),
     zeroed_plane("act_dot_current", "A/s", "the current slot's rate"),
+    RAW_FORCE,
 ];
 
 /// MuJoCo 4's `<pid>`: `f = kp(u_pos − L) + kv(u_vel − V) + u_ff + ki·z + b0`
@@ -318,7 +320,7 @@ impl Kind for MjPidCfg {
     ];
     const STATE: &'static [StateSpec] = &[STATE[0], STATE[1]];
     const READS: &'static [CommandField] = &CommandField::ALL;
-    const OUTPUTS: &'static [PlaneSpec] = &[OUTPUTS[0], OUTPUTS[1], OUTPUTS[2]];
+    const OUTPUTS: &'static [PlaneSpec] = &[OUTPUTS[0], OUTPUTS[1], OUTPUTS[2], OUTPUTS[6]];
     const WGSL: &'static str = include_str!("../../../../shaders/mj_stateful.wgsl");
 
     fn param_value(&self, k: usize) -> f32 {
@@ -405,6 +407,7 @@ impl Kind for MjPidCfg {
         const EARLY: usize = param_slot(MjPidCfg::PARAMS, "act_early");
         const H: usize = param_slot(MjPidCfg::PARAMS, "timestep");
         const S_INT: usize = state_slot(&STATE, "integral");
+        const RAW: usize = plane_slot(MjPidCfg::OUTPUTS, RAW_FORCE.name);
         let bits = io.data(0) as u32;
         let gear = io.param(GEAR);
         let (length, velocity) = (gear * io.pos(), gear * io.vel());
@@ -440,7 +443,7 @@ impl Kind for MjPidCfg {
             f += ki * integral;
         }
         f += io.param(B0) + (-kp) * length + (-kv) * velocity;
-        let f = clip(f, io.param(F_LO), io.param(F_HI));
+        let f = io.saturate(RAW, f, io.param(F_LO), io.param(F_HI));
         io.set_output(0, f);
         io.set_output(1, slew_dot);
         io.set_output(2, int_dot);
@@ -897,6 +900,7 @@ impl Kind for MjDcMotorCfg {
         const S_TEMP: usize = state_slot(&STATE, "temperature");
         const S_BRISTLE: usize = state_slot(&STATE, "bristle");
         const S_CURRENT: usize = state_slot(&STATE, "current");
+        const RAW: usize = plane_slot(MjDcMotorCfg::OUTPUTS, RAW_FORCE.name);
         let bits = io.data(0) as u32;
         let gear = io.param(GEAR);
         let (length, velocity) = (gear * io.pos(), gear * io.vel());
@@ -996,7 +1000,7 @@ impl Kind for MjDcMotorCfg {
             let gain = k / r_t.max(1e-15);
             gain * v + (0.0 - gain * k * velocity)
         };
-        f = clip(f, io.param(F_LO), io.param(F_HI));
+        f = io.saturate(RAW, f, io.param(F_LO), io.param(F_HI));
         let amplitude = io.param(COG_A);
         if amplitude != 0.0 {
             f += amplitude * (io.param(COG_N) * length + io.param(COG_P)).sin();

@@ -25,7 +25,7 @@ pub const MAX_STATE: usize = 8;
 /// The most input planes a kind may read.
 pub const MAX_INPUTS: usize = 4;
 /// The most output planes a kind may write.
-pub const MAX_OUTPUTS: usize = 6;
+pub const MAX_OUTPUTS: usize = 8;
 
 /// One randomizable parameter of a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +126,17 @@ pub struct PlaneSpec {
     /// the columns of kinds that do not write it).
     pub default: f32,
 }
+
+/// The output plane through which a kind joins the plan's force coupling
+/// (MuJoCo's tendon `actuatorfrcrange` scaling, then the force-range clamp,
+/// then joint-effort sums clamped by joint `actuatorfrcrange`s): a kind
+/// that declares it writes it through [`LawIo::saturate`], and its columns
+/// become members of the plan's [`MjStage`](crate::MjStage).
+pub const RAW_FORCE: PlaneSpec = zeroed_plane(
+    "raw_force",
+    "N·m",
+    "the actuator force before tendon scaling and the force-range clamp (actuator space)",
+);
 
 /// A parameter with no aliases, for a kind's spec.
 pub(crate) const fn param(
@@ -283,6 +294,21 @@ pub trait LawIo {
     fn data(&self, i: usize) -> f32;
     /// Length of the group's data.
     fn data_len(&self) -> usize;
+    /// The factor the plan's force coupling applies to this column's raw
+    /// force: 1, except when the coupling evaluates the law again with a
+    /// tendon's `actuatorfrcrange` scale.
+    fn force_scale(&self) -> f32;
+
+    /// The force-range clamp of a kind that declares [`RAW_FORCE`] as its
+    /// output `raw`: records `force` there (the coupling sums it per
+    /// tendon), then returns it times [`LawIo::force_scale`], clamped to
+    /// `[lo, hi]`. What the law adds after this (MuJoCo's cogging and LuGre
+    /// terms) is added after the scaling, as in MuJoCo.
+    #[inline(always)]
+    fn saturate(&mut self, raw: usize, force: f32, lo: f32, hi: f32) -> f32 {
+        self.set_output(raw, force);
+        super::clip(force * self.force_scale(), lo, hi)
+    }
 }
 
 /// Where a kind's columns go after their law.
@@ -505,6 +531,9 @@ mod tests {
         }
         fn data_len(&self) -> usize {
             4
+        }
+        fn force_scale(&self) -> f32 {
+            1.0
         }
     }
 

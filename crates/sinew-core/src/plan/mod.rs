@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 mod mujoco;
 mod tables;
 
-pub use mujoco::{MjPathEntry, MjStage, MjTendonLimit};
+pub use mujoco::{MjLaws, MjMember, MjPathEntry, MjStage, MjTendonLimit, MJ_FROM_LAW};
 pub use tables::{EnvIds, Lags, ParamRef, Values};
 
 /// Options of the whole actuator set.
@@ -164,6 +164,26 @@ pub struct Run {
     pub targets: TargetSource,
 }
 
+impl Run {
+    /// The run of its column `i` alone.
+    pub fn element(&self, i: usize) -> Run {
+        assert!(i < self.len, "column {i} of a run of {}", self.len);
+        Run {
+            ctrl_start: self.ctrl_start + i,
+            cmd_start: self.cmd_start + i,
+            len: 1,
+            targets: match self.targets {
+                TargetSource::Cmd => TargetSource::Cmd,
+                TargetSource::Ring { buffer, column } => TargetSource::Ring {
+                    buffer,
+                    column: column + i,
+                },
+            },
+            ..*self
+        }
+    }
+}
+
 /// The compiled actuator set for `num_envs` envs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
@@ -254,12 +274,17 @@ impl Plan {
             } else {
                 cfg.actuator.stage()
             };
-            let mujoco = stage == Stage::MuJoCo;
+            let coupled = |stage: Stage, actuator: &ActuatorCfg| {
+                stage == Stage::MuJoCo || mujoco::couples_by_law(actuator.kind_id())
+            };
+            let shares = coupled(stage, &cfg.actuator);
             for &id in &ids {
-                // Several MuJoCo-law groups may share a target, as MuJoCo
-                // actuators share a joint: their efforts add up.
+                // Groups the MuJoCo stage couples may share a target, as
+                // MuJoCo actuators share a joint: their efforts add up.
                 let first = *claims.entry((cfg.transmission, id)).or_insert(infos.len());
-                if first != infos.len() && !(mujoco && infos[first].stage == Stage::MuJoCo) {
+                if first != infos.len()
+                    && !(shares && coupled(infos[first].stage, &infos[first].cfg.actuator))
+                {
                     let regex = cfg
                         .targets
                         .iter()
@@ -489,6 +514,11 @@ impl Plan {
 
         // Input and output planes: the union over the plan's kinds.
         (self.inputs, self.outputs) = crate::kinds::planes_of(&self.kinds());
+        let raw = self
+            .outputs
+            .iter()
+            .position(|p| p.name == crate::RAW_FORCE.name);
+        self.mj.raw_plane = raw.unwrap_or(0) as u32;
         for group in &mut self.groups {
             let spec = group.kind().spec();
             group.input_planes = crate::kinds::spec::plane_map(spec.inputs, &self.inputs);

@@ -16,6 +16,39 @@ pub struct MjPathEntry {
     pub coef: f32,
 }
 
+/// [`MjMember::actuator`] of a column whose own law computes its force.
+pub const MJ_FROM_LAW: u32 = u32::MAX;
+
+/// One ctrl column the MuJoCo stage couples (WGSL: four words of the words
+/// table): an [`MjStage::actuators`] entry, whose force the stage computes,
+/// or a column of a kind that declares [`RAW_FORCE`](crate::RAW_FORCE),
+/// whose law computed it (its ctrl holds the effort `gear·f` along its
+/// target, and the law reports its raw force through
+/// [`LawIo::saturate`](crate::LawIo::saturate)).
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub struct MjMember {
+    /// The column.
+    pub ctrl_column: u32,
+    /// Its transmission path's first entry in [`MjStage::path`].
+    pub path_offset: u32,
+    /// Its path's length.
+    pub path_len: u32,
+    /// Its index in [`MjStage::actuators`], or [`MJ_FROM_LAW`].
+    pub actuator: u32,
+}
+
+/// What the MuJoCo stage needs from the driver for the columns whose own
+/// law computes their force ([`MJ_FROM_LAW`] members).
+pub trait MjLaws {
+    /// The raw force the column's law recorded this step.
+    fn raw_force(&self, column: usize) -> f32;
+    /// Evaluates the column's law again with its raw force scaled by
+    /// `scale` (its state and outputs are rewritten with the same values,
+    /// its force with the scaled one); returns the column's new value.
+    fn rescale(&mut self, column: usize, scale: f32) -> f32;
+}
+
 /// A tendon whose `actuatorfrcrange` scales the forces of its actuators.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MjTendonLimit {
@@ -23,23 +56,34 @@ pub struct MjTendonLimit {
     pub lo: f32,
     /// Upper end.
     pub hi: f32,
-    /// Indices (in [`MjStage::actuators`]) of the actuators on the tendon.
+    /// Indices (in [`MjStage::members`]) of the columns on the tendon.
     pub members: Vec<u32>,
 }
 
-/// The MuJoCo stage of a plan: every column in [`Stage::MuJoCo`], compiled, with what couples them per env.
+/// The plan's force coupling, the one per-env hook that couples columns:
+/// every column in [`Stage::MuJoCo`], compiled, and every column of a kind
+/// that declares [`RAW_FORCE`](crate::RAW_FORCE) (MuJoCo 4's `pid` and
+/// `dcmotor`).
 ///
-/// Per env, after the laws forward each actuator's control: clamp the
-/// controls, apply MuJoCo's bad-control guard, [`mj_force`](crate::mj_force)
-/// for each actuator, scale by tendon ranges, clamp by force ranges, sum
-/// `moment·force` into joint efforts and clamp those by joint ranges.
+/// Per env, after the laws ran: clamp the controls of the
+/// [`Stage::MuJoCo`] actuators, apply MuJoCo's bad-control guard to them,
+/// [`mj_force`](crate::mj_force) for each; scale by tendon ranges (the sum
+/// of the raw forces of every member on the tendon; a law member is
+/// evaluated again with the scale); clamp by force ranges; sum
+/// `moment·force` into joint efforts in ctrl order and clamp those by joint
+/// ranges.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MjStage {
     /// One per MuJoCo-law ctrl column, in ctrl-column order; the index is
     /// the actuator's column in the activation state.
     pub actuators: Vec<MjActuator>,
-    /// Every actuator's transmission path, at its `path_offset`.
+    /// Every coupled column, in ctrl-column order.
+    pub members: Vec<MjMember>,
+    /// Every member's transmission path, at its `path_offset`.
     pub path: Vec<MjPathEntry>,
+    /// The output plane of [`RAW_FORCE`](crate::RAW_FORCE) in the plan
+    /// (0 when no kind declares it).
+    pub raw_plane: u32,
     /// Tendons with an `actuatorfrcrange` and at least one actuator.
     pub tendon_limits: Vec<MjTendonLimit>,
     /// `(joint, [lo, hi])` of joints with an `actuatorfrcrange`.
@@ -52,9 +96,9 @@ pub struct MjStage {
 }
 
 impl MjStage {
-    /// True when the plan has no MuJoCo-law column.
+    /// True when the plan couples no column.
     pub fn is_empty(&self) -> bool {
-        self.actuators.is_empty()
+        self.members.is_empty()
     }
 
     /// Floats of MuJoCo state per env: the activations, then the `act_dot`s.
@@ -67,8 +111,13 @@ impl MjStage {
         &self.path[a.path_offset as usize..][..a.path_len as usize]
     }
 
+    /// The transmission path of one of [`MjStage::members`].
+    pub fn member_path(&self, m: &MjMember) -> &[MjPathEntry] {
+        &self.path[m.path_offset as usize..][..m.path_len as usize]
+    }
+
     /// Width of the joint-effort rows: the robot's joints, or 0 without a
-    /// MuJoCo-law column.
+    /// coupled column.
     pub fn effort_width(&self) -> usize {
         if self.is_empty() {
             0
@@ -83,9 +132,11 @@ impl MjStage {
     /// `[act.., act_dot..]` row, of which only the `act_dot`s are written;
     /// `effort` its joint-effort row; `param(slot)` is the env's row of
     /// parameter slot `slot`, indexed by ctrl column (an [`MjGeneralCfg`](crate::MjGeneralCfg)
-    /// actuator's `gainprm[0..3]` and `biasprm[0..3]`). Returns false when
-    /// some next activation is not finite. The activations advance in
+    /// actuator's `gainprm[0..3]` and `biasprm[0..3]`); `laws` reads and
+    /// re-evaluates the law members. Returns false when some next
+    /// activation is not finite. The activations advance in
     /// [`MjStage::commit`], once the env is known to be finite.
+    #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     pub fn env_forces<'p>(
         &self,
         pos: &[f32],
@@ -94,6 +145,7 @@ impl MjStage {
         state: &mut [f32],
         effort: &mut [f32],
         param: impl Fn(usize) -> &'p [f32],
+        laws: &mut impl MjLaws,
     ) -> bool {
         use crate::kinds::{
             mj_ctrl, mj_force, mj_force_limit, mj_force_with, mj_tendon_scale, MJ_MAX_CTRL,
@@ -137,24 +189,41 @@ impl MjStage {
             next_finite &= out.act_next.is_finite();
         }
         for limit in &self.tendon_limits {
-            let total: f32 = limit
-                .members
-                .iter()
-                .map(|&k| ctrl[self.actuators[k as usize].ctrl_column as usize])
+            let force = |m: &MjMember| match m.actuator {
+                MJ_FROM_LAW => laws.raw_force(m.ctrl_column as usize),
+                _ => ctrl[m.ctrl_column as usize],
+            };
+            let total: f32 = (limit.members.iter())
+                .map(|&i| force(&self.members[i as usize]))
                 .sum();
             let scale = mj_tendon_scale(total, limit.lo, limit.hi);
-            for &k in &limit.members {
-                ctrl[self.actuators[k as usize].ctrl_column as usize] *= scale;
+            for &i in &limit.members {
+                let m = &self.members[i as usize];
+                let c = m.ctrl_column as usize;
+                match m.actuator {
+                    MJ_FROM_LAW if scale != 1.0 => ctrl[c] = laws.rescale(c, scale),
+                    MJ_FROM_LAW => {}
+                    _ => ctrl[c] *= scale,
+                }
             }
         }
-        effort.fill(0.0);
         for a in &self.actuators {
             let c = a.ctrl_column as usize;
-            let force = mj_force_limit(a, ctrl[c]);
-            ctrl[c] = force;
-            for e in self.path_of(a) {
+            ctrl[c] = mj_force_limit(a, ctrl[c]);
+        }
+        effort.fill(0.0);
+        for m in &self.members {
+            // An actuator's ctrl is its force; a law member's its effort.
+            let (factor, value) = match m.actuator {
+                MJ_FROM_LAW => (1.0, ctrl[m.ctrl_column as usize]),
+                k => {
+                    let a = &self.actuators[k as usize];
+                    (a.gear, ctrl[a.ctrl_column as usize])
+                }
+            };
+            for e in self.member_path(m) {
                 if (e.column as usize) < self.num_joints {
-                    effort[e.column as usize] += a.gear * e.coef * force;
+                    effort[e.column as usize] += factor * e.coef * value;
                 }
             }
         }
@@ -205,7 +274,13 @@ pub(super) fn mj_cfg_of(robot: &Robot, info: &GroupInfo, t: usize) -> Result<MjG
     })
 }
 
-/// Compiles every MuJoCo-law column, in ctrl order.
+/// True when a kind joins the force coupling through its own law.
+pub(super) fn couples_by_law(kind: KindId) -> bool {
+    (kind.spec().outputs.iter()).any(|p| p.name == crate::kinds::RAW_FORCE.name)
+}
+
+/// Compiles every MuJoCo-law column and collects every coupled column, in
+/// ctrl order.
 pub(super) fn mj_stage(
     robot: &Robot,
     infos: &mut [GroupInfo],
@@ -219,23 +294,11 @@ pub(super) fn mj_stage(
     let mut on_tendon: Vec<(String, u32)> = Vec::new();
     for (c, column) in ctrl.iter().enumerate() {
         let info = &infos[column.group];
-        if info.stage != Stage::MuJoCo {
+        let mujoco = info.stage == Stage::MuJoCo;
+        if !mujoco && !couples_by_law(info.kind()) {
             continue;
         }
-        let t = info
-            .ctrl_columns
-            .iter()
-            .position(|&x| x == c)
-            .expect("every ctrl column is in its group");
-        let cfg = mj_cfg_of(robot, info, t)?;
-        let k = stage.actuators.len();
-        let mut actuator = cfg.compile(timestep);
-        actuator.ctrl_column = c as u32;
-        if info.kind() == KindId::MjGeneral {
-            actuator.flags |= crate::kinds::MJ_TABLE_PARAMS;
-            stage.table_params = true;
-        }
-        actuator.path_offset = stage.path.len() as u32;
+        let path_offset = stage.path.len() as u32;
         match column.transmission {
             Transmission::Joint => stage.path.push(MjPathEntry {
                 column: column.cmd_column as u32,
@@ -251,7 +314,7 @@ pub(super) fn mj_stage(
                                 coef: *coef,
                             });
                         }
-                        on_tendon.push((tendon.name.clone(), k as u32));
+                        on_tendon.push((tendon.name.clone(), stage.members.len() as u32));
                     }
                     None => stage.path.push(MjPathEntry {
                         column: column.cmd_column as u32,
@@ -261,9 +324,33 @@ pub(super) fn mj_stage(
             }
             Transmission::Site => {}
         }
-        actuator.path_len = stage.path.len() as u32 - actuator.path_offset;
-        stage.actuators.push(actuator);
-        infos[column.group].mj_indices.push(k);
+        let path_len = stage.path.len() as u32 - path_offset;
+        let mut member = MjMember {
+            ctrl_column: c as u32,
+            path_offset,
+            path_len,
+            actuator: MJ_FROM_LAW,
+        };
+        if mujoco {
+            let t = info
+                .ctrl_columns
+                .iter()
+                .position(|&x| x == c)
+                .expect("every ctrl column is in its group");
+            let cfg = mj_cfg_of(robot, info, t)?;
+            let k = stage.actuators.len();
+            let mut actuator = cfg.compile(timestep);
+            actuator.ctrl_column = c as u32;
+            if info.kind() == KindId::MjGeneral {
+                actuator.flags |= crate::kinds::MJ_TABLE_PARAMS;
+                stage.table_params = true;
+            }
+            (actuator.path_offset, actuator.path_len) = (path_offset, path_len);
+            stage.actuators.push(actuator);
+            infos[column.group].mj_indices.push(k);
+            member.actuator = k as u32;
+        }
+        stage.members.push(member);
     }
     // A group's ctrl columns ascend, so its mj indices follow target order.
     for tendon in &robot.fixed_tendons {
@@ -279,7 +366,7 @@ pub(super) fn mj_stage(
             stage.tendon_limits.push(MjTendonLimit { lo, hi, members });
         }
     }
-    if !stage.actuators.is_empty() {
+    if !stage.members.is_empty() {
         for (joint, range) in &robot.joint_actuator_force_ranges {
             let j = robot.joint_index(joint).expect("validated robot");
             stage.joint_limits.push((j as u32, *range));
