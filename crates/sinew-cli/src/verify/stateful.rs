@@ -4,27 +4,29 @@
 //! steps from a written state and as 60-step episodes chained from their
 //! initial state.
 //!
-//! Each case runs on one env of a one-joint [`MjPidCfg`](sinew::MjPidCfg) or
-//! [`MjDcMotorCfg`](sinew::MjDcMotorCfg) plan built from the compiled
-//! parameters the file records. Compared: `actuator_force`, `act_dot` and
-//! `act_next` per slot (by the slot names MuJoCo lists) and
-//! `qfrc_actuator`, within [`MUJOCO_TOLERANCE`](super::MUJOCO_TOLERANCE).
-//! A tendon's length and velocity (`Σ coef·q`) are the column's joint state,
-//! its actuatorfrcrange (one actuator per tendon) folds into the force
-//! range, and its joint efforts are `coef·gear·f`. Several actuators sharing
-//! a force range, and the mixed `<general>` forms (a dcmotor gain on another dynamics or bias, a
-//! dcmotor bias under another gain) are skipped with that reason.
+//! Each case runs on one env of a plan with one group per actuator, a
+//! [`MjPidCfg`](sinew::MjPidCfg) or [`MjDcMotorCfg`](sinew::MjDcMotorCfg)
+//! built from the compiled parameters the file records, on a robot made of
+//! the case's joints (with their `actuatorfrcrange`s) and fixed tendons
+//! (with theirs), so the plan's force coupling scales, clamps and sums
+//! exactly what MuJoCo does. A tendon column's length and velocity are
+//! `Σ coef·q` of the case's joint state. Compared: each actuator's
+//! `actuator_force`, `act_dot` and `act_next` per slot (by the slot names
+//! MuJoCo lists), then each dof's `qfrc_actuator` (the joint efforts),
+//! within [`MUJOCO_TOLERANCE`](super::MUJOCO_TOLERANCE). The mixed
+//! `<general>` forms (a dcmotor gain on another dynamics or bias, a dcmotor
+//! bias under another gain) are skipped with that reason.
 
 use serde_json::Value;
 use sinew::{
-    ActuatorCfg, ActuatorCmd, Backend, CtrlInputs, EnvIds, GroupCfg, MjDcMotorCfg, MjPidCfg, Plan,
-    PlanOptions, Robot, Values,
+    ActuatorCfg, ActuatorCmd, Backend, CommandField, CtrlInputs, EnvIds, GroupCfg, MjDcMotorCfg,
+    MjPidCfg, Plan, PlanOptions, Values,
 };
 
 use super::json::{arr, arr_at, bool_at, field, num, num_at, nums_at, str_at};
+use super::mujoco::{literal, CaseRobot};
 use super::{MakeBackend, Outcome, Stop, Tally, MUJOCO_TOLERANCE};
 
-const GROUP: &str = "actuator";
 
 pub(super) fn run_case(
     case: &Value,
@@ -38,72 +40,118 @@ pub(super) fn run_case(
     }
 }
 
+/// One actuator of a case: its slots and control inputs, in MuJoCo's order.
+struct Member {
+    slots: Vec<String>,
+    inputs: Vec<String>,
+}
+
 fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Result<(), Stop> {
     let kind = str_at(case, "kind")?;
-    if kind == "multi" {
-        return Err(Stop::Skip(
-            "several actuators sharing a tendon or joint actuatorfrcrange: a coupling across \
-             columns the MuJoCo 4 kinds do not model yet"
-                .into(),
-        ));
-    }
-    let params = field(case, "params")?;
+    let multi = kind == "multi";
     let timestep = match kind {
         "episode" => num_at(case, "timestep")?,
         _ => num_at(field(case, "inputs")?, "timestep")?,
     };
-    let actuator = actuator(params, timestep as f32)?;
-    compile_check(case, params, &actuator, timestep as f32, id, tally)?;
-    let actuator = with_tendon_range(actuator, params)?;
-    let (slots, inputs) = (
-        strings(params, "act_slots")?,
-        strings(params, "input_names")?,
-    );
-    let robot = Robot::from_joints(["joint"]);
-    let plan = Plan::new(
-        &robot,
-        vec![GroupCfg::new(GROUP, ["joint"], actuator)],
-        1,
-        PlanOptions::default(),
-    )
-    .map_err(error)?;
+    let (params, specs): (Vec<&Value>, Vec<&Value>) = if multi {
+        let (p, s) = (arr_at(case, "params")?, arr_at(case, "spec")?);
+        if p.len() != s.len() {
+            return Err(Stop::Fail("params and spec differ in length".into()));
+        }
+        (p.iter().collect(), s.iter().collect())
+    } else {
+        (vec![field(case, "params")?], vec![field(case, "spec")?])
+    };
+    let case_robot = CaseRobot::new(params.iter().copied())?;
+    let mut groups = Vec::new();
+    let mut members = Vec::new();
+    for (i, ((p, spec), (transmission, target))) in
+        params.iter().zip(&specs).zip(&case_robot.targets).enumerate()
+    {
+        let actuator = actuator(p, timestep as f32)?;
+        compile_check(spec, p, &actuator, timestep as f32, id, tally)?;
+        groups.push(
+            GroupCfg::new(format!("a{i}"), [literal(target)], actuator)
+                .with_transmission(*transmission),
+        );
+        members.push(Member {
+            slots: strings(p, "act_slots")?,
+            inputs: strings(p, "input_names")?,
+        });
+    }
+    let options = PlanOptions {
+        timestep: timestep as f32,
+        ..PlanOptions::default()
+    };
+    let plan = Plan::new(&case_robot.robot, groups, 1, options).map_err(error)?;
     let mut backend = make(plan).map_err(error)?;
-    let backend = backend.as_mut();
-    let t = field(params, "transmission")?;
-    let coef = nums_at(t, "coef")?;
-    let clamped: Vec<bool> = arr_at(t, "jnt_actfrclimited")?
-        .iter()
-        .map(|v| v.as_bool().unwrap_or(false))
-        .collect();
-    let mut step = Step {
-        backend,
-        slots: &slots,
-        inputs: &inputs,
-        coef: &coef,
-        clamped: &clamped,
-        tally,
-        id,
+    let dofs_of = |v: &Value| -> Result<Vec<u64>, Stop> {
+        Ok(arr_at(v, "dofs")?
+            .iter()
+            .map(super::json::uint)
+            .collect::<Result<Vec<_>, _>>()?)
+    };
+    let dofs = if multi {
+        dofs_of(field(case, "inputs")?)?
+    } else {
+        dofs_of(field(params[0], "transmission")?)?
+    };
+    let columns = case_robot.columns(&dofs)?;
+    // Each actuator's length along the case's dofs: (dof index, coef).
+    let mut along = Vec::with_capacity(params.len());
+    for p in &params {
+        let t = field(p, "transmission")?;
+        let coef = nums_at(t, "coef")?;
+        let own = dofs_of(t)?;
+        let pairs = own
+            .iter()
+            .zip(coef)
+            .map(|(d, c)| match dofs.iter().position(|x| x == d) {
+                Some(k) => Ok((k, c)),
+                None => Err(Stop::Fail(format!("dof {d} is not among the case's dofs"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        along.push(pairs);
+    }
+    let mut step = Step::new(backend.as_mut(), &members, &columns, along, tally, id)?;
+    // A list per actuator: multi cases nest them, the others hold one.
+    let per = |v: &Value, key: &str| -> Result<Vec<Vec<f64>>, Stop> {
+        if multi {
+            Ok(arr_at(v, key)?
+                .iter()
+                .map(super::json::nums)
+                .collect::<Result<Vec<_>, _>>()?)
+        } else {
+            Ok(vec![nums_at(v, key)?])
+        }
     };
     match kind {
-        "single" => {
+        "single" | "multi" => {
             let i = field(case, "inputs")?;
             let o = field(case, "outputs")?;
-            step.set_state(&nums_at(i, "act")?)?;
+            step.set_state(&per(i, "act")?)?;
+            let force = if multi {
+                nums_at(o, "actuator_force")?
+            } else {
+                vec![num_at(o, "actuator_force")?]
+            };
             step.run(
                 "",
-                &nums_at(i, "qpos")?,
-                &nums_at(i, "qvel")?,
-                &nums_at(i, "ctrl")?,
+                Inputs {
+                    qpos: nums_at(i, "qpos")?,
+                    qvel: nums_at(i, "qvel")?,
+                    ctrl: per(i, "ctrl")?,
+                },
                 Expected {
-                    force: num_at(o, "actuator_force")?,
-                    act_dot: nums_at(o, "act_dot")?,
-                    act_next: nums_at(o, "act_next")?,
+                    force,
+                    act_dot: per(o, "act_dot")?,
+                    act_next: per(o, "act_next")?,
                     qfrc: nums_at(o, "qfrc_actuator")?,
                 },
             )
         }
         "episode" => {
-            step.set_state(&nums_at(case, "act0")?)?;
+            step.set_state(&[nums_at(case, "act0")?])?;
             let s = field(case, "steps")?;
             let rows = |key: &str| -> Result<Vec<Vec<f64>>, Stop> {
                 arr_at(s, key)?
@@ -128,6 +176,9 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
                 ("qvel", &qvel),
                 ("ctrl", &ctrl),
                 ("actuator_force", &force),
+                ("act_dot", &act_dot),
+                ("act_next", &act_next),
+                ("qfrc_actuator", &qfrc),
             ] {
                 if rows.len() != n {
                     return Err(Stop::Fail(format!(
@@ -136,24 +187,19 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
                     )));
                 }
             }
-            for (j, controls) in ctrl.iter().enumerate() {
-                let at = |rows: &Vec<Vec<f64>>| -> Result<f64, Stop> {
-                    rows.get(j)
-                        .and_then(|r| r.first())
-                        .copied()
-                        .ok_or_else(|| Stop::Fail(format!("step {j} is missing a value")))
-                };
-                let row = |rows: &Vec<Vec<f64>>| rows.get(j).cloned().unwrap_or_default();
+            for j in 0..n {
                 step.run(
                     &format!("steps[{j}]."),
-                    &row(&qpos),
-                    &row(&qvel),
-                    controls,
+                    Inputs {
+                        qpos: qpos[j].clone(),
+                        qvel: qvel[j].clone(),
+                        ctrl: vec![ctrl[j].clone()],
+                    },
                     Expected {
-                        force: at(&force)?,
-                        act_dot: row(&act_dot),
-                        act_next: row(&act_next),
-                        qfrc: row(&qfrc),
+                        force: force[j].clone(),
+                        act_dot: vec![act_dot[j].clone()],
+                        act_next: vec![act_next[j].clone()],
+                        qfrc: qfrc[j].clone(),
                     },
                 )?;
             }
@@ -284,41 +330,19 @@ fn actuator(p: &Value, timestep: f32) -> Result<ActuatorCfg, Stop> {
     }
 }
 
-/// A tendon's actuatorfrcrange scales the sum of its actuators' forces
-/// before the forcerange clamp; for the tendon's only actuator that is a
-/// clamp, and two clamps in a row are one clamp to their intersection.
-fn with_tendon_range(mut cfg: ActuatorCfg, p: &Value) -> Result<ActuatorCfg, Stop> {
-    let t = field(p, "transmission")?;
-    if t.get("tendon_actfrclimited").and_then(Value::as_bool) != Some(true) {
-        return Ok(cfg);
-    }
-    let [lo, hi] = match nums_at(t, "tendon_actfrcrange")?[..] {
-        [lo, hi] => [lo as f32, hi as f32],
-        _ => return Err(Stop::Fail("tendon_actfrcrange is not [lo, hi]".into())),
-    };
-    let range = match &mut cfg {
-        ActuatorCfg::MjPid(c) => &mut c.force_range,
-        ActuatorCfg::MjDcMotor(c) => &mut c.force_range,
-        _ => return Ok(cfg),
-    };
-    *range = [range[0].max(lo), range[1].min(hi)];
-    Ok(cfg)
-}
-
 /// MuJoCo's compile-time mapping: the element's MJCF attributes, compiled
 /// by [`DcMotorMjcf`](sinew::DcMotorMjcf) or [`PidMjcf`](sinew::PidMjcf),
 /// give the parameters MuJoCo compiled (each within 1e-6 relative; the
 /// control inputs exactly). `<general>` elements write the arrays
 /// themselves and have nothing to compile.
 fn compile_check(
-    case: &Value,
+    spec: &Value,
     params: &Value,
     compiled: &ActuatorCfg,
     timestep: f32,
     id: &str,
     tally: &mut Tally,
 ) -> Result<(), Stop> {
-    let spec = field(case, "spec")?;
     let attrs = field(spec, "attrs")?.clone();
     let ours: ActuatorCfg = match str_at(spec, "element")? {
         "dcmotor" => serde_json::from_value::<sinew::DcMotorMjcf>(attrs)
@@ -381,99 +405,170 @@ fn compile_check(
     Ok(())
 }
 
-/// MuJoCo's outputs of one step.
+/// One step's inputs: the case's joint state per dof and each actuator's
+/// controls.
+struct Inputs {
+    qpos: Vec<f64>,
+    qvel: Vec<f64>,
+    ctrl: Vec<Vec<f64>>,
+}
+
+/// MuJoCo's outputs of one step: per actuator, then per dof.
 struct Expected {
-    force: f64,
-    act_dot: Vec<f64>,
-    act_next: Vec<f64>,
-    /// Per dof of the transmission.
+    force: Vec<f64>,
+    act_dot: Vec<Vec<f64>>,
+    act_next: Vec<Vec<f64>>,
     qfrc: Vec<f64>,
+}
+
+/// Where a control goes: a command field's column, or the `voltage` plane's.
+#[derive(Clone, Copy, PartialEq)]
+enum Slot {
+    Field(usize, usize),
+    Voltage(usize),
 }
 
 /// One case's backend and what it names.
 struct Step<'a> {
     backend: &'a mut dyn Backend,
-    slots: &'a [String],
-    inputs: &'a [String],
-    /// The transmission's coefficients per dof (`[1]` for a joint): the
-    /// actuator's length is `gear·Σ coef·q`, its joint efforts `coef·gear·f`.
-    coef: &'a [f64],
-    /// Dofs whose joint actuatorfrcrange clamps the sum (the simulator's
-    /// MuJoCo stage, not compared).
-    clamped: &'a [bool],
+    members: &'a [Member],
+    /// The joint (command column) of each of the case's dofs.
+    columns: &'a [usize],
+    /// Each actuator's length along the dofs: `(dof index, coef)`.
+    along: Vec<Vec<(usize, f64)>>,
+    /// Each actuator's target (command column) and ctrl column.
+    targets: Vec<(usize, usize)>,
+    /// Each actuator's controls' places, in its input order.
+    controls: Vec<Vec<Slot>>,
     tally: &'a mut Tally,
     id: &'a str,
 }
 
-/// One step's inputs: the joint state (along the transmission) and the controls.
-struct Inputs {
-    qpos: f64,
-    qvel: f64,
-    ctrl: Vec<f64>,
-}
+impl<'a> Step<'a> {
+    fn new(
+        backend: &'a mut dyn Backend,
+        members: &'a [Member],
+        columns: &'a [usize],
+        along: Vec<Vec<(usize, f64)>>,
+        tally: &'a mut Tally,
+        id: &'a str,
+    ) -> Result<Step<'a>, Stop> {
+        let plan = backend.plan();
+        let targets: Vec<(usize, usize)> = (plan.groups().iter())
+            .map(|g| (g.cmd_columns[0], g.ctrl_columns[0]))
+            .collect();
+        let mut controls: Vec<Vec<Slot>> = Vec::new();
+        for (m, &(column, _)) in members.iter().zip(&targets) {
+            let mut own = Vec::new();
+            for name in &m.inputs {
+                let slot = match name.as_str() {
+                    "pos" => Slot::Field(CommandField::Position as usize, column),
+                    "vel" => Slot::Field(CommandField::Velocity as usize, column),
+                    "ff" => Slot::Field(CommandField::Effort as usize, column),
+                    "voltage" => Slot::Voltage(column),
+                    other => return Err(Stop::Skip(format!("control `{other}`"))),
+                };
+                if controls.iter().flatten().any(|s| *s == slot) {
+                    return Err(Stop::Skip(
+                        "two actuators on one target with the same control (Sinew's command has one \
+                         of each field per target)"
+                            .into(),
+                    ));
+                }
+                own.push(slot);
+            }
+            controls.push(own);
+        }
+        Ok(Step {
+            backend,
+            members,
+            columns,
+            along,
+            targets,
+            controls,
+            tally,
+            id,
+        })
+    }
 
-impl Step<'_> {
-    fn set_state(&mut self, act: &[f64]) -> Result<(), Stop> {
-        if act.len() != self.slots.len() {
-            return Err(Stop::Fail(format!(
-                "{} act values for {} slots",
-                act.len(),
-                self.slots.len()
-            )));
+    fn group(i: usize) -> String {
+        format!("a{i}")
+    }
+
+    /// Resets the env, then writes each actuator's slots.
+    fn set_state(&mut self, act: &[Vec<f64>]) -> Result<(), Stop> {
+        if act.len() != self.members.len()
+            || (act.iter().zip(self.members)).any(|(a, m)| a.len() != m.slots.len())
+        {
+            return Err(Stop::Fail("act does not list every actuator's slots".into()));
         }
         self.backend.reset(EnvIds::All).map_err(error)?;
-        let act: Vec<f32> = act.iter().map(|&a| a as f32).collect();
+        let act: Vec<f32> = act.iter().flatten().map(|&a| a as f32).collect();
         self.write_state(&act)
     }
 
+    /// Writes every actuator's slots, in order.
     fn write_state(&mut self, act: &[f32]) -> Result<(), Stop> {
-        for (name, &value) in self.slots.iter().zip(act) {
-            self.backend
-                .set_state(GROUP, name, EnvIds::All, Values::Scalar(value))
-                .map_err(error)?;
+        let mut values = act.iter();
+        for (i, m) in self.members.iter().enumerate() {
+            for (name, &value) in m.slots.iter().zip(&mut values) {
+                self.backend
+                    .set_state(&Self::group(i), name, EnvIds::All, Values::Scalar(value))
+                    .map_err(error)?;
+            }
         }
         Ok(())
     }
 
+    /// Every actuator's slots, in order.
     fn read_state(&mut self) -> Result<Vec<f32>, Stop> {
         let mut one = [0.0f32];
-        let mut out = Vec::with_capacity(self.slots.len());
-        for name in self.slots {
-            self.backend
-                .read_state(GROUP, name, &mut one)
-                .map_err(error)?;
-            out.push(one[0]);
+        let mut out = Vec::new();
+        for (i, m) in self.members.iter().enumerate() {
+            for name in &m.slots {
+                self.backend
+                    .read_state(&Self::group(i), name, &mut one)
+                    .map_err(error)?;
+                out.push(one[0]);
+            }
         }
         Ok(out)
     }
 
-    /// Steps once from `inputs` and reads, in order, `actuator_force`,
-    /// `qfrc_actuator`, then each slot's `act_dot` and `act_next`.
+    /// Steps once from `inputs` and reads, in order, each actuator's
+    /// `actuator_force` and its slots' `act_dot` and `act_next`, then each
+    /// dof's joint effort.
     fn outputs(&mut self, inputs: &Inputs) -> Result<Vec<f32>, Stop> {
-        let mut cmd = ActuatorCmd::zeros(1, 1);
-        cmd.pos[0] = inputs.qpos as f32;
-        cmd.vel[0] = inputs.qvel as f32;
-        let mut voltage = 0.0;
-        for (name, &u) in self.inputs.iter().zip(&inputs.ctrl) {
-            let u = u as f32;
-            match name.as_str() {
-                "pos" => cmd.position_target[0] = u,
-                "vel" => cmd.velocity_target[0] = u,
-                "ff" => cmd.effort_target[0] = u,
-                "voltage" => voltage = u,
-                other => return Err(Stop::Skip(format!("control `{other}`"))),
+        let plan = self.backend.plan();
+        let (t, nc, nj) = (plan.num_targets(), plan.num_ctrl(), plan.mj().effort_width());
+        let has_voltage = plan.input_planes().iter().any(|p| p.name == "voltage");
+        let mut cmd = ActuatorCmd::zeros(1, t);
+        for (k, &j) in self.columns.iter().enumerate() {
+            cmd.pos[j] = inputs.qpos[k] as f32;
+            cmd.vel[j] = inputs.qvel[k] as f32;
+        }
+        let mut voltage = vec![0.0f32; t];
+        for (i, (&(column, _), along)) in self.targets.iter().zip(&self.along).enumerate() {
+            let sum = |q: &[f64]| along.iter().map(|&(k, c)| c * q[k]).sum::<f64>();
+            cmd.pos[column] = sum(&inputs.qpos) as f32;
+            cmd.vel[column] = sum(&inputs.qvel) as f32;
+            let ctrl = &inputs.ctrl[i];
+            if ctrl.len() != self.controls[i].len() {
+                return Err(Stop::Fail(format!(
+                    "actuator {i} has {} controls, not {}",
+                    ctrl.len(),
+                    self.controls[i].len()
+                )));
+            }
+            for (&slot, &u) in self.controls[i].iter().zip(ctrl) {
+                match slot {
+                    Slot::Field(f, c) => cmd.fields_mut()[f][c] = u as f32,
+                    Slot::Voltage(c) => voltage[c] = u as f32,
+                }
             }
         }
-        let has_voltage = self
-            .backend
-            .plan()
-            .input_planes()
-            .iter()
-            .any(|p| p.name == "voltage");
         if has_voltage {
-            self.backend
-                .set_input("voltage", &[voltage])
-                .map_err(error)?;
+            self.backend.set_input("voltage", &voltage).map_err(error)?;
         }
         self.backend.step(&cmd).map_err(error)?;
         if !self.backend.nonfinite_envs().map_err(error)?.is_empty() {
@@ -481,28 +576,40 @@ impl Step<'_> {
                 "the step zeroed the env for a non-finite value".into(),
             ));
         }
-        let mut one = [0.0f32];
+        let mut row = vec![0.0f32; nc];
         self.backend
-            .read_output("actuator_force", &mut one)
+            .read_output("actuator_force", &mut row)
             .map_err(error)?;
-        let mut out = vec![one[0]];
-        self.backend.read_ctrl(&mut one).map_err(error)?;
-        out.push(one[0]);
-        for name in self.slots {
-            self.backend
-                .read_output(&format!("act_dot_{name}"), &mut one)
-                .map_err(error)?;
-            out.push(one[0]);
-            self.backend
-                .read_state(GROUP, name, &mut one)
-                .map_err(error)?;
-            out.push(one[0]);
+        let force = row.clone();
+        let mut out = Vec::new();
+        let mut one = [0.0f32];
+        for (i, m) in self.members.iter().enumerate() {
+            let c = self.targets[i].1;
+            out.push(force[c]);
+            for name in &m.slots {
+                self.backend
+                    .read_output(&format!("act_dot_{name}"), &mut row)
+                    .map_err(error)?;
+                out.push(row[c]);
+                self.backend
+                    .read_state(&Self::group(i), name, &mut one)
+                    .map_err(error)?;
+                out.push(one[0]);
+            }
         }
+        let mut effort = vec![0.0f32; nj];
+        self.backend
+            .read_joint_effort(&mut effort)
+            .map_err(error)?;
+        out.extend(self.columns.iter().map(|&j| effort[j]));
         Ok(out)
     }
 
     /// How far each output moves when every input is nudged by its f32
     /// rounding (half an ulp, in four sign patterns), from the same state.
+    /// The alternating patterns nudge a state opposite to its controls (an
+    /// odd index beside even ones), where a uniform nudge would cancel in
+    /// a difference such as `v/R − i`.
     fn sensitivity(
         &mut self,
         inputs: &Inputs,
@@ -511,16 +618,24 @@ impl Step<'_> {
     ) -> Result<Vec<f64>, Stop> {
         let mut spread = vec![0.0f64; ours.len()];
         for pattern in 0..4u32 {
-            let nudge = |x: f64, k: u32| super::mujoco::nudge(x, k, pattern);
+            let nudge = |x: f64, k: usize| super::mujoco::nudge(x, k as u32, pattern);
             let nudged = Inputs {
-                qpos: nudge(inputs.qpos, 0),
-                qvel: nudge(inputs.qvel, 1),
+                qpos: (inputs.qpos.iter().enumerate())
+                    .map(|(k, &q)| nudge(q, 2 * k))
+                    .collect(),
+                qvel: (inputs.qvel.iter().enumerate())
+                    .map(|(k, &q)| nudge(q, 2 * k + 1))
+                    .collect(),
                 ctrl: (inputs.ctrl.iter().enumerate())
-                    .map(|(k, &u)| nudge(u, 2 + k as u32))
+                    .map(|(i, c)| {
+                        (c.iter().enumerate())
+                            .map(|(k, &u)| nudge(u, 2 + 10 * i + k))
+                            .collect()
+                    })
                     .collect(),
             };
             let act: Vec<f32> = (act.iter().enumerate())
-                .map(|(k, &a)| nudge(f64::from(a), 7 + k as u32) as f32)
+                .map(|(k, &a)| nudge(f64::from(a), 7 + k) as f32)
                 .collect();
             self.write_state(&act)?;
             let moved = self.outputs(&nudged)?;
@@ -534,58 +649,36 @@ impl Step<'_> {
     /// One step against MuJoCo's outputs. A value off by more than the
     /// tolerance passes only when the f32 rounding of the step's own inputs
     /// moves it that far (its sensitivity, printed beside it).
-    fn run(
-        &mut self,
-        prefix: &str,
-        qpos: &[f64],
-        qvel: &[f64],
-        ctrl: &[f64],
-        want: Expected,
-    ) -> Result<(), Stop> {
-        if want.act_dot.len() != self.slots.len() || want.act_next.len() != self.slots.len() {
+    fn run(&mut self, prefix: &str, inputs: Inputs, want: Expected) -> Result<(), Stop> {
+        let n = self.members.len();
+        let lists_slots = |v: &[Vec<f64>]| {
+            v.len() == n && (v.iter().zip(self.members)).all(|(a, m)| a.len() == m.slots.len())
+        };
+        if want.force.len() != n || !lists_slots(&want.act_dot) || !lists_slots(&want.act_next) {
             return Err(Stop::Fail(format!(
-                "{prefix}act_dot/act_next do not list every slot"
+                "{prefix}actuator_force, act_dot and act_next do not list every actuator's slots"
             )));
         }
-        let dofs = self.coef.len();
-        if qpos.len() != dofs || qvel.len() != dofs || want.qfrc.len() != dofs {
+        let dofs = self.columns.len();
+        if inputs.qpos.len() != dofs || inputs.qvel.len() != dofs || want.qfrc.len() != dofs {
             return Err(Stop::Fail(format!(
                 "{prefix}qpos, qvel and qfrc_actuator must list the {dofs} dofs"
             )));
         }
-        let along = |x: &[f64]| self.coef.iter().zip(x).map(|(c, x)| c * x).sum::<f64>();
-        let inputs = Inputs {
-            qpos: along(qpos),
-            qvel: along(qvel),
-            ctrl: ctrl.to_vec(),
-        };
+        let mut names = Vec::new();
+        for (i, m) in self.members.iter().enumerate() {
+            let who = if n > 1 { format!("[{i}]") } else { String::new() };
+            names.push((format!("actuator_force{who}"), want.force[i]));
+            for (k, slot) in m.slots.iter().enumerate() {
+                names.push((format!("act_dot{who}[{k}] ({slot})"), want.act_dot[i][k]));
+                names.push((format!("act_next{who}[{k}] ({slot})"), want.act_next[i][k]));
+            }
+        }
+        for (k, &q) in want.qfrc.iter().enumerate() {
+            names.push((format!("qfrc_actuator[{k}]"), q));
+        }
         let act = self.read_state()?;
-        // `outputs` reads [force, gear·f, slots…]; compared are the force,
-        // each unclamped dof's `coef·gear·f`, then the slots.
-        let compared: Vec<usize> = (0..dofs)
-            .filter(|&k| !self.clamped.get(k).copied().unwrap_or(false))
-            .collect();
-        let coef = self.coef.to_vec();
-        let expand = |out: &[f32]| -> Vec<f32> {
-            let mut v = vec![out[0]];
-            v.extend(
-                compared
-                    .iter()
-                    .map(|&k| (coef[k] * f64::from(out[1])) as f32),
-            );
-            v.extend_from_slice(&out[2..]);
-            v
-        };
-        let raw = self.outputs(&inputs)?;
-        let ours = expand(&raw);
-        let mut names = vec![("actuator_force".to_owned(), want.force)];
-        for &k in &compared {
-            names.push((format!("qfrc_actuator[{k}]"), want.qfrc[k]));
-        }
-        for (k, name) in self.slots.iter().enumerate() {
-            names.push((format!("act_dot[{k}] ({name})"), want.act_dot[k]));
-            names.push((format!("act_next[{k}] ({name})"), want.act_next[k]));
-        }
+        let ours = self.outputs(&inputs)?;
         let allowed = |r: f64| MUJOCO_TOLERANCE * r.abs().max(1.0);
         let off = names
             .iter()
@@ -593,12 +686,9 @@ impl Step<'_> {
             .any(|((_, r), &o)| (f64::from(o) - r).abs() > allowed(*r));
         let sensitivity = if off {
             let after = self.read_state()?;
-            let s = self.sensitivity(&inputs, &act, &raw)?;
+            let s = self.sensitivity(&inputs, &act, &ours)?;
             self.write_state(&after)?;
-            let mut v = vec![s[0]];
-            v.extend(compared.iter().map(|&k| coef[k].abs() * s[1]));
-            v.extend_from_slice(&s[2..]);
-            v
+            s
         } else {
             vec![0.0; ours.len()]
         };
