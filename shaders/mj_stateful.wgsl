@@ -198,20 +198,31 @@ fn mj_dcmotor_law() -> f32 {
         }
         io_set_state(MJ_DCMOTOR_BRISTLE, exp(a * h) * z + c * velocity);
     }
+    // `DcMotorBias`: 0 dcmotor, 1 none, 2 affine.
+    let bias = u32(io_data(1u));
     var f = 0.0;
     if te > 0.0 {
         f = k * current_next;
     } else {
         let gain = k / max(r_t, 1e-15);
-        f = gain * v + (0.0 - gain * k * velocity);
+        if bias == 0u {
+            f = gain * v + (0.0 - gain * k * velocity);
+        } else {
+            f = gain * v;
+        }
+    }
+    if bias == 2u {
+        f += io_data(2u) + io_data(3u) * length + io_data(4u) * velocity;
     }
     f = io_saturate(MJ_DCMOTOR_OUT_RAW_FORCE, f, io_param(MJ_DCMOTOR_FORCE_LO), io_param(MJ_DCMOTOR_FORCE_HI));
-    let amplitude = io_param(MJ_DCMOTOR_COGGING_AMPLITUDE);
-    if amplitude != 0.0 {
-        f += amplitude * sin(io_param(MJ_DCMOTOR_COGGING_POLES) * length + io_param(MJ_DCMOTOR_COGGING_PHASE));
-    }
-    if sigma0 > 0.0 {
-        f -= sigma0 * z + io_param(MJ_DCMOTOR_SIGMA1) * z_dot;
+    if bias == 0u {
+        let amplitude = io_param(MJ_DCMOTOR_COGGING_AMPLITUDE);
+        if amplitude != 0.0 {
+            f += amplitude * sin(io_param(MJ_DCMOTOR_COGGING_POLES) * length + io_param(MJ_DCMOTOR_COGGING_PHASE));
+        }
+        if sigma0 > 0.0 {
+            f -= sigma0 * z + io_param(MJ_DCMOTOR_SIGMA1) * z_dot;
+        }
     }
     io_set_output(MJ_DCMOTOR_OUT_ACTUATOR_FORCE, f);
     io_set_output(MJ_DCMOTOR_OUT_ACT_DOT_SLEW, slew_dot);

@@ -19,8 +19,10 @@ const MJ_DYN_FILTER_EXACT: u32 = 3u;
 const MJ_DYN_MUSCLE: u32 = 4u;
 const MJ_GAIN_AFFINE: u32 = 1u;
 const MJ_GAIN_MUSCLE: u32 = 2u;
+const MJ_GAIN_DCMOTOR: u32 = 4u;
 const MJ_BIAS_AFFINE: u32 = 1u;
 const MJ_BIAS_MUSCLE: u32 = 2u;
+const MJ_BIAS_DCMOTOR: u32 = 4u;
 
 // One compiled actuator (`MjActuator`).
 struct MjActuator {
@@ -190,6 +192,7 @@ fn mj_ctrl(a: MjActuator, ctrl: f32) -> f32 {
 fn mj_force(a: MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> MjOut {
     let act_dot = mj_act_dot(a, ctrl, act);
     let act_next = mj_next_act(a, act, act_dot);
+    let dc_stateless = a.dynprm[0] <= 0.0;
     var gain: f32;
     switch a.gain_type {
         case MJ_GAIN_AFFINE: {
@@ -198,12 +201,19 @@ fn mj_force(a: MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> M
         case MJ_GAIN_MUSCLE: {
             gain = mj_muscle_gain(length, velocity, a.length_lo, a.length_hi, a.acc0, a.gainprm);
         }
+        case MJ_GAIN_DCMOTOR: {
+            if dc_stateless {
+                gain = a.gainprm[1] / mj_floor(a.gainprm[0]);
+            } else {
+                gain = a.gainprm[1];
+            }
+        }
         default: {
             gain = a.gainprm[0];
         }
     }
     var input: f32;
-    if a.dyn_type == MJ_DYN_NONE {
+    if a.dyn_type == MJ_DYN_NONE || (a.gain_type == MJ_GAIN_DCMOTOR && dc_stateless) {
         input = ctrl;
     } else if (a.flags & MJ_ACT_EARLY) != 0u {
         input = act_next;
@@ -218,9 +228,22 @@ fn mj_force(a: MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> M
         case MJ_BIAS_MUSCLE: {
             force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, a.biasprm);
         }
+        case MJ_BIAS_DCMOTOR: {
+            if dc_stateless {
+                force += 0.0 - gain * a.gainprm[1] * velocity;
+            }
+        }
         default: {}
     }
     return MjOut(force, act_dot, act_next);
+}
+
+// What MuJoCo adds after the force clamp: a dcmotor bias's cogging torque.
+fn mj_force_after(a: MjActuator, force: f32, length: f32) -> f32 {
+    if a.bias_type == MJ_BIAS_DCMOTOR && a.biasprm[0] != 0.0 {
+        return force + a.biasprm[0] * sin(a.biasprm[1] * length + a.biasprm[2]);
+    }
+    return force;
 }
 
 fn mj_force_limit(a: MjActuator, force: f32) -> f32 {

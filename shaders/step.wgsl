@@ -345,6 +345,33 @@ fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
     return kind_law(column.kind);
 }
 
+// Actuator `k` with this env's gain and bias terms (`row`: the env's first
+// ctrl element) where it reads them from the parameter table.
+fn mj_env_actuator(k: u32, row: u32) -> MjActuator {
+    var a = mj[k];
+    if (a.flags & MJ_TABLE_PARAMS) != 0u {
+        for (var q = 0u; q < 3u; q++) {
+            a.gainprm[q] = params[q * plane() + row + a.ctrl_column];
+            a.biasprm[q] = params[(3u + q) * plane() + row + a.ctrl_column];
+        }
+    }
+    return a;
+}
+
+// An actuator's length and velocity along its path (twin of
+// `MjStage::length_velocity`).
+fn mj_length_velocity(a: MjActuator, env: u32) -> vec2<f32> {
+    var length = 0.0;
+    var velocity = 0.0;
+    for (var p = 0u; p < a.path_len; p++) {
+        let at = dims.mj_path_offset + 2u * (a.path_offset + p);
+        let coef = bitcast<f32>(words[at + 1u]);
+        length += coef * cmd_at(FIELD_POS, env, words[at]);
+        velocity += coef * cmd_at(FIELD_VEL, env, words[at]);
+    }
+    return vec2<f32>(a.gear * length, a.gear * velocity);
+}
+
 // One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
 // forwarded controls on entry and `actuator_force` on exit; writes the
 // act_dots and the joint efforts. Returns 1 when a next activation is not
@@ -363,25 +390,11 @@ fn mj_env_stage(env: u32) -> u32 {
     }
     var bad = 0u;
     for (var k = 0u; k < m; k++) {
-        var a = mj[k];
+        let a = mj_env_actuator(k, row);
         let c = row + a.ctrl_column;
-        if (a.flags & MJ_TABLE_PARAMS) != 0u {
-            // An MjGeneral actuator's gain and bias terms, per env.
-            for (var q = 0u; q < 3u; q++) {
-                a.gainprm[q] = params[q * plane() + c];
-                a.biasprm[q] = params[(3u + q) * plane() + c];
-            }
-        }
         let u = select(ctrl[c], 0.0, wild);
-        var length = 0.0;
-        var velocity = 0.0;
-        for (var p = 0u; p < a.path_len; p++) {
-            let at = dims.mj_path_offset + 2u * (a.path_offset + p);
-            let coef = bitcast<f32>(words[at + 1u]);
-            length += coef * cmd_at(FIELD_POS, env, words[at]);
-            velocity += coef * cmd_at(FIELD_VEL, env, words[at]);
-        }
-        let out = mj_force(a, u, mj_state[srow + k], a.gear * length, a.gear * velocity);
+        let lv = mj_length_velocity(a, env);
+        let out = mj_force(a, u, mj_state[srow + k], lv.x, lv.y);
         ctrl[c] = out.force;
         mj_state[srow + m + k] = out.act_dot;
         bad |= nonfinite_bits(out.act_next);
@@ -416,9 +429,14 @@ fn mj_env_stage(env: u32) -> u32 {
         }
     }
     for (var k = 0u; k < m; k++) {
-        let a = mj[k];
+        let a = mj_env_actuator(k, row);
         let c = row + a.ctrl_column;
-        ctrl[c] = mj_force_limit(a, ctrl[c]);
+        let force = mj_force_limit(a, ctrl[c]);
+        if a.bias_type == MJ_BIAS_DCMOTOR {
+            ctrl[c] = mj_force_after(a, force, mj_length_velocity(a, env).x);
+        } else {
+            ctrl[c] = force;
+        }
     }
     for (var j = 0u; j < dims.effort_width; j++) {
         effort[erow + j] = 0.0;

@@ -149,10 +149,8 @@ fn mujoco_stateful_golden_cases() {
         failed, 0,
         "MuJoCo stateful golden cases failed (listed above)"
     );
-    assert_eq!(passed, 930 * backends().len());
-    // What is not modelled yet is skipped, each with its reason.
-    assert_eq!(skips.len(), 35 * backends().len(), "{skips:?}");
-    assert!(skips.iter().all(|s| s.contains("mixed <general>")));
+    assert!(skips.is_empty(), "skipped: {skips:?}");
+    assert_eq!(passed, 965 * backends().len());
 }
 
 #[test]

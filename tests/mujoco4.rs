@@ -1,11 +1,13 @@
 //! MuJoCo 4's `<pid>` and `<dcmotor>` kinds beyond the golden files, on
 //! every backend: scenario files declaring both, resets, per-env parameter
-//! writes, a NaN control leaving only its env's states unchanged, and
-//! errors of the MJCF compile mapping naming element, field and value.
+//! writes, a NaN control leaving only its env's states unchanged, the
+//! force coupling with `<general>` actuators through tendon and joint
+//! `actuatorfrcrange`s, and errors of the MJCF compile mapping naming
+//! element, field and value.
 
 use sinew::{
-    ActuatorCfg, ActuatorCmd, CtrlInputs, DcMotorMjcf, EnvIds, Error, GroupCfg, MjDcMotorCfg, Plan,
-    PlanOptions, Values,
+    ActuatorCfg, ActuatorCmd, CtrlInputs, DcMotorMjcf, EnvIds, Error, FixedTendon, GroupCfg,
+    MjDcMotorCfg, MjGeneralCfg, MjPidCfg, Plan, PlanOptions, Robot, Transmission, Values,
 };
 
 use crate::support::{backends, joints};
@@ -362,5 +364,116 @@ mjcf = {{ kp = 20.0, kv = 1.0, ki = 3.0, imax = 0.2, posrange = [-1.0, 1.0] }}
             .unwrap_err()
             .to_string();
         assert!(e.contains("field `mjcf`") && e.contains(words), "{e}");
+    }
+}
+
+/// MuJoCo's coupling, by hand in f64: a `<pid>` and a `<general>` motor on
+/// a fixed tendon whose `actuatorfrcrange` scales their summed force, and a
+/// `<pid>` and a `<dcmotor>` with cogging on a joint whose
+/// `actuatorfrcrange` clamps the summed effort (cogging after the clamp of
+/// its own force, inside the joint's). Env 2's NaN target zeroes env 2
+/// alone; the other envs read what they read without it.
+#[test]
+fn coupling_scales_tendon_forces_and_clamps_joint_sums() {
+    let robot = Robot {
+        joints: vec!["j0".into(), "j1".into(), "j2".into()],
+        tendons: vec!["t0".into()],
+        fixed_tendons: vec![FixedTendon {
+            name: "t0".into(),
+            joints: vec![("j0".into(), 1.0), ("j1".into(), -0.5)],
+            actuator_force_range: Some([-0.4, 0.4]),
+        }],
+        joint_actuator_force_ranges: vec![("j2".into(), [-0.5, 0.35])],
+        ..Robot::default()
+    };
+    let (kp, kp2) = (5.0f32, 4.0f32);
+    let mut dc = MjDcMotorCfg::new(1.5, 0.08, 0.002);
+    (dc.cogging_amplitude, dc.cogging_poles, dc.cogging_phase) = (0.03, 6.0, 0.2);
+    dc.force_range = [-0.3, 0.3];
+    let groups = vec![
+        GroupCfg::new("tendon_pid", ["t0"], MjPidCfg::new(kp, 0.0, 0.002))
+            .with_transmission(Transmission::Tendon),
+        GroupCfg::new("tendon_motor", ["t0"], MjGeneralCfg::motor())
+            .with_transmission(Transmission::Tendon),
+        GroupCfg::new("joint_pid", ["j2"], MjPidCfg::new(kp2, 0.0, 0.002)),
+        GroupCfg::new("joint_dc", ["j2"], dc),
+    ];
+    let plan = Plan::new(&robot, groups, NUM_ENVS, PlanOptions::default()).unwrap();
+    // Command columns: j0, j1, j2, then t0.
+    let mut c = ActuatorCmd::zeros(NUM_ENVS, 4);
+    let voltage: Vec<f32> = (0..NUM_ENVS)
+        .flat_map(|e| [0.0, 0.0, 6.0 * e as f32 - 8.0, 0.0])
+        .collect();
+    for e in 0..NUM_ENVS {
+        let x = e as f32;
+        let row = &mut c.pos[4 * e..4 * e + 4];
+        row.copy_from_slice(&[0.1 * x, -0.2, 0.3 - 0.2 * x, 0.0]);
+        row[3] = row[0] - 0.5 * row[1];
+        c.vel[4 * e + 2] = 1.0 - x;
+        c.position_target[4 * e + 3] = 0.05 * x * x;
+        c.effort_target[4 * e + 3] = 0.1 - 0.15 * x;
+        c.position_target[4 * e + 2] = 0.1 * x - 0.05;
+    }
+    // The expectation, in f64: per env the joint efforts of j0, j1, j2.
+    let want = |e: usize| -> [f64; 3] {
+        let at = |v: &[f32], k: usize| f64::from(v[4 * e + k]);
+        let length = at(&c.pos, 3);
+        let (f_pid, f_motor) = (
+            f64::from(kp) * (at(&c.position_target, 3) - length),
+            at(&c.effort_target, 3),
+        );
+        let total = f_pid + f_motor;
+        let scale = if total > 0.4 {
+            0.4 / total
+        } else if total < -0.4 {
+            -0.4 / total
+        } else {
+            1.0
+        };
+        let tendon = (f_pid + f_motor) * scale;
+        let q2 = at(&c.pos, 2);
+        let v2 = at(&c.vel, 2);
+        let pid2 = f64::from(kp2) * (at(&c.position_target, 2) - q2);
+        let (k, r) = (0.08, 1.5);
+        let motor = (k / r * (f64::from(voltage[4 * e + 2]) - k * v2)).clamp(-0.3, 0.3)
+            + 0.03 * (6.0 * q2 + 0.2).sin();
+        [tendon, -0.5 * tendon, (pid2 + motor).clamp(-0.5, 0.35)]
+    };
+    let scaled = (0..NUM_ENVS)
+        .filter(|&e| (want(e)[0] - 0.4).abs() < 1e-12 || (want(e)[0] + 0.4).abs() < 1e-12);
+    assert!(scaled.count() >= 2, "some envs hit the tendon range");
+    let clamped = (0..NUM_ENVS).filter(|&e| want(e)[2] == 0.35 || want(e)[2] == -0.5);
+    assert!(clamped.count() >= 1, "some env hits the joint range");
+    for (name, make, _) in backends() {
+        let mut b = make(plan.clone());
+        b.set_input("voltage", &voltage).unwrap();
+        b.step(&c).unwrap();
+        let mut effort = vec![0.0f32; NUM_ENVS * 3];
+        b.read_joint_effort(&mut effort).unwrap();
+        for e in 0..NUM_ENVS {
+            for (j, w) in want(e).iter().enumerate() {
+                approx::assert_relative_eq!(
+                    f64::from(effort[3 * e + j]),
+                    w,
+                    epsilon = 1e-5,
+                    max_relative = 1e-5
+                );
+            }
+        }
+        let mut bad = c.clone();
+        bad.position_target[4 * 2 + 3] = f32::NAN;
+        let mut again = effort.clone();
+        b.reset(EnvIds::All).unwrap();
+        b.step(&bad).unwrap();
+        assert_eq!(b.nonfinite_envs().unwrap(), &[2], "{name}");
+        b.read_joint_effort(&mut again).unwrap();
+        for e in 0..NUM_ENVS {
+            let row = &again[3 * e..3 * e + 3];
+            if e == 2 {
+                assert_eq!(row, [0.0; 3], "{name}");
+            } else {
+                assert_eq!(row, &effort[3 * e..3 * e + 3], "{name}: env {e}");
+            }
+        }
     }
 }

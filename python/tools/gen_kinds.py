@@ -28,6 +28,7 @@ TYPES = {
     "dynprm": "Sequence[float]",
     "gainprm": "Sequence[float]",
     "biasprm": "Sequence[float]",
+    "affine_bias": "Sequence[float]",
     "network": "str",
     "layers": "Sequence[str]",
     "activations": "Sequence[str]",

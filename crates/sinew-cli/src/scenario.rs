@@ -208,6 +208,8 @@ enum GainToml {
     Affine,
     Muscle,
     User,
+    #[serde(rename = "dcmotor")]
+    DcMotor,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -217,6 +219,8 @@ enum BiasToml {
     Affine,
     Muscle,
     User,
+    #[serde(rename = "dcmotor")]
+    DcMotor,
 }
 
 #[derive(Deserialize, Default, Clone, Copy)]
@@ -1558,6 +1562,7 @@ fn gain_type(g: GainToml) -> GainType {
         GainToml::Affine => GainType::Affine,
         GainToml::Muscle => GainType::Muscle,
         GainToml::User => GainType::User,
+        GainToml::DcMotor => GainType::DcMotor,
     }
 }
 
@@ -1567,6 +1572,7 @@ fn bias_type(b: BiasToml) -> BiasType {
         BiasToml::Affine => BiasType::Affine,
         BiasToml::Muscle => BiasType::Muscle,
         BiasToml::User => BiasType::User,
+        BiasToml::DcMotor => BiasType::DcMotor,
     }
 }
 

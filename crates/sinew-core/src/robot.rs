@@ -55,6 +55,10 @@ pub enum GainType {
     Muscle = 2,
     /// User-defined.
     User = 3,
+    /// MuJoCo 4's DC motor gain (a `<general>` form; `gainprm = [R, K, …]`):
+    /// `K` when `dynprm[0] > 0` (an electrical time constant), else `K/R`
+    /// with the control as its input.
+    DcMotor = 4,
 }
 
 /// MuJoCo's bias type of a native actuator (`mjtBias`).
@@ -69,6 +73,11 @@ pub enum BiasType {
     Muscle = 2,
     /// User-defined.
     User = 3,
+    /// MuJoCo 4's DC motor bias (a `<general>` form): the back-EMF
+    /// `−gain·gainprm[1]·velocity` when `dynprm[0] ≤ 0`, and the cogging
+    /// torque `biasprm[0]·sin(biasprm[1]·length + biasprm[2])` added after
+    /// the force-range clamp.
+    DcMotor = 4,
 }
 
 /// MuJoCo's activation dynamics type of a native actuator (`mjtDyn`).

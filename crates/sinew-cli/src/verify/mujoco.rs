@@ -62,7 +62,7 @@ fn opt_num(v: &Value) -> Result<Option<f64>, String> {
     }
 }
 
-fn dyn_type(name: &str) -> Option<DynType> {
+pub(super) fn dyn_type(name: &str) -> Option<DynType> {
     Some(match name {
         "none" => DynType::None,
         "integrator" => DynType::Integrator,
@@ -73,25 +73,27 @@ fn dyn_type(name: &str) -> Option<DynType> {
     })
 }
 
-fn gain_type(name: &str) -> Option<GainType> {
+pub(super) fn gain_type(name: &str) -> Option<GainType> {
     Some(match name {
         "fixed" => GainType::Fixed,
         "affine" => GainType::Affine,
         "muscle" => GainType::Muscle,
+        "dcmotor" => GainType::DcMotor,
         _ => return None,
     })
 }
 
-fn bias_type(name: &str) -> Option<BiasType> {
+pub(super) fn bias_type(name: &str) -> Option<BiasType> {
     Some(match name {
         "none" => BiasType::None,
         "affine" => BiasType::Affine,
         "muscle" => BiasType::Muscle,
+        "dcmotor" => BiasType::DcMotor,
         _ => return None,
     })
 }
 
-fn prm10(p: &Value, key: &str) -> Result<[f32; 10], String> {
+pub(super) fn prm10(p: &Value, key: &str) -> Result<[f32; 10], String> {
     let values = nums_at(p, key)?;
     let mut out = [0.0f32; 10];
     for (o, v) in out.iter_mut().zip(&values) {
@@ -114,7 +116,7 @@ fn general_of(p: &Value) -> Result<MjGeneralCfg, Stop> {
     let skip = |key: &str, name: &str| {
         Stop::Skip(format!(
             "{key} `{name}` is out of scope (Sinew models none/integrator/filter/filterexact/muscle \
-             dynamics and fixed/affine/muscle gain and bias)"
+             dynamics and fixed/affine/muscle/dcmotor gain and bias)"
         ))
     };
     let dyn_name = kind("dyntype")?;

@@ -19,14 +19,13 @@
 
 use serde_json::Value;
 use sinew::{
-    ActuatorCfg, ActuatorCmd, Backend, CommandField, CtrlInputs, EnvIds, GroupCfg, MjDcMotorCfg,
-    MjPidCfg, Plan, PlanOptions, Values,
+    ActuatorCfg, ActuatorCmd, Backend, CommandField, CtrlInputs, DcMotorBias, EnvIds, GroupCfg,
+    MjDcMotorCfg, MjGeneralCfg, MjPidCfg, Plan, PlanOptions, Values,
 };
 
 use super::json::{arr, arr_at, bool_at, field, num, num_at, nums_at, str_at};
-use super::mujoco::{literal, CaseRobot};
+use super::mujoco::{bias_type, dyn_type, gain_type, literal, prm10, CaseRobot};
 use super::{MakeBackend, Outcome, Stop, Tally, MUJOCO_TOLERANCE};
-
 
 pub(super) fn run_case(
     case: &Value,
@@ -44,6 +43,10 @@ pub(super) fn run_case(
 struct Member {
     slots: Vec<String>,
     inputs: Vec<String>,
+    /// An [`MjGeneralCfg`] (a mixed `<general>` form): its ctrl column is
+    /// its force, its one slot MuJoCo's activation, its control the effort
+    /// command.
+    general: bool,
 }
 
 fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Result<(), Stop> {
@@ -65,18 +68,30 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
     let case_robot = CaseRobot::new(params.iter().copied())?;
     let mut groups = Vec::new();
     let mut members = Vec::new();
-    for (i, ((p, spec), (transmission, target))) in
-        params.iter().zip(&specs).zip(&case_robot.targets).enumerate()
+    for (i, ((p, spec), (transmission, target))) in params
+        .iter()
+        .zip(&specs)
+        .zip(&case_robot.targets)
+        .enumerate()
     {
         let actuator = actuator(p, timestep as f32)?;
         compile_check(spec, p, &actuator, timestep as f32, id, tally)?;
+        let general = matches!(actuator, ActuatorCfg::MjGeneral(_));
         groups.push(
             GroupCfg::new(format!("a{i}"), [literal(target)], actuator)
                 .with_transmission(*transmission),
         );
+        // A general actuator's one control is MuJoCo's `ctrl` (undeclared:
+        // null, or a declared name).
+        let inputs = if general {
+            vec!["ctrl".into()]
+        } else {
+            strings(p, "input_names")?
+        };
         members.push(Member {
             slots: strings(p, "act_slots")?,
-            inputs: strings(p, "input_names")?,
+            inputs,
+            general,
         });
     }
     let options = PlanOptions {
@@ -297,7 +312,11 @@ fn actuator(p: &Value, timestep: f32) -> Result<ActuatorCfg, Stop> {
                 let t = field(p, "transmission")?;
                 let m0 = nums_at(t, "dof_M0")?;
                 let coef = nums_at(t, "coef")?;
-                let inv: f64 = coef.iter().zip(&m0).map(|(c, m)| (gear as f64 * c).powi(2) / m).sum();
+                let inv: f64 = coef
+                    .iter()
+                    .zip(&m0)
+                    .map(|(c, m)| (gear as f64 * c).powi(2) / m)
+                    .sum();
                 pid.kv = (biasprm[2] * 2.0 * (-biasprm[1] / inv).sqrt()) as f32;
             }
             pid.inputs = inputs;
@@ -314,19 +333,66 @@ fn actuator(p: &Value, timestep: f32) -> Result<ActuatorCfg, Stop> {
             pid.act_early = bool_at(p, "actearly")?;
             Ok(pid.into())
         }
-        ("dcmotor", "dcmotor", "dcmotor") => {
+        ("dcmotor", "dcmotor", bias @ ("dcmotor" | "none" | "affine")) => {
             if ctrl_ranges.windows(2).any(|w| w[0] != w[1]) {
-                return Err(Stop::Skip("a dcmotor whose controls have different ranges".into()));
+                return Err(Stop::Skip(
+                    "a dcmotor whose controls have different ranges".into(),
+                ));
             }
             let mut m = MjDcMotorCfg::from_compiled(inputs, &gainprm, &dynprm, &biasprm, timestep);
+            if bias != "dcmotor" {
+                // biasprm is the affine bias's, not cogging and LuGre's.
+                (m.cogging_amplitude, m.cogging_poles, m.cogging_phase) = (0.0, 0.0, 0.0);
+                (m.tau_c, m.tau_s, m.omega_s) = (0.0, 0.0, 0.0);
+            }
+            if bias == "none" {
+                m.bias_type = DcMotorBias::None;
+            }
+            if bias == "affine" {
+                m.bias_type = DcMotorBias::Affine;
+                let at = |k: usize| biasprm.get(k).copied().unwrap_or(0.0) as f32;
+                m.affine_bias = [at(0), at(1), at(2)];
+            }
             m.gear = gear;
             m.force_range = force_range;
-            m.ctrl_range = ctrl_ranges.first().copied().unwrap_or([f32::NEG_INFINITY, f32::INFINITY]);
+            m.ctrl_range = ctrl_ranges
+                .first()
+                .copied()
+                .unwrap_or([f32::NEG_INFINITY, f32::INFINITY]);
             Ok(m.into())
         }
-        (d, g, b) => Err(Stop::Skip(format!(
-            "a mixed <general> form (dyn {d}, gain {g}, bias {b}): only pid and dcmotor as compiled by their elements"
-        ))),
+        (d, g, b) => {
+            let (Some(dyn_type), Some(gain_type), Some(bias_type)) =
+                (dyn_type(d), gain_type(g), bias_type(b))
+            else {
+                return Err(Stop::Skip(format!(
+                    "the <general> form (dyn {d}, gain {g}, bias {b})"
+                )));
+            };
+            // A general actuator's one control is MuJoCo's `ctrl`; a dcmotor
+            // gain's controller inputs need the MjDcMotor kind.
+            if names.len() > 1 || names.iter().any(|n| *n != "voltage") {
+                return Err(Stop::Skip(format!(
+                    "a <general> form (dyn {d}, gain {g}, bias {b}) with the controls {names:?}"
+                )));
+            }
+            let bounded = |r: [f32; 2]| r[0].is_finite().then_some(r);
+            Ok(MjGeneralCfg {
+                dyn_type,
+                dynprm: prm10(p, "dynprm")?,
+                gain_type,
+                gainprm: prm10(p, "gainprm")?,
+                bias_type,
+                biasprm: prm10(p, "biasprm")?,
+                ctrl_range: ctrl_ranges.first().copied().and_then(bounded),
+                force_range: bounded(force_range),
+                act_range: bounded(range("actrange", bool_at(p, "actlimited")?)?),
+                act_early: bool_at(p, "actearly")?,
+                gear,
+                ..MjGeneralCfg::default()
+            }
+            .into())
+        }
     }
 }
 
@@ -466,6 +532,7 @@ impl<'a> Step<'a> {
                     "vel" => Slot::Field(CommandField::Velocity as usize, column),
                     "ff" => Slot::Field(CommandField::Effort as usize, column),
                     "voltage" => Slot::Voltage(column),
+                    "ctrl" => Slot::Field(CommandField::Effort as usize, column),
                     other => return Err(Stop::Skip(format!("control `{other}`"))),
                 };
                 if controls.iter().flatten().any(|s| *s == slot) {
@@ -500,7 +567,9 @@ impl<'a> Step<'a> {
         if act.len() != self.members.len()
             || (act.iter().zip(self.members)).any(|(a, m)| a.len() != m.slots.len())
         {
-            return Err(Stop::Fail("act does not list every actuator's slots".into()));
+            return Err(Stop::Fail(
+                "act does not list every actuator's slots".into(),
+            ));
         }
         self.backend.reset(EnvIds::All).map_err(error)?;
         let act: Vec<f32> = act.iter().flatten().map(|&a| a as f32).collect();
@@ -512,12 +581,34 @@ impl<'a> Step<'a> {
         let mut values = act.iter();
         for (i, m) in self.members.iter().enumerate() {
             for (name, &value) in m.slots.iter().zip(&mut values) {
-                self.backend
-                    .set_state(&Self::group(i), name, EnvIds::All, Values::Scalar(value))
-                    .map_err(error)?;
+                let (group, value) = (Self::group(i), Values::Scalar(value));
+                if m.general {
+                    self.backend.set_activation(&group, EnvIds::All, value)
+                } else {
+                    self.backend.set_state(&group, name, EnvIds::All, value)
+                }
+                .map_err(error)?;
             }
         }
         Ok(())
+    }
+
+    /// Actuator `i`'s slot `name` (`rate`: its `act_dot` this step) into `one`.
+    fn slot(&mut self, i: usize, name: &str, rate: bool, one: &mut [f32; 1]) -> Result<(), Stop> {
+        let (group, c) = (Self::group(i), self.targets[i].1);
+        let b = &mut *self.backend;
+        match (self.members[i].general, rate) {
+            (true, true) => b.read_act_dot(&group, one),
+            (true, false) => b.read_activation(&group, one),
+            (false, false) => b.read_state(&group, name, one),
+            (false, true) => {
+                let mut row = vec![0.0f32; b.plan().num_ctrl()];
+                let read = b.read_output(&format!("act_dot_{name}"), &mut row);
+                one[0] = row[c];
+                read
+            }
+        }
+        .map_err(error)
     }
 
     /// Every actuator's slots, in order.
@@ -526,9 +617,7 @@ impl<'a> Step<'a> {
         let mut out = Vec::new();
         for (i, m) in self.members.iter().enumerate() {
             for name in &m.slots {
-                self.backend
-                    .read_state(&Self::group(i), name, &mut one)
-                    .map_err(error)?;
+                self.slot(i, name, false, &mut one)?;
                 out.push(one[0]);
             }
         }
@@ -540,7 +629,11 @@ impl<'a> Step<'a> {
     /// dof's joint effort.
     fn outputs(&mut self, inputs: &Inputs) -> Result<Vec<f32>, Stop> {
         let plan = self.backend.plan();
-        let (t, nc, nj) = (plan.num_targets(), plan.num_ctrl(), plan.mj().effort_width());
+        let (t, nc, nj) = (
+            plan.num_targets(),
+            plan.num_ctrl(),
+            plan.mj().effort_width(),
+        );
         let has_voltage = plan.input_planes().iter().any(|p| p.name == "voltage");
         let mut cmd = ActuatorCmd::zeros(1, t);
         for (k, &j) in self.columns.iter().enumerate() {
@@ -576,31 +669,28 @@ impl<'a> Step<'a> {
                 "the step zeroed the env for a non-finite value".into(),
             ));
         }
-        let mut row = vec![0.0f32; nc];
-        self.backend
-            .read_output("actuator_force", &mut row)
-            .map_err(error)?;
-        let force = row.clone();
+        let mut ctrl = vec![0.0f32; nc];
+        self.backend.read_ctrl(&mut ctrl).map_err(error)?;
+        let mut force = vec![0.0f32; nc];
+        if self.members.iter().any(|m| !m.general) {
+            self.backend
+                .read_output("actuator_force", &mut force)
+                .map_err(error)?;
+        }
         let mut out = Vec::new();
         let mut one = [0.0f32];
         for (i, m) in self.members.iter().enumerate() {
             let c = self.targets[i].1;
-            out.push(force[c]);
+            out.push(if m.general { ctrl[c] } else { force[c] });
             for name in &m.slots {
-                self.backend
-                    .read_output(&format!("act_dot_{name}"), &mut row)
-                    .map_err(error)?;
-                out.push(row[c]);
-                self.backend
-                    .read_state(&Self::group(i), name, &mut one)
-                    .map_err(error)?;
+                self.slot(i, name, true, &mut one)?;
+                out.push(one[0]);
+                self.slot(i, name, false, &mut one)?;
                 out.push(one[0]);
             }
         }
         let mut effort = vec![0.0f32; nj];
-        self.backend
-            .read_joint_effort(&mut effort)
-            .map_err(error)?;
+        self.backend.read_joint_effort(&mut effort).map_err(error)?;
         out.extend(self.columns.iter().map(|&j| effort[j]));
         Ok(out)
     }
@@ -667,7 +757,11 @@ impl<'a> Step<'a> {
         }
         let mut names = Vec::new();
         for (i, m) in self.members.iter().enumerate() {
-            let who = if n > 1 { format!("[{i}]") } else { String::new() };
+            let who = if n > 1 {
+                format!("[{i}]")
+            } else {
+                String::new()
+            };
             names.push((format!("actuator_force{who}"), want.force[i]));
             for (k, slot) in m.slots.iter().enumerate() {
                 names.push((format!("act_dot{who}[{k}] ({slot})"), want.act_dot[i][k]));

@@ -345,6 +345,14 @@ impl MjGeneralCfg {
         if self.bias_type == BiasType::User {
             return Err(unsupported("bias_type", "User"));
         }
+        if self.bias_type == BiasType::DcMotor && self.dynprm[5] > 0.0 {
+            return Err(invalid(
+                group,
+                "dynprm[5]",
+                self.dynprm[5],
+                "LuGre friction needs the bristle state of MuJoCo's dcmotor dynamics (use MjDcMotor)",
+            ));
+        }
         let arrays = [
             ("dynprm", &self.dynprm),
             ("gainprm", &self.gainprm),
@@ -1097,8 +1105,11 @@ pub fn mj_force_with(
     };
     let act_dot = mj_act_dot(a, ctrl, act);
     let act_next = mj_next_act(a, act, act_dot);
+    let dc_stateless = a.dynprm[0] <= 0.0;
     let gain = match a.gain_type {
         x if x == GainType::Affine as u32 => gain3[0] + gain3[1] * length + gain3[2] * velocity,
+        x if x == GainType::DcMotor as u32 && dc_stateless => gain3[1] / mj_floor(gain3[0]),
+        x if x == GainType::DcMotor as u32 => gain3[1],
         x if x == GainType::Muscle as u32 => mj_muscle_gain(
             length,
             velocity,
@@ -1109,7 +1120,9 @@ pub fn mj_force_with(
         ),
         _ => gain3[0],
     };
-    let input = if a.dyn_type == DynType::None as u32 {
+    let input = if a.dyn_type == DynType::None as u32
+        || (a.gain_type == GainType::DcMotor as u32 && dc_stateless)
+    {
         ctrl
     } else if a.flags & MJ_ACT_EARLY != 0 {
         act_next
@@ -1125,6 +1138,9 @@ pub fn mj_force_with(
             let prm = with(&a.biasprm, bias3);
             force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, &prm);
         }
+        x if x == BiasType::DcMotor as u32 && dc_stateless => {
+            force += 0.0 - gain * gain3[1] * velocity;
+        }
         _ => {}
     }
     MjOut {
@@ -1139,6 +1155,19 @@ pub fn mj_force_with(
 pub fn mj_force_limit(a: &MjActuator, force: f32) -> f32 {
     if a.flags & MJ_FORCE_LIMITED != 0 {
         clip(force, a.force_lo, a.force_hi)
+    } else {
+        force
+    }
+}
+
+/// What MuJoCo adds to a force after its force-range clamp: a `dcmotor`
+/// bias's cogging torque `biasprm[0]·sin(biasprm[1]·length + biasprm[2])`
+/// (`bias3`: the first three, an env's values from the parameter table or
+/// the compiled ones).
+#[inline]
+pub fn mj_force_after(a: &MjActuator, bias3: [f32; 3], force: f32, length: f32) -> f32 {
+    if a.bias_type == BiasType::DcMotor as u32 && bias3[0] != 0.0 {
+        force + bias3[0] * (bias3[1] * length + bias3[2]).sin()
     } else {
         force
     }

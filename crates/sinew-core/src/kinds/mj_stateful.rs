@@ -558,6 +558,31 @@ pub struct MjDcMotorCfg {
     pub ctrl_range: [f32; 2],
     /// MuJoCo's timestep `h` (s).
     pub timestep: f32,
+    /// The bias of a `<general>` form with dcmotor dynamics and gain
+    /// (`biastype`): MuJoCo's dcmotor bias (what `<dcmotor>` compiles to),
+    /// none, or affine. Fixed per group.
+    #[serde(default)]
+    pub bias_type: DcMotorBias,
+    /// `biasprm[0..3]` of an affine bias: `b0 + b1·L + b2·V` is added to
+    /// the force before the saturation clamp. Fixed per group.
+    #[serde(default)]
+    pub affine_bias: [f32; 3],
+}
+
+/// The bias of an [`MjDcMotorCfg`] (MuJoCo's `biastype` beside a dcmotor
+/// gain and dynamics).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DcMotorBias {
+    /// The back-EMF `−(K²/R_T)·V` of a motor without inductance, then the
+    /// cogging and LuGre torques after the saturation clamp.
+    #[default]
+    DcMotor,
+    /// No bias: neither back-EMF nor cogging nor LuGre in the force.
+    None,
+    /// [`MjDcMotorCfg::affine_bias`] before the clamp; no back-EMF, cogging
+    /// or LuGre in the force.
+    Affine,
 }
 
 impl MjDcMotorCfg {
@@ -593,6 +618,8 @@ impl MjDcMotorCfg {
             force_range: unlimited(),
             ctrl_range: unlimited(),
             timestep,
+            bias_type: DcMotorBias::DcMotor,
+            affine_bias: [0.0; 3],
         }
     }
 
@@ -816,7 +843,14 @@ impl Kind for MjDcMotorCfg {
     }
 
     fn group_data(&self) -> Vec<f32> {
-        vec![self.inputs.0 as f32]
+        let [b0, b1, b2] = self.affine_bias;
+        vec![
+            self.inputs.0 as f32,
+            self.bias_type as u32 as f32,
+            b0,
+            b1,
+            b2,
+        ]
     }
 
     fn validate(&self, group: &str) -> Result<(), Error> {
@@ -861,6 +895,9 @@ impl Kind for MjDcMotorCfg {
                 self.thermal_capacitance,
                 "a thermal model needs C > 0",
             ));
+        }
+        if let Some(&b) = self.affine_bias.iter().find(|b| !b.is_finite()) {
+            return Err(invalid(group, "affine_bias", b, "must be finite"));
         }
         Ok(())
     }
@@ -993,20 +1030,31 @@ impl Kind for MjDcMotorCfg {
             let c = if a.abs() > 1e-15 { expm1(a * h) / a } else { h };
             io.set_state(S_BRISTLE, (a * h).exp() * z + c * velocity);
         }
-        // Force: actearly current, or the stateless law with back-EMF.
+        // Force: actearly current, or the stateless law (with back-EMF
+        // under the dcmotor bias).
+        let bias = io.data(1) as u32;
         let mut f = if te > 0.0 {
             k * current_next
         } else {
             let gain = k / r_t.max(1e-15);
-            gain * v + (0.0 - gain * k * velocity)
+            if bias == DcMotorBias::DcMotor as u32 {
+                gain * v + (0.0 - gain * k * velocity)
+            } else {
+                gain * v
+            }
         };
-        f = io.saturate(RAW, f, io.param(F_LO), io.param(F_HI));
-        let amplitude = io.param(COG_A);
-        if amplitude != 0.0 {
-            f += amplitude * (io.param(COG_N) * length + io.param(COG_P)).sin();
+        if bias == DcMotorBias::Affine as u32 {
+            f += io.data(2) + io.data(3) * length + io.data(4) * velocity;
         }
-        if sigma0 > 0.0 {
-            f -= sigma0 * z + io.param(S1) * z_dot;
+        f = io.saturate(RAW, f, io.param(F_LO), io.param(F_HI));
+        if bias == DcMotorBias::DcMotor as u32 {
+            let amplitude = io.param(COG_A);
+            if amplitude != 0.0 {
+                f += amplitude * (io.param(COG_N) * length + io.param(COG_P)).sin();
+            }
+            if sigma0 > 0.0 {
+                f -= sigma0 * z + io.param(S1) * z_dot;
+            }
         }
         io.set_output(0, f);
         io.set_output(1, slew_dot);

@@ -34,8 +34,8 @@ pub use learned::*;
 pub use mimo::{MimoMuscleCfg, MimoPositionalCfg, MimoSpringDamperCfg};
 pub use mj_general::*;
 pub use mj_stateful::{
-    CtrlInputs, DcMotorMjcf, DcMotorMode, DcMotorParams, MjDcMotorCfg, MjPidCfg, MjlabDcMotor,
-    PidMjcf,
+    CtrlInputs, DcMotorBias, DcMotorMjcf, DcMotorMode, DcMotorParams, MjDcMotorCfg, MjPidCfg,
+    MjlabDcMotor, PidMjcf,
 };
 pub use remotized_pd::{lookup_limit, RemotizedPdCfg};
 pub use spec::{

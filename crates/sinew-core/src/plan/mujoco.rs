@@ -111,6 +111,17 @@ impl MjStage {
         &self.path[a.path_offset as usize..][..a.path_len as usize]
     }
 
+    /// An actuator's length `gear·Σ coef·pos` and velocity along its path.
+    #[inline]
+    fn length_velocity(&self, a: &MjActuator, pos: &[f32], vel: &[f32]) -> (f32, f32) {
+        let (mut length, mut velocity) = (0.0f32, 0.0f32);
+        for e in self.path_of(a) {
+            length += e.coef * pos[e.column as usize];
+            velocity += e.coef * vel[e.column as usize];
+        }
+        (a.gear * length, a.gear * velocity)
+    }
+
     /// The transmission path of one of [`MjStage::members`].
     pub fn member_path(&self, m: &MjMember) -> &[MjPathEntry] {
         &self.path[m.path_offset as usize..][..m.path_len as usize]
@@ -148,7 +159,7 @@ impl MjStage {
         laws: &mut impl MjLaws,
     ) -> bool {
         use crate::kinds::{
-            mj_ctrl, mj_force, mj_force_limit, mj_force_with, mj_tendon_scale, MJ_MAX_CTRL,
+            mj_ctrl, mj_force_after, mj_force_limit, mj_force_with, mj_tendon_scale, MJ_MAX_CTRL,
         };
         let m = self.actuators.len();
         let (act, act_dot) = state.split_at_mut(m);
@@ -166,24 +177,26 @@ impl MjStage {
         let table = self
             .table_params
             .then(|| std::array::from_fn::<_, 6, _>(&param));
+        // An actuator's first three gainprm and biasprm, from the table or compiled.
+        let prm = |a: &MjActuator| -> ([f32; 3], [f32; 3]) {
+            let c = a.ctrl_column as usize;
+            match &table {
+                Some(rows) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => (
+                    [rows[0][c], rows[1][c], rows[2][c]],
+                    [rows[3][c], rows[4][c], rows[5][c]],
+                ),
+                _ => (
+                    [a.gainprm[0], a.gainprm[1], a.gainprm[2]],
+                    [a.biasprm[0], a.biasprm[1], a.biasprm[2]],
+                ),
+            }
+        };
         for (k, a) in self.actuators.iter().enumerate() {
             let c = a.ctrl_column as usize;
             let u = if wild { 0.0 } else { ctrl[c] };
-            let path = self.path_of(a);
-            let (mut length, mut velocity) = (0.0f32, 0.0f32);
-            for e in path {
-                length += e.coef * pos[e.column as usize];
-                velocity += e.coef * vel[e.column as usize];
-            }
-            let (length, velocity) = (a.gear * length, a.gear * velocity);
-            let out = match &table {
-                Some(rows) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => {
-                    let gain = [rows[0][c], rows[1][c], rows[2][c]];
-                    let bias = [rows[3][c], rows[4][c], rows[5][c]];
-                    mj_force_with(a, gain, bias, u, act[k], length, velocity)
-                }
-                _ => mj_force(a, u, act[k], length, velocity),
-            };
+            let (length, velocity) = self.length_velocity(a, pos, vel);
+            let (gain, bias) = prm(a);
+            let out = mj_force_with(a, gain, bias, u, act[k], length, velocity);
             ctrl[c] = out.force;
             act_dot[k] = out.act_dot;
             next_finite &= out.act_next.is_finite();
@@ -209,7 +222,12 @@ impl MjStage {
         }
         for a in &self.actuators {
             let c = a.ctrl_column as usize;
-            ctrl[c] = mj_force_limit(a, ctrl[c]);
+            let force = mj_force_limit(a, ctrl[c]);
+            ctrl[c] = if a.bias_type == crate::BiasType::DcMotor as u32 {
+                mj_force_after(a, prm(a).1, force, self.length_velocity(a, pos, vel).0)
+            } else {
+                force
+            };
         }
         effort.fill(0.0);
         for m in &self.members {
