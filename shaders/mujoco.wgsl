@@ -47,6 +47,7 @@ struct MjActuator {
     dynprm: array<f32, 3>,
     gainprm: array<f32, 9>,
     biasprm: array<f32, 9>,
+    timestep: f32,
 }
 
 struct MjOut {

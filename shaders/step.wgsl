@@ -345,14 +345,33 @@ fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
     return kind_law(column.kind);
 }
 
-// Actuator `k` with this env's gain and bias terms (`row`: the env's first
-// ctrl element) where it reads them from the parameter table.
+// Actuator `k` with this env's parameters (`row`: the env's first ctrl
+// element) where it reads them from the parameter table (twin of
+// `MjActuator::with_params`).
 fn mj_env_actuator(k: u32, row: u32) -> MjActuator {
-    var a = mj[k];
+    let compiled = mj[k];
+    var a = compiled;
     if (a.flags & MJ_TABLE_PARAMS) != 0u {
+        let at = row + a.ctrl_column;
+        for (var q = 0u; q < 9u; q++) {
+            a.gainprm[q] = params[(MJ_GENERAL_GAINPRM0 + q) * plane() + at];
+            a.biasprm[q] = params[(MJ_GENERAL_BIASPRM0 + q) * plane() + at];
+        }
         for (var q = 0u; q < 3u; q++) {
-            a.gainprm[q] = params[q * plane() + row + a.ctrl_column];
-            a.biasprm[q] = params[(3u + q) * plane() + row + a.ctrl_column];
+            a.dynprm[q] = params[(MJ_GENERAL_DYNPRM0 + q) * plane() + at];
+        }
+        a.gear = params[MJ_GENERAL_GEAR * plane() + at];
+        a.ctrl_lo = params[MJ_GENERAL_CTRL_LO * plane() + at];
+        a.ctrl_hi = params[MJ_GENERAL_CTRL_HI * plane() + at];
+        a.force_lo = params[MJ_GENERAL_FORCE_LO * plane() + at];
+        a.force_hi = params[MJ_GENERAL_FORCE_HI * plane() + at];
+        a.act_lo = params[MJ_GENERAL_ACT_LO * plane() + at];
+        a.act_hi = params[MJ_GENERAL_ACT_HI * plane() + at];
+        a.flags |= MJ_CTRL_LIMITED | MJ_FORCE_LIMITED | MJ_ACT_LIMITED;
+        if a.dyn_type == MJ_DYN_FILTER_EXACT && a.dynprm[0] != compiled.dynprm[0] {
+            // In f32 here (the compiled step is f64's).
+            let tau = max(a.dynprm[0], MJ_MINVAL);
+            a.act_step = tau * -mj_expm1(-a.timestep / tau);
         }
     }
     return a;
@@ -383,7 +402,7 @@ fn mj_env_stage(env: u32) -> u32 {
     let erow = env * dims.effort_width;
     var wild = false;
     for (var k = 0u; k < m; k++) {
-        let a = mj[k];
+        let a = mj_env_actuator(k, row);
         let u = mj_ctrl(a, ctrl[row + a.ctrl_column]);
         ctrl[row + a.ctrl_column] = u;
         wild = wild || abs(u) > MJ_MAX_CTRL;
@@ -447,7 +466,7 @@ fn mj_env_stage(env: u32) -> u32 {
         // An actuator's ctrl is its force; a law member's its effort.
         var factor = 1.0;
         if words[member + 3u] != MJ_FROM_LAW {
-            factor = mj[words[member + 3u]].gear;
+            factor = mj_env_actuator(words[member + 3u], row).gear;
         }
         let path_offset = words[member + 1u];
         for (var p = 0u; p < words[member + 2u]; p++) {
@@ -530,7 +549,7 @@ fn output_stage(
         // Twin of `MjStage::commit`.
         for (var k = 0u; k < m; k++) {
             let at = env * 2u * m + k;
-            mj_state[at] = mj_next_act(mj[k], mj_state[at], mj_state[at + m]);
+            mj_state[at] = mj_next_act(mj_env_actuator(k, row), mj_state[at], mj_state[at + m]);
         }
         // Twin of `LearnedStage::commit`.
         if dims.num_learned > 0u {

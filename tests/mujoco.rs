@@ -348,6 +348,81 @@ fn mujoco_configuration_errors_name_the_field() {
     }
 }
 
+/// `values`, zero-padded to one of MuJoCo's ten-entry parameter arrays.
+fn prm10(values: &[f32]) -> [f32; 10] {
+    let mut out = [0.0; 10];
+    out[..values.len()].copy_from_slice(values);
+    out
+}
+
+/// Every parameter of an `MjGeneralCfg` group is per env: env 1's force
+/// range clamps where env 0's does not, env 2's filter time constant moves
+/// its activation by the exact filter step for that τ, env 3's gear scales
+/// its length and its joint effort. The others keep the compiled values.
+#[test]
+fn mujoco_ranges_dynamics_and_gear_are_randomized_per_env() {
+    let servo = MjGeneralCfg {
+        dyn_type: DynType::FilterExact,
+        dynprm: prm10(&[0.05]),
+        gainprm: prm10(&[10.0]),
+        bias_type: BiasType::Affine,
+        biasprm: prm10(&[0.0, -10.0, -1.0]),
+        force_range: Some([-4.0, 4.0]),
+        ..MjGeneralCfg::default()
+    };
+    let groups = vec![GroupCfg::new("servo", ["j0"], servo)];
+    let h = 0.002f64;
+    for (name, make, tol) in backends() {
+        let mut b = make(plan(&joints(1), groups.clone(), 4, h as f32));
+        for (field, env, v) in [
+            ("forcerange[1]", 1, 0.5),
+            ("dynprm[0]", 2, 0.2),
+            ("gear", 3, 2.0),
+        ] {
+            b.set_param("servo", field, EnvIds::List(&[env]), Values::Scalar(v))
+                .unwrap();
+        }
+        b.set_activation("servo", EnvIds::All, Values::Scalar(0.3))
+            .unwrap();
+        let mut cmd = ActuatorCmd::zeros(4, 1);
+        cmd.effort_target.fill(1.0);
+        cmd.pos.fill(0.1);
+        cmd.vel.fill(-0.2);
+        b.step(&cmd).unwrap();
+        let (mut force, mut act, mut effort) = ([0.0; 4], [0.0; 4], [0.0; 4]);
+        b.read_ctrl(&mut force).unwrap();
+        b.read_activation("servo", &mut act).unwrap();
+        b.read_joint_effort(&mut effort).unwrap();
+        for env in 0..4 {
+            let (gear, tau, hi): (f64, f64, f64) = match env {
+                1 => (1.0, 0.05, 0.5),
+                2 => (1.0, 0.2, 4.0),
+                3 => (2.0, 0.05, 4.0),
+                _ => (1.0, 0.05, 4.0),
+            };
+            let (length, velocity) = (gear * 0.1, gear * -0.2);
+            let f = (10.0 * 0.3 - 10.0 * length - velocity).clamp(-4.0, hi);
+            let act_next = 0.3 + (1.0 - 0.3) / tau * (tau * -(-h / tau).exp_m1());
+            for (what, ours, want) in [
+                ("force", force[env], f),
+                ("activation", act[env], act_next),
+                ("joint effort", effort[env], gear * f),
+            ] {
+                assert!(
+                    tol.accepts(ours, want as f32) || (f64::from(ours) - want).abs() < 1e-6,
+                    "[{name}] env {env} {what}: {ours} vs {want}"
+                );
+            }
+        }
+        let mut hi = [0.0; 4];
+        b.read_param("servo", "force_hi", &mut hi).unwrap();
+        assert_eq!(hi, [4.0, 0.5, 4.0, 4.0], "[{name}]");
+        let mut lo = [0.0; 4];
+        b.read_param("servo", "ctrlrange[0]", &mut lo).unwrap();
+        assert_eq!(lo, [f32::NEG_INFINITY; 4], "[{name}] unlimited");
+    }
+}
+
 /// An `MjGeneralCfg` group's `gainprm[0..3]` and `biasprm[0..3]` are per-env
 /// parameters: a position servo's kp written for one env moves that env's
 /// force by MuJoCo's affine law (`gain·ctrl + b0 + b1·q + b2·q̇`) and no

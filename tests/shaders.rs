@@ -11,7 +11,7 @@ use sinew::net::{LEARNED_LSTM, LEARNED_MLP, NET_DENSE, NET_LSTM};
 use sinew::{
     Activation, BiasType, CommandField, DelayState, DynType, GainType, KindId, LearnedColumn,
     MjActuator, NetLayer, CMD_FIELDS, MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED,
-    MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_MINVAL, MJ_TABLE_PARAMS, NET_MAX_WIDTH,
+    MJ_FORCE_LIMITED, MJ_FROM_LAW, MJ_MAX_CTRL, MJ_MINVAL, MJ_TABLE_PARAMS, NET_MAX_WIDTH,
 };
 use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, NO_BUFFER};
 use sinew_wgpu::{shaders, WORKGROUP_SIZE};
@@ -267,7 +267,8 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 acc0,
                 dynprm,
                 gainprm,
-                biasprm
+                biasprm,
+                timestep
             }),
         ),
         (
@@ -338,7 +339,7 @@ fn wgsl_constants_equal_the_rust_values() {
             ));
         }
     }
-    let fixed: [(&str, u32); 35] = [
+    let fixed: [(&str, u32); 38] = [
         ("WORKGROUP_SIZE", WORKGROUP_SIZE),
         ("NET_MAX_WIDTH", NET_MAX_WIDTH as u32),
         ("NET_DENSE", NET_DENSE),
@@ -365,6 +366,9 @@ fn wgsl_constants_equal_the_rust_values() {
         ("MJ_GAIN_MUSCLE", GainType::Muscle as u32),
         ("MJ_BIAS_AFFINE", BiasType::Affine as u32),
         ("MJ_BIAS_MUSCLE", BiasType::Muscle as u32),
+        ("MJ_GAIN_DCMOTOR", GainType::DcMotor as u32),
+        ("MJ_BIAS_DCMOTOR", BiasType::DcMotor as u32),
+        ("MJ_FROM_LAW", MJ_FROM_LAW),
         ("NO_BUFFER", NO_BUFFER),
         ("FIELD_POSITION", CommandField::Position as u32),
         ("FIELD_VELOCITY", CommandField::Velocity as u32),

@@ -516,10 +516,9 @@ impl StepInputs<'_> {
                 );
             }
             let mj = self.plan.mj();
+            let (plane, row) = (self.plan.num_envs() * num_ctrl, env * num_ctrl);
+            let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
             if !mj.is_empty() {
-                let num_ctrl = ctrl.len();
-                let (plane, row) = (self.plan.num_envs() * num_ctrl, env * num_ctrl);
-                let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
                 let mut laws = EnvLaws {
                     step: self,
                     env,
@@ -536,7 +535,7 @@ impl StepInputs<'_> {
             finite &= nonfinite_bits(ctrl) == 0;
             finite &= nonfinite_bits(outputs) == 0;
             if finite && !mj.is_empty() {
-                mj.commit(mj_state);
+                mj.commit(mj_state, param);
             }
             if finite && !learned.is_empty() {
                 *learned_header = learned.commit(*learned_header);

@@ -32,12 +32,12 @@ pub const MJ_FORCE_LIMITED: u32 = 2;
 pub const MJ_ACT_LIMITED: u32 = 4;
 /// [`MjActuator::flags`] bit: the force uses the next activation (`actearly`).
 pub const MJ_ACT_EARLY: u32 = 8;
-/// [`MjActuator::flags`] bit: `gainprm[0..3]` and `biasprm[0..3]` come
-/// from the per-env parameter table (an [`MjGeneralCfg`] group's
-/// parameters), not from the compiled actuator.
+/// [`MjActuator::flags`] bit: the actuator's parameters (`gainprm`,
+/// `biasprm`, `dynprm`, gear, ranges) come from the per-env parameter table
+/// (an [`MjGeneralCfg`] group's parameters), not from the compiled actuator.
 pub const MJ_TABLE_PARAMS: u32 = 16;
 
-/// An entry of `gainprm` or `biasprm`, randomizable per env.
+/// An entry of `gainprm`, `biasprm` or `dynprm`, randomizable per env.
 const fn prm_spec(
     name: &'static str,
     alias: &'static [&'static str],
@@ -52,23 +52,70 @@ const fn prm_spec(
     }
 }
 
-/// [`MjGeneralCfg`]'s per-env parameters: the first three entries of
-/// `gainprm` and `biasprm` (the affine terms; a muscle's range and force).
+/// A range end of [`MjGeneralCfg`], randomizable per env (±inf where unlimited).
+const fn range_spec(
+    name: &'static str,
+    alias: &'static [&'static str],
+    doc: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        aliases: alias,
+        unit: "(actuator units)",
+        doc,
+        domain: Domain::Extended,
+    }
+}
+
+/// Slot of `gainprm[0]` among [`MjGeneralCfg`]'s parameters (`gainprm[k]` at `+k`).
+pub const MJ_SLOT_GAIN: usize = 0;
+/// Slot of `biasprm[0]`.
+pub const MJ_SLOT_BIAS: usize = 9;
+/// Slot of `dynprm[0]`.
+pub const MJ_SLOT_DYN: usize = 18;
+/// Slot of the gear.
+pub const MJ_SLOT_GEAR: usize = 21;
+/// Slot of `ctrlrange[0]`; then `ctrlrange[1]`, `forcerange[0..2]`, `actrange[0..2]`.
+pub const MJ_SLOT_RANGES: usize = 22;
+/// [`MjGeneralCfg`]'s parameter slots.
+pub const MJ_GENERAL_SLOTS: usize = 28;
+
+/// [`MjGeneralCfg`]'s per-env parameters: `gainprm[0..9]`, `biasprm[0..9]`,
+/// `dynprm[0..3]`, the gear and the control, force and activation ranges
+/// (±inf where MuJoCo's model leaves them unlimited).
 const MJ_GENERAL_PARAMS: &[ParamSpec] = &[
     prm_spec(
         "gainprm0",
         &["gainprm[0]"],
-        "gainprm[0]: the fixed or affine gain's constant term",
+        "gainprm[0]: the fixed or affine gain's constant term (a muscle's range[0])",
     ),
     prm_spec(
         "gainprm1",
         &["gainprm[1]"],
-        "gainprm[1]: the affine gain's length term",
+        "gainprm[1]: the affine gain's length term (a muscle's range[1])",
     ),
     prm_spec(
         "gainprm2",
         &["gainprm[2]"],
-        "gainprm[2]: the affine gain's velocity term",
+        "gainprm[2]: the affine gain's velocity term (a muscle's force)",
+    ),
+    prm_spec(
+        "gainprm3",
+        &["gainprm[3]"],
+        "gainprm[3]: (a muscle's scale)",
+    ),
+    prm_spec("gainprm4", &["gainprm[4]"], "gainprm[4]: (a muscle's lmin)"),
+    prm_spec("gainprm5", &["gainprm[5]"], "gainprm[5]: (a muscle's lmax)"),
+    prm_spec("gainprm6", &["gainprm[6]"], "gainprm[6]: (a muscle's vmax)"),
+    prm_spec(
+        "gainprm7",
+        &["gainprm[7]"],
+        "gainprm[7]: (a muscle's fpmax)",
+    ),
+    prm_spec(
+        "gainprm8",
+        &["gainprm[8]"],
+        "gainprm[8]: (a muscle's fvmax)",
     ),
     prm_spec(
         "biasprm0",
@@ -85,6 +132,76 @@ const MJ_GENERAL_PARAMS: &[ParamSpec] = &[
         &["biasprm[2]"],
         "biasprm[2]: the affine bias's velocity term (−kv)",
     ),
+    prm_spec(
+        "biasprm3",
+        &["biasprm[3]"],
+        "biasprm[3]: (a muscle's, as gainprm)",
+    ),
+    prm_spec(
+        "biasprm4",
+        &["biasprm[4]"],
+        "biasprm[4]: (a muscle's, as gainprm)",
+    ),
+    prm_spec(
+        "biasprm5",
+        &["biasprm[5]"],
+        "biasprm[5]: (a muscle's, as gainprm)",
+    ),
+    prm_spec(
+        "biasprm6",
+        &["biasprm[6]"],
+        "biasprm[6]: (a muscle's, as gainprm)",
+    ),
+    prm_spec(
+        "biasprm7",
+        &["biasprm[7]"],
+        "biasprm[7]: (a muscle's, as gainprm)",
+    ),
+    prm_spec(
+        "biasprm8",
+        &["biasprm[8]"],
+        "biasprm[8]: (a muscle's, as gainprm)",
+    ),
+    prm_spec(
+        "dynprm0",
+        &["dynprm[0]"],
+        "dynprm[0]: the filter's time constant (a muscle's τ_act)",
+    ),
+    prm_spec("dynprm1", &["dynprm[1]"], "dynprm[1]: (a muscle's τ_deact)"),
+    prm_spec(
+        "dynprm2",
+        &["dynprm[2]"],
+        "dynprm[2]: (a muscle's tausmooth)",
+    ),
+    ParamSpec {
+        name: "gear",
+        aliases: &["gear[0]"],
+        unit: "1",
+        doc: "gear[0]: actuator length = gear · (joint position or tendon length)",
+        domain: Domain::Finite,
+    },
+    range_spec(
+        "ctrl_lo",
+        &["ctrlrange[0]"],
+        "ctrlrange[0] (-inf: unlimited)",
+    ),
+    range_spec(
+        "ctrl_hi",
+        &["ctrlrange[1]"],
+        "ctrlrange[1] (inf: unlimited)",
+    ),
+    range_spec(
+        "force_lo",
+        &["forcerange[0]"],
+        "forcerange[0] (-inf: unlimited)",
+    ),
+    range_spec(
+        "force_hi",
+        &["forcerange[1]"],
+        "forcerange[1] (inf: unlimited)",
+    ),
+    range_spec("act_lo", &["actrange[0]"], "actrange[0] (-inf: unlimited)"),
+    range_spec("act_hi", &["actrange[1]"], "actrange[1] (inf: unlimited)"),
 ];
 
 /// One MuJoCo `<general>` actuator: what `mjModel` stores for it.
@@ -174,10 +291,21 @@ impl Kind for MjGeneralCfg {
     const SITES: bool = true;
 
     fn param_value(&self, k: usize) -> f32 {
-        if k < 3 {
-            self.gainprm[k]
-        } else {
-            self.biasprm[k - 3]
+        let lo = |r: Option<[f32; 2]>| r.map_or(f32::NEG_INFINITY, |r| r[0]);
+        let hi = |r: Option<[f32; 2]>| r.map_or(f32::INFINITY, |r| r[1]);
+        match k {
+            MJ_SLOT_GAIN..MJ_SLOT_BIAS => self.gainprm[k - MJ_SLOT_GAIN],
+            MJ_SLOT_BIAS..MJ_SLOT_DYN => self.biasprm[k - MJ_SLOT_BIAS],
+            MJ_SLOT_DYN..MJ_SLOT_GEAR => self.dynprm[k - MJ_SLOT_DYN],
+            MJ_SLOT_GEAR => self.gear,
+            _ => [
+                lo(self.ctrl_range),
+                hi(self.ctrl_range),
+                lo(self.force_range),
+                hi(self.force_range),
+                lo(self.act_range),
+                hi(self.act_range),
+            ][k - MJ_SLOT_RANGES],
         }
     }
 
@@ -416,14 +544,10 @@ impl MjGeneralCfg {
         if self.act_early {
             flags |= MJ_ACT_EARLY;
         }
-        let h = f64::from(timestep);
         let act_step = match self.dyn_type {
-            DynType::FilterExact => {
-                let tau = f64::from(self.dynprm[0]).max(f64::from(MJ_MINVAL));
-                tau * -(-h / tau).exp_m1()
-            }
-            _ => h,
-        } as f32;
+            DynType::FilterExact => filter_exact_step(self.dynprm[0], timestep),
+            _ => timestep,
+        };
         let nine = |p: &[f32; 10]| {
             let mut out = [0.0; 9];
             out.copy_from_slice(&p[..9]);
@@ -451,8 +575,19 @@ impl MjGeneralCfg {
             dynprm: [self.dynprm[0], self.dynprm[1], self.dynprm[2]],
             gainprm: nine(&self.gainprm),
             biasprm: nine(&self.biasprm),
+            timestep,
         }
     }
+}
+
+/// What multiplies `act_dot` in `filterexact`'s next activation:
+/// `τ·(1 − e^{−h/τ})`, computed in f64.
+fn filter_exact_step(tau: f32, timestep: f32) -> f32 {
+    let (tau, h) = (
+        f64::from(tau).max(f64::from(MJ_MINVAL)),
+        f64::from(timestep),
+    );
+    (tau * -(-h / tau).exp_m1()) as f32
 }
 
 fn range_or_zero(range: Option<[f32; 2]>, flags: &mut u32, bit: u32) -> (f32, f32) {
@@ -886,6 +1021,36 @@ pub struct MjActuator {
     pub gainprm: [f32; 9],
     /// `biasprm[0..9]`.
     pub biasprm: [f32; 9],
+    /// MuJoCo's timestep `h`.
+    pub timestep: f32,
+}
+
+impl MjActuator {
+    /// This actuator with one env's parameters (`row(slot)`: the env's
+    /// value of [`MjGeneralCfg`]'s parameter slot `slot`): every range
+    /// applied (±inf where unlimited, which clamps nothing), and
+    /// `filterexact`'s step recomputed when the env's `dynprm[0]` is not the
+    /// compiled one.
+    #[inline]
+    pub fn with_params(&self, row: impl Fn(usize) -> f32) -> MjActuator {
+        let mut a = *self;
+        for k in 0..9 {
+            a.gainprm[k] = row(MJ_SLOT_GAIN + k);
+            a.biasprm[k] = row(MJ_SLOT_BIAS + k);
+        }
+        for k in 0..3 {
+            a.dynprm[k] = row(MJ_SLOT_DYN + k);
+        }
+        a.gear = row(MJ_SLOT_GEAR);
+        [
+            a.ctrl_lo, a.ctrl_hi, a.force_lo, a.force_hi, a.act_lo, a.act_hi,
+        ] = std::array::from_fn(|i| row(MJ_SLOT_RANGES + i));
+        a.flags |= MJ_CTRL_LIMITED | MJ_FORCE_LIMITED | MJ_ACT_LIMITED;
+        if a.dyn_type == DynType::FilterExact as u32 && a.dynprm[0] != self.dynprm[0] {
+            a.act_step = filter_exact_step(a.dynprm[0], a.timestep);
+        }
+        a
+    }
 }
 
 /// What one actuator's law yields before the tendon and force limits.
@@ -1074,35 +1239,7 @@ pub fn mj_ctrl(a: &MjActuator, ctrl: f32) -> f32 {
 /// length and velocity. The tendon and force limits come after.
 #[inline(always)]
 pub fn mj_force(a: &MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> MjOut {
-    let first = |prm: &[f32; 9]| [prm[0], prm[1], prm[2]];
-    mj_force_with(
-        a,
-        first(&a.gainprm),
-        first(&a.biasprm),
-        ctrl,
-        act,
-        length,
-        velocity,
-    )
-}
-
-/// [`mj_force`] with `gainprm[0..3]` and `biasprm[0..3]` given (an env's
-/// values from the parameter table) in place of the compiled ones.
-#[inline(always)]
-pub fn mj_force_with(
-    a: &MjActuator,
-    gain3: [f32; 3],
-    bias3: [f32; 3],
-    ctrl: f32,
-    act: f32,
-    length: f32,
-    velocity: f32,
-) -> MjOut {
-    let with = |prm: &[f32; 9], first: [f32; 3]| {
-        let mut all = *prm;
-        all[..3].copy_from_slice(&first);
-        all
-    };
+    let (gain3, bias3) = (&a.gainprm, &a.biasprm);
     let act_dot = mj_act_dot(a, ctrl, act);
     let act_next = mj_next_act(a, act, act_dot);
     let dc_stateless = a.dynprm[0] <= 0.0;
@@ -1116,7 +1253,7 @@ pub fn mj_force_with(
             a.length_lo,
             a.length_hi,
             a.acc0,
-            &with(&a.gainprm, gain3),
+            &a.gainprm,
         ),
         _ => gain3[0],
     };
@@ -1135,8 +1272,7 @@ pub fn mj_force_with(
             force += bias3[0] + bias3[1] * length + bias3[2] * velocity;
         }
         x if x == BiasType::Muscle as u32 => {
-            let prm = with(&a.biasprm, bias3);
-            force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, &prm);
+            force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, &a.biasprm);
         }
         x if x == BiasType::DcMotor as u32 && dc_stateless => {
             force += 0.0 - gain * gain3[1] * velocity;
@@ -1161,13 +1297,12 @@ pub fn mj_force_limit(a: &MjActuator, force: f32) -> f32 {
 }
 
 /// What MuJoCo adds to a force after its force-range clamp: a `dcmotor`
-/// bias's cogging torque `biasprm[0]·sin(biasprm[1]·length + biasprm[2])`
-/// (`bias3`: the first three, an env's values from the parameter table or
-/// the compiled ones).
+/// bias's cogging torque `biasprm[0]·sin(biasprm[1]·length + biasprm[2])`.
 #[inline]
-pub fn mj_force_after(a: &MjActuator, bias3: [f32; 3], force: f32, length: f32) -> f32 {
-    if a.bias_type == BiasType::DcMotor as u32 && bias3[0] != 0.0 {
-        force + bias3[0] * (bias3[1] * length + bias3[2]).sin()
+pub fn mj_force_after(a: &MjActuator, force: f32, length: f32) -> f32 {
+    let b = &a.biasprm;
+    if a.bias_type == BiasType::DcMotor as u32 && b[0] != 0.0 {
+        force + b[0] * (b[1] * length + b[2]).sin()
     } else {
         force
     }

@@ -111,6 +111,13 @@ impl MjStage {
         &self.path[a.path_offset as usize..][..a.path_len as usize]
     }
 
+    /// The env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg)
+    /// parameter slots, when an actuator reads them (slots of other kinds
+    /// hold other parameters).
+    fn table<'p>(&self, param: impl Fn(usize) -> &'p [f32]) -> Option<MjTable<'p>> {
+        self.table_params.then(|| std::array::from_fn(param))
+    }
+
     /// An actuator's length `gear·Σ coef·pos` and velocity along its path.
     #[inline]
     fn length_velocity(&self, a: &MjActuator, pos: &[f32], vel: &[f32]) -> (f32, f32) {
@@ -143,7 +150,7 @@ impl MjStage {
     /// `[act.., act_dot..]` row, of which only the `act_dot`s are written;
     /// `effort` its joint-effort row; `param(slot)` is the env's row of
     /// parameter slot `slot`, indexed by ctrl column (an [`MjGeneralCfg`](crate::MjGeneralCfg)
-    /// actuator's `gainprm[0..3]` and `biasprm[0..3]`); `laws` reads and
+    /// actuator's parameters); `laws` reads and
     /// re-evaluates the law members. Returns false when some next
     /// activation is not finite. The activations advance in
     /// [`MjStage::commit`], once the env is known to be finite.
@@ -159,44 +166,26 @@ impl MjStage {
         laws: &mut impl MjLaws,
     ) -> bool {
         use crate::kinds::{
-            mj_ctrl, mj_force_after, mj_force_limit, mj_force_with, mj_tendon_scale, MJ_MAX_CTRL,
+            mj_ctrl, mj_force, mj_force_after, mj_force_limit, mj_tendon_scale, MJ_MAX_CTRL,
         };
+        let table = self.table(param);
         let m = self.actuators.len();
         let (act, act_dot) = state.split_at_mut(m);
         // Clamp the controls, then MuJoCo's guard: one control beyond 1e10
         // zeroes every control (of this env).
         let mut wild = false;
         for a in &self.actuators {
-            let u = mj_ctrl(a, ctrl[a.ctrl_column as usize]);
+            let u = mj_ctrl(&env_actuator(a, &table), ctrl[a.ctrl_column as usize]);
             ctrl[a.ctrl_column as usize] = u;
             wild |= u.abs() > MJ_MAX_CTRL;
         }
         let mut next_finite = true;
-        // The env's rows of the six gain and bias slots, when an MjGeneral
-        // actuator reads them (slots of other kinds hold other parameters).
-        let table = self
-            .table_params
-            .then(|| std::array::from_fn::<_, 6, _>(&param));
-        // An actuator's first three gainprm and biasprm, from the table or compiled.
-        let prm = |a: &MjActuator| -> ([f32; 3], [f32; 3]) {
-            let c = a.ctrl_column as usize;
-            match &table {
-                Some(rows) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => (
-                    [rows[0][c], rows[1][c], rows[2][c]],
-                    [rows[3][c], rows[4][c], rows[5][c]],
-                ),
-                _ => (
-                    [a.gainprm[0], a.gainprm[1], a.gainprm[2]],
-                    [a.biasprm[0], a.biasprm[1], a.biasprm[2]],
-                ),
-            }
-        };
         for (k, a) in self.actuators.iter().enumerate() {
+            let a = env_actuator(a, &table);
             let c = a.ctrl_column as usize;
             let u = if wild { 0.0 } else { ctrl[c] };
-            let (length, velocity) = self.length_velocity(a, pos, vel);
-            let (gain, bias) = prm(a);
-            let out = mj_force_with(a, gain, bias, u, act[k], length, velocity);
+            let (length, velocity) = self.length_velocity(&a, pos, vel);
+            let out = mj_force(&a, u, act[k], length, velocity);
             ctrl[c] = out.force;
             act_dot[k] = out.act_dot;
             next_finite &= out.act_next.is_finite();
@@ -221,10 +210,11 @@ impl MjStage {
             }
         }
         for a in &self.actuators {
+            let a = env_actuator(a, &table);
             let c = a.ctrl_column as usize;
-            let force = mj_force_limit(a, ctrl[c]);
+            let force = mj_force_limit(&a, ctrl[c]);
             ctrl[c] = if a.bias_type == crate::BiasType::DcMotor as u32 {
-                mj_force_after(a, prm(a).1, force, self.length_velocity(a, pos, vel).0)
+                mj_force_after(&a, force, self.length_velocity(&a, pos, vel).0)
             } else {
                 force
             };
@@ -235,7 +225,7 @@ impl MjStage {
             let (factor, value) = match m.actuator {
                 MJ_FROM_LAW => (1.0, ctrl[m.ctrl_column as usize]),
                 k => {
-                    let a = &self.actuators[k as usize];
+                    let a = env_actuator(&self.actuators[k as usize], &table);
                     (a.gear, ctrl[a.ctrl_column as usize])
                 }
             };
@@ -252,11 +242,12 @@ impl MjStage {
     }
 
     /// Advances one env's activations by the `act_dot`s
-    /// [`MjStage::env_forces`] stored (WGSL `mj_commit`).
-    pub fn commit(&self, state: &mut [f32]) {
+    /// [`MjStage::env_forces`] stored (WGSL `mj_commit`); `param` as there.
+    pub fn commit<'p>(&self, state: &mut [f32], param: impl Fn(usize) -> &'p [f32]) {
+        let table = self.table(param);
         let (act, act_dot) = state.split_at_mut(self.actuators.len());
         for (k, a) in self.actuators.iter().enumerate() {
-            act[k] = crate::kinds::mj_next_act(a, act[k], act_dot[k]);
+            act[k] = crate::kinds::mj_next_act(&env_actuator(a, &table), act[k], act_dot[k]);
         }
     }
 }
@@ -295,6 +286,21 @@ pub(super) fn mj_cfg_of(robot: &Robot, info: &GroupInfo, t: usize) -> Result<MjG
 /// True when a kind joins the force coupling through its own law.
 pub(super) fn couples_by_law(kind: KindId) -> bool {
     (kind.spec().outputs.iter()).any(|p| p.name == crate::kinds::RAW_FORCE.name)
+}
+
+/// One env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg) parameter slots.
+type MjTable<'p> = [&'p [f32]; crate::kinds::MJ_GENERAL_SLOTS];
+
+/// Actuator `a` with the env's parameters where it reads them from the table.
+#[inline]
+fn env_actuator(a: &MjActuator, table: &Option<MjTable<'_>>) -> MjActuator {
+    match table {
+        Some(rows) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => {
+            let c = a.ctrl_column as usize;
+            a.with_params(|slot| rows[slot][c])
+        }
+        _ => *a,
+    }
 }
 
 /// Compiles every MuJoCo-law column and collects every coupled column, in
