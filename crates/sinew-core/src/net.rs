@@ -257,7 +257,48 @@ impl LearnedStage {
     /// `limits` its rows of the effort-limit, saturation-effort and
     /// velocity-limit tables, `state` its state row. State is written where
     /// the header says a step writes; [`LearnedStage::commit`] makes it current.
+    ///
+    /// The networks run compiled for AVX2 when the CPU has it (no FMA, so
+    /// the bits are the same).
     pub fn env_efforts(
+        &self,
+        pos: &[f32],
+        vel: &[f32],
+        limits: [&[f32]; 3],
+        ctrl: &mut [f32],
+        state: &mut [f32],
+        header: LearnedHeader,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { self.env_efforts_avx2(pos, vel, limits, ctrl, state, header) };
+            return;
+        }
+        self.efforts(pos, vel, limits, ctrl, state, header);
+    }
+
+    /// [`LearnedStage::env_efforts`] with AVX2 enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn env_efforts_avx2(
+        &self,
+        pos: &[f32],
+        vel: &[f32],
+        limits: [&[f32]; 3],
+        ctrl: &mut [f32],
+        state: &mut [f32],
+        header: LearnedHeader,
+    ) {
+        self.efforts(pos, vel, limits, ctrl, state, header);
+    }
+
+    /// The body of [`LearnedStage::env_efforts`].
+    #[inline(always)]
+    fn efforts(
         &self,
         pos: &[f32],
         vel: &[f32],
@@ -286,6 +327,7 @@ impl LearnedStage {
     }
 
     /// An MLP column's scaled output, before the DC clip.
+    #[inline(always)]
     fn mlp_column(
         &self,
         col: &LearnedColumn,
@@ -357,6 +399,7 @@ impl LearnedStage {
 
 /// Dense layers in turn from `x` (WGSL `dense_stack`); returns the first
 /// output of the last (`x[0]` when there is none).
+#[inline(always)]
 fn dense_stack<'a>(
     weights: &[f32],
     layers: &[NetLayer],
@@ -380,21 +423,56 @@ pub(crate) fn evaluate_dense(layers: &[Dense], inputs: &[f32]) -> f32 {
 }
 
 /// One dense layer (WGSL `dense_stack`, per output).
-#[inline]
+#[inline(always)]
 fn dense(weights: &[f32], l: &NetLayer, x: &[f32], y: &mut [f32]) {
     let (n_in, n_out) = (l.inputs as usize, l.outputs as usize);
     let w = &weights[l.weight as usize..][..n_in * n_out];
     let y = &mut y[..n_out];
-    y.fill(0.0);
-    for (&xi, row) in x[..n_in].iter().zip(w.chunks_exact(n_out)) {
-        for (yo, &wo) in y.iter_mut().zip(row) {
-            *yo += xi * wo;
+    // The common widths with their sums in registers; the same additions
+    // in the same order as the general loop, so the same bits.
+    match n_out {
+        8 => weighted_sum::<8>(w, &x[..n_in], y),
+        16 => weighted_sum::<16>(w, &x[..n_in], y),
+        32 => weighted_sum::<32>(w, &x[..n_in], y),
+        64 => weighted_sum::<64>(w, &x[..n_in], y),
+        _ => {
+            y.fill(0.0);
+            for (&xi, row) in x[..n_in].iter().zip(w.chunks_exact(n_out)) {
+                for (yo, &wo) in y.iter_mut().zip(row) {
+                    *yo += xi * wo;
+                }
+            }
         }
     }
-    let act = Activation::ALL[l.activation as usize];
-    for (yo, &bo) in y.iter_mut().zip(&weights[l.bias as usize..][..n_out]) {
-        *yo = act.apply(*yo + bo);
+    let bias = &weights[l.bias as usize..][..n_out];
+    // One loop per activation, so each vectorizes.
+    let each = |y: &mut [f32], f: fn(f32) -> f32| {
+        for (yo, &bo) in y.iter_mut().zip(bias) {
+            *yo = f(*yo + bo);
+        }
+    };
+    match Activation::ALL[l.activation as usize] {
+        Activation::Identity => each(y, |x| Activation::Identity.apply(x)),
+        Activation::Relu => each(y, |x| Activation::Relu.apply(x)),
+        Activation::Elu => each(y, |x| Activation::Elu.apply(x)),
+        Activation::Tanh => each(y, |x| Activation::Tanh.apply(x)),
+        Activation::Softsign => each(y, |x| Activation::Softsign.apply(x)),
+        Activation::Sigmoid => each(y, |x| Activation::Sigmoid.apply(x)),
     }
+}
+
+/// `y = Σ_i x[i]·w[i]` over rows of `N` weights, summed from 0 in input
+/// order (the general loop of [`dense`], with the sums held in registers).
+#[inline(always)]
+fn weighted_sum<const N: usize>(w: &[f32], x: &[f32], y: &mut [f32]) {
+    let mut acc = [0.0f32; N];
+    for (&xi, row) in x.iter().zip(w.chunks_exact(N)) {
+        let row: &[f32; N] = row.try_into().expect("rows of N");
+        for o in 0..N {
+            acc[o] += xi * row[o];
+        }
+    }
+    y.copy_from_slice(&acc);
 }
 
 /// One LSTM layer step (WGSL `lstm_unit` per hidden unit).
@@ -444,6 +522,43 @@ fn lstm_cell(
 mod tests {
     use super::*;
     use crate::kinds::{Activation, Dense, LstmLayer, Mlp};
+
+    /// The register-held sums of the common widths are the general loop's
+    /// additions in the same order: the same bits, every activation.
+    #[test]
+    fn common_widths_sum_as_the_general_loop() {
+        let mut seed = 7u32;
+        let mut draw = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 * 4.0 - 2.0
+        };
+        for n_out in [8, 16, 32, 64, 7] {
+            for &activation in &Activation::ALL {
+                let n_in = 13;
+                let weights: Vec<f32> = (0..n_in * n_out + n_out).map(|_| draw()).collect();
+                let layer = NetLayer {
+                    kind: NET_DENSE,
+                    inputs: n_in as u32,
+                    outputs: n_out as u32,
+                    activation: activation as u32,
+                    weight: 0,
+                    bias: (n_in * n_out) as u32,
+                    ..NetLayer::default()
+                };
+                let x: Vec<f32> = (0..NET_MAX_WIDTH).map(|_| draw()).collect();
+                let mut y = [0.0f32; NET_MAX_WIDTH];
+                dense(&weights, &layer, &x, &mut y);
+                for o in 0..n_out {
+                    let mut sum = 0.0f32;
+                    for i in 0..n_in {
+                        sum += x[i] * weights[i * n_out + o];
+                    }
+                    let want = activation.apply(sum + weights[n_in * n_out + o]);
+                    assert_eq!(y[o].to_bits(), want.to_bits(), "{n_out} {activation} {o}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn compiled_dense_layers_compute_the_torch_layout() {

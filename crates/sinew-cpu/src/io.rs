@@ -108,8 +108,35 @@ pub(crate) struct RunLaw<'a> {
 impl KindVisitor for RunLaw<'_> {
     type Output = ();
 
+    /// The run's loop, compiled a second time for AVX2 and taken when the
+    /// CPU has it. No FMA is enabled (and Rust never contracts `a·b + c`
+    /// by itself), so both loops give the same bits.
     #[inline(always)]
     fn visit<K: Kind>(self) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { self.run_avx2::<K>() };
+            return;
+        }
+        self.run::<K>();
+    }
+}
+
+impl RunLaw<'_> {
+    /// [`RunLaw::run`] with AVX2 enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2<K: Kind>(self) {
+        self.run::<K>();
+    }
+
+    /// The law of kind `K` over every element of the run.
+    #[inline(always)]
+    fn run<K: Kind>(self) {
         let n = self.out.len();
         // The kind's parameter planes from this run's first element on: one
         // slice, not one per parameter, so a narrow run (one joint per env)
