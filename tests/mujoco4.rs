@@ -477,3 +477,44 @@ fn coupling_scales_tendon_forces_and_clamps_joint_sums() {
         }
     }
 }
+
+/// Without a range to couple them, the joint efforts of `pid`/`dcmotor`
+/// columns are the sums of their ctrl values (two actuators on one joint
+/// add up), after `step` and after `step_into` alike.
+#[test]
+fn uncoupled_joint_efforts_sum_the_ctrl_values() {
+    let groups = vec![
+        GroupCfg::new("a", ["j0"], MjPidCfg::new(5.0, 0.5, 0.002)),
+        GroupCfg::new("b", ["j0", "j1"], MjPidCfg::new(2.0, 0.0, 0.002)),
+    ];
+    let plan = Plan::new(&joints(2), groups, NUM_ENVS, PlanOptions::default()).unwrap();
+    let mut c = ActuatorCmd::zeros(NUM_ENVS, 2);
+    for (k, v) in c.position_target.iter_mut().enumerate() {
+        *v = 0.1 * k as f32 - 0.35;
+    }
+    c.vel.fill(0.2);
+    for (name, make, _) in backends() {
+        let mut b = make(plan.clone());
+        for into in [false, true] {
+            let mut ctrl = vec![0.0f32; NUM_ENVS * 3];
+            if into {
+                b.step_into(&c, &mut ctrl).unwrap();
+            } else {
+                b.step(&c).unwrap();
+                b.read_ctrl(&mut ctrl).unwrap();
+            }
+            let mut effort = vec![0.0f32; NUM_ENVS * 2];
+            b.read_joint_effort(&mut effort).unwrap();
+            for e in 0..NUM_ENVS {
+                let row = &ctrl[3 * e..3 * e + 3];
+                let want = [row[0] + row[1], row[2]];
+                assert_eq!(
+                    &effort[2 * e..2 * e + 2],
+                    want,
+                    "{name} into={into} env {e}"
+                );
+                assert_ne!(want[1], 0.0, "{name}");
+            }
+        }
+    }
+}

@@ -49,8 +49,14 @@ pub struct CpuBackend {
     states: Vec<DelayState>,
     /// `(num_envs, mj state_stride)`: MuJoCo activations, then `act_dot`s.
     mj_state: Vec<f32>,
+    /// True once a MuJoCo-law parameter beyond the gain and bias terms was
+    /// written ([`sinew_core::MjStage::env_forces`]'s `wide`).
+    mj_wide: bool,
     /// `(num_envs, mj effort_width)`: joint efforts of the MuJoCo stage.
     effort: Vec<f32>,
+    /// True when `effort` holds the last step's joint efforts; else they
+    /// are sums of `ctrl` ([`sinew_core::MjStage::runs_per_step`]).
+    efforts_current: bool,
     /// `(num_envs, learned state_stride)`: histories and recurrent states.
     learned: Vec<f32>,
     /// Per env: the learned state's header.
@@ -212,6 +218,8 @@ impl CpuBackend {
             ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
             states,
             mj_state: vec![0.0; num_envs * plan.mj().state_stride().max(1)],
+            mj_wide: false,
+            efforts_current: true,
             effort: vec![0.0; num_envs * plan.mj().effort_width().max(1)],
             learned: vec![0.0; num_envs * plan.learned().state_stride.max(1)],
             learned_headers: vec![FRESH_HEADER; num_envs],
@@ -255,6 +263,7 @@ impl CpuBackend {
             seed: plan.seed(),
             step: self.step,
             gather: &self.gather,
+            mj_wide: self.mj_wide,
         };
         let next_stride = (plan.num_state_slots() * plan.num_ctrl()).max(1);
         let num_ctrl = plan.num_ctrl().max(1);
@@ -391,6 +400,8 @@ struct StepInputs<'a> {
     step: u32,
     /// How a tile is filled ([`FastPath::Tiles`]).
     gather: &'a Gather,
+    /// [`CpuBackend::mj_wide`].
+    mj_wide: bool,
 }
 
 /// Non-zero when some value is NaN or ±inf (all exponent bits set). An
@@ -518,7 +529,7 @@ impl StepInputs<'_> {
             let mj = self.plan.mj();
             let (plane, row) = (self.plan.num_envs() * num_ctrl, env * num_ctrl);
             let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
-            if !mj.is_empty() {
+            if mj.runs_per_step() {
                 let mut laws = EnvLaws {
                     step: self,
                     env,
@@ -528,14 +539,23 @@ impl StepInputs<'_> {
                     next,
                     outputs,
                 };
-                finite = mj.env_forces(rows[3], rows[4], ctrl, mj_state, effort, param, &mut laws);
+                finite = mj.env_forces(
+                    rows[3],
+                    rows[4],
+                    ctrl,
+                    mj_state,
+                    effort,
+                    param,
+                    self.mj_wide,
+                    &mut laws,
+                );
                 finite &= nonfinite_bits(&mj_state[mj.actuators.len()..]) == 0;
                 finite &= nonfinite_bits(effort) == 0;
             }
             finite &= nonfinite_bits(ctrl) == 0;
             finite &= nonfinite_bits(outputs) == 0;
-            if finite && !mj.is_empty() {
-                mj.commit(mj_state, param);
+            if finite && mj.runs_per_step() {
+                mj.commit(mj_state, param, self.mj_wide);
             }
             if finite && !learned.is_empty() {
                 *learned_header = learned.commit(*learned_header);
@@ -868,11 +888,23 @@ impl Backend for CpuBackend {
         let mut ctrl = std::mem::take(&mut self.ctrl);
         let result = self.step_rows(cmd, &mut ctrl);
         self.ctrl = ctrl;
+        self.efforts_current = self.plan.mj().runs_per_step();
         result
     }
 
     fn step_into(&mut self, cmd: &dyn AsCmd, out: &mut [f32]) -> Result<(), Error> {
-        self.step_rows(cmd, out)
+        self.step_rows(cmd, out)?;
+        let mj = self.plan.mj();
+        if !mj.is_empty() && !mj.runs_per_step() {
+            // `self.ctrl` is not this step's: the efforts now, from `out`.
+            let width = mj.effort_width();
+            let rows = self.effort.chunks_exact_mut(width);
+            for (row, ctrl) in rows.zip(out.chunks_exact(self.plan.num_ctrl())) {
+                mj.law_efforts(ctrl, row);
+            }
+            self.efforts_current = true;
+        }
+        Ok(())
     }
 
     fn nonfinite_envs(&mut self) -> Result<&[u32], Error> {
@@ -919,10 +951,17 @@ impl Backend for CpuBackend {
 
     fn read_joint_effort(&mut self, out: &mut [f32]) -> Result<(), Error> {
         self.plan.check_joint_effort_len(out.len())?;
-        if self.plan.mj().effort_width() == 0 {
+        let mj = self.plan.mj();
+        if mj.effort_width() == 0 {
             out.fill(0.0);
-        } else {
+        } else if self.efforts_current {
             out.copy_from_slice(&self.effort);
+        } else {
+            // Sums of ctrl values: computed when asked, not every step.
+            let rows = out.chunks_exact_mut(mj.effort_width());
+            for (row, ctrl) in rows.zip(self.ctrl.chunks_exact(self.plan.num_ctrl())) {
+                mj.law_efforts(ctrl, row);
+            }
         }
         Ok(())
     }
@@ -933,8 +972,10 @@ impl Backend for CpuBackend {
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error> {
-        self.plan
+        let (g, slot) = self
+            .plan
             .write_param(param, env_ids, values, &mut self.params)?;
+        self.mj_wide |= self.plan.widens_mj(g, slot);
         Ok(())
     }
 

@@ -1239,7 +1239,28 @@ pub fn mj_ctrl(a: &MjActuator, ctrl: f32) -> f32 {
 /// length and velocity. The tendon and force limits come after.
 #[inline(always)]
 pub fn mj_force(a: &MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> MjOut {
-    let (gain3, bias3) = (&a.gainprm, &a.biasprm);
+    let first = |prm: &[f32; 9]| [prm[0], prm[1], prm[2]];
+    let (gain3, bias3) = (first(&a.gainprm), first(&a.biasprm));
+    mj_force_with(a, gain3, bias3, ctrl, act, length, velocity)
+}
+
+/// [`mj_force`] with `gainprm[0..3]` and `biasprm[0..3]` given (an env's
+/// values from the parameter table) in place of the compiled ones.
+#[inline(always)]
+pub fn mj_force_with(
+    a: &MjActuator,
+    gain3: [f32; 3],
+    bias3: [f32; 3],
+    ctrl: f32,
+    act: f32,
+    length: f32,
+    velocity: f32,
+) -> MjOut {
+    let with = |prm: &[f32; 9], first: [f32; 3]| {
+        let mut all = *prm;
+        all[..3].copy_from_slice(&first);
+        all
+    };
     let act_dot = mj_act_dot(a, ctrl, act);
     let act_next = mj_next_act(a, act, act_dot);
     let dc_stateless = a.dynprm[0] <= 0.0;
@@ -1253,7 +1274,7 @@ pub fn mj_force(a: &MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32)
             a.length_lo,
             a.length_hi,
             a.acc0,
-            &a.gainprm,
+            &with(&a.gainprm, gain3),
         ),
         _ => gain3[0],
     };
@@ -1272,7 +1293,8 @@ pub fn mj_force(a: &MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32)
             force += bias3[0] + bias3[1] * length + bias3[2] * velocity;
         }
         x if x == BiasType::Muscle as u32 => {
-            force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, &a.biasprm);
+            let prm = with(&a.biasprm, bias3);
+            force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, &prm);
         }
         x if x == BiasType::DcMotor as u32 && dc_stateless => {
             force += 0.0 - gain * gain3[1] * velocity;

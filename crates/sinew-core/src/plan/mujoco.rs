@@ -3,6 +3,7 @@
 //! plan's activation accessors.
 
 use super::*;
+use std::borrow::Cow;
 
 /// One entry of a MuJoCo actuator's transmission path (WGSL: two words of
 /// the words table).
@@ -114,8 +115,20 @@ impl MjStage {
     /// The env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg)
     /// parameter slots, when an actuator reads them (slots of other kinds
     /// hold other parameters).
-    fn table<'p>(&self, param: impl Fn(usize) -> &'p [f32]) -> Option<MjTable<'p>> {
-        self.table_params.then(|| std::array::from_fn(param))
+    /// The rows a step reads: every slot when `WIDE`, else the gain and
+    /// bias terms only.
+    fn table<'p, const WIDE: bool>(
+        &self,
+        param: impl Fn(usize) -> &'p [f32],
+    ) -> Option<MjTable<'p>> {
+        use crate::kinds::{MJ_SLOT_BIAS, MJ_SLOT_GAIN};
+        let read = |slot: usize| {
+            WIDE || (MJ_SLOT_GAIN..MJ_SLOT_GAIN + 3).contains(&slot)
+                || (MJ_SLOT_BIAS..MJ_SLOT_BIAS + 3).contains(&slot)
+        };
+        self.table_params.then(|| MjTable {
+            rows: std::array::from_fn(|slot| if read(slot) { param(slot) } else { &[] }),
+        })
     }
 
     /// An actuator's length `gear·Σ coef·pos` and velocity along its path.
@@ -127,6 +140,30 @@ impl MjStage {
             velocity += e.coef * vel[e.column as usize];
         }
         (a.gear * length, a.gear * velocity)
+    }
+
+    /// True when a step must run the stage: it computes forces, or a
+    /// range couples its columns. Otherwise the joint efforts are a sum of
+    /// ctrl values, which [`MjStage::law_efforts`] gives when asked.
+    pub fn runs_per_step(&self) -> bool {
+        !(self.actuators.is_empty()
+            && self.tendon_limits.is_empty()
+            && self.joint_limits.is_empty())
+    }
+
+    /// One env's joint efforts from its ctrl row when every member is a law
+    /// member and no range couples them (`!`[`MjStage::runs_per_step`]):
+    /// what [`MjStage::env_forces`] would have written.
+    pub fn law_efforts(&self, ctrl: &[f32], effort: &mut [f32]) {
+        effort.fill(0.0);
+        for m in &self.members {
+            let value = ctrl[m.ctrl_column as usize];
+            for e in self.member_path(m) {
+                if (e.column as usize) < self.num_joints {
+                    effort[e.column as usize] += 1.0 * e.coef * value;
+                }
+            }
+        }
     }
 
     /// The transmission path of one of [`MjStage::members`].
@@ -150,7 +187,9 @@ impl MjStage {
     /// `[act.., act_dot..]` row, of which only the `act_dot`s are written;
     /// `effort` its joint-effort row; `param(slot)` is the env's row of
     /// parameter slot `slot`, indexed by ctrl column (an [`MjGeneralCfg`](crate::MjGeneralCfg)
-    /// actuator's parameters); `laws` reads and
+    /// actuator's parameters), `wide` true once any of them but
+    /// `gainprm[0..3]` and `biasprm[0..3]` may differ from the compiled
+    /// values (a cheaper step until then); `laws` reads and
     /// re-evaluates the law members. Returns false when some next
     /// activation is not finite. The activations advance in
     /// [`MjStage::commit`], once the env is known to be finite.
@@ -163,29 +202,68 @@ impl MjStage {
         state: &mut [f32],
         effort: &mut [f32],
         param: impl Fn(usize) -> &'p [f32],
+        wide: bool,
+        laws: &mut impl MjLaws,
+    ) -> bool {
+        if wide {
+            self.forces::<true>(pos, vel, ctrl, state, effort, param, laws)
+        } else {
+            self.forces::<false>(pos, vel, ctrl, state, effort, param, laws)
+        }
+    }
+
+    /// [`MjStage::env_forces`] for `wide == WIDE`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
+    fn forces<'p, const WIDE: bool>(
+        &self,
+        pos: &[f32],
+        vel: &[f32],
+        ctrl: &mut [f32],
+        state: &mut [f32],
+        effort: &mut [f32],
+        param: impl Fn(usize) -> &'p [f32],
         laws: &mut impl MjLaws,
     ) -> bool {
         use crate::kinds::{
-            mj_ctrl, mj_force, mj_force_after, mj_force_limit, mj_tendon_scale, MJ_MAX_CTRL,
+            mj_ctrl, mj_force_after, mj_force_limit, mj_force_with, mj_tendon_scale, MJ_MAX_CTRL,
         };
-        let table = self.table(param);
+        let table = self.table::<WIDE>(param);
         let m = self.actuators.len();
         let (act, act_dot) = state.split_at_mut(m);
         // Clamp the controls, then MuJoCo's guard: one control beyond 1e10
         // zeroes every control (of this env).
         let mut wild = false;
         for a in &self.actuators {
-            let u = mj_ctrl(&env_actuator(a, &table), ctrl[a.ctrl_column as usize]);
+            let u = mj_ctrl(
+                &env_actuator::<WIDE>(a, &table, false),
+                ctrl[a.ctrl_column as usize],
+            );
             ctrl[a.ctrl_column as usize] = u;
             wild |= u.abs() > MJ_MAX_CTRL;
         }
         let mut next_finite = true;
         for (k, a) in self.actuators.iter().enumerate() {
-            let a = env_actuator(a, &table);
+            // The gain and bias terms from the table without a copy of the
+            // actuator, unless every parameter may differ.
+            let a = env_actuator::<WIDE>(a, &table, false);
             let c = a.ctrl_column as usize;
             let u = if wild { 0.0 } else { ctrl[c] };
             let (length, velocity) = self.length_velocity(&a, pos, vel);
-            let out = mj_force(&a, u, act[k], length, velocity);
+            let (gain3, bias3) = match &table {
+                Some(t) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => {
+                    use crate::kinds::{MJ_SLOT_BIAS, MJ_SLOT_GAIN};
+                    (
+                        std::array::from_fn(|q| t.rows[MJ_SLOT_GAIN + q][c]),
+                        std::array::from_fn(|q| t.rows[MJ_SLOT_BIAS + q][c]),
+                    )
+                }
+                _ => (
+                    [a.gainprm[0], a.gainprm[1], a.gainprm[2]],
+                    [a.biasprm[0], a.biasprm[1], a.biasprm[2]],
+                ),
+            };
+            let out = mj_force_with(&a, gain3, bias3, u, act[k], length, velocity);
             ctrl[c] = out.force;
             act_dot[k] = out.act_dot;
             next_finite &= out.act_next.is_finite();
@@ -209,26 +287,28 @@ impl MjStage {
                 }
             }
         }
-        for a in &self.actuators {
-            let a = env_actuator(a, &table);
-            let c = a.ctrl_column as usize;
-            let force = mj_force_limit(&a, ctrl[c]);
-            ctrl[c] = if a.bias_type == crate::BiasType::DcMotor as u32 {
-                mj_force_after(&a, force, self.length_velocity(&a, pos, vel).0)
-            } else {
-                force
-            };
-        }
+        // In ctrl order: each actuator's force clamped (and its cogging
+        // added), then every member's `moment·force` summed.
         effort.fill(0.0);
         for m in &self.members {
-            // An actuator's ctrl is its force; a law member's its effort.
-            let (factor, value) = match m.actuator {
-                MJ_FROM_LAW => (1.0, ctrl[m.ctrl_column as usize]),
+            let c = m.ctrl_column as usize;
+            let factor = match m.actuator {
+                // A law member's ctrl is its effort already.
+                MJ_FROM_LAW => 1.0,
                 k => {
-                    let a = env_actuator(&self.actuators[k as usize], &table);
-                    (a.gear, ctrl[a.ctrl_column as usize])
+                    let a = &self.actuators[k as usize];
+                    let dc_bias = a.bias_type == crate::BiasType::DcMotor as u32;
+                    let a = env_actuator::<WIDE>(a, &table, dc_bias);
+                    let force = mj_force_limit(&a, ctrl[c]);
+                    ctrl[c] = if dc_bias {
+                        mj_force_after(&a, force, self.length_velocity(&a, pos, vel).0)
+                    } else {
+                        force
+                    };
+                    a.gear
                 }
             };
+            let value = ctrl[c];
             for e in self.member_path(m) {
                 if (e.column as usize) < self.num_joints {
                     effort[e.column as usize] += factor * e.coef * value;
@@ -243,11 +323,19 @@ impl MjStage {
 
     /// Advances one env's activations by the `act_dot`s
     /// [`MjStage::env_forces`] stored (WGSL `mj_commit`); `param` as there.
-    pub fn commit<'p>(&self, state: &mut [f32], param: impl Fn(usize) -> &'p [f32]) {
-        let table = self.table(param);
+    pub fn commit<'p>(&self, state: &mut [f32], param: impl Fn(usize) -> &'p [f32], wide: bool) {
+        use crate::kinds::mj_next_act;
         let (act, act_dot) = state.split_at_mut(self.actuators.len());
+        // The activation range and step are the compiled ones until wide.
+        if !wide {
+            for (k, a) in self.actuators.iter().enumerate() {
+                act[k] = mj_next_act(a, act[k], act_dot[k]);
+            }
+            return;
+        }
+        let table = self.table::<true>(param);
         for (k, a) in self.actuators.iter().enumerate() {
-            act[k] = crate::kinds::mj_next_act(&env_actuator(a, &table), act[k], act_dot[k]);
+            act[k] = mj_next_act(&env_actuator::<true>(a, &table, false), act[k], act_dot[k]);
         }
     }
 }
@@ -288,18 +376,39 @@ pub(super) fn couples_by_law(kind: KindId) -> bool {
     (kind.spec().outputs.iter()).any(|p| p.name == crate::kinds::RAW_FORCE.name)
 }
 
-/// One env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg) parameter slots.
-type MjTable<'p> = [&'p [f32]; crate::kinds::MJ_GENERAL_SLOTS];
+/// One env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg) parameter
+/// slots (empty where a step does not read them).
+struct MjTable<'p> {
+    rows: [&'p [f32]; crate::kinds::MJ_GENERAL_SLOTS],
+}
 
-/// Actuator `a` with the env's parameters where it reads them from the table.
-#[inline]
-fn env_actuator(a: &MjActuator, table: &Option<MjTable<'_>>) -> MjActuator {
+/// Actuator `a` with the env's parameters where it reads them from the
+/// table: all of them when `WIDE`, else its gain and bias terms (`prm`: the
+/// caller reads them) or none (the compiled actuator itself).
+#[inline(always)]
+fn env_actuator<'a, const WIDE: bool>(
+    a: &'a MjActuator,
+    table: &Option<MjTable<'_>>,
+    prm: bool,
+) -> Cow<'a, MjActuator> {
+    use crate::kinds::{MJ_SLOT_BIAS, MJ_SLOT_GAIN, MJ_TABLE_PARAMS};
+    if !WIDE && !prm {
+        return Cow::Borrowed(a);
+    }
+    let c = a.ctrl_column as usize;
     match table {
-        Some(rows) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => {
-            let c = a.ctrl_column as usize;
-            a.with_params(|slot| rows[slot][c])
+        Some(t) if a.flags & MJ_TABLE_PARAMS != 0 && WIDE => {
+            Cow::Owned(a.with_params(|slot| t.rows[slot][c]))
         }
-        _ => *a,
+        Some(t) if a.flags & MJ_TABLE_PARAMS != 0 => {
+            let mut own = *a;
+            for k in 0..3 {
+                own.gainprm[k] = t.rows[MJ_SLOT_GAIN + k][c];
+                own.biasprm[k] = t.rows[MJ_SLOT_BIAS + k][c];
+            }
+            Cow::Owned(own)
+        }
+        _ => Cow::Borrowed(a),
     }
 }
 
@@ -400,6 +509,17 @@ pub(super) fn mj_stage(
 }
 
 impl Plan {
+    /// True when a write of parameter slot `slot` of group `g` may make an
+    /// [`MjGeneralCfg`](crate::MjGeneralCfg) actuator differ from its
+    /// compiled self beyond `gainprm[0..3]` and `biasprm[0..3]` (the
+    /// `wide` of [`MjStage::env_forces`]).
+    pub fn widens_mj(&self, g: usize, slot: usize) -> bool {
+        use crate::kinds::{MJ_SLOT_BIAS, MJ_SLOT_GAIN};
+        let narrow = (MJ_SLOT_GAIN..MJ_SLOT_GAIN + 3).contains(&slot)
+            || (MJ_SLOT_BIAS..MJ_SLOT_BIAS + 3).contains(&slot);
+        self.groups[g].kind() == KindId::MjGeneral && !narrow
+    }
+
     /// The MuJoCo-state columns of a group, after checking it has them.
     pub fn mj_indices_of(&self, group: &str) -> Result<&[usize], Error> {
         let g = self.group_index(group)?;
