@@ -43,27 +43,32 @@ const fn prm_spec(
     alias: &'static [&'static str],
     doc: &'static str,
 ) -> ParamSpec {
-    ParamSpec {
-        name,
-        aliases: alias,
-        unit: "(by gain/bias type)",
-        doc,
-        domain: Domain::Finite,
-    }
+    aliased(name, alias, "(by gain/bias type)", doc, Domain::Finite)
 }
 
-/// A range end of [`MjGeneralCfg`], randomizable per env (±inf where unlimited).
+/// A range end, randomizable per env (±inf where unlimited).
 const fn range_spec(
     name: &'static str,
     alias: &'static [&'static str],
     doc: &'static str,
 ) -> ParamSpec {
+    aliased(name, alias, "(actuator units)", doc, Domain::Extended)
+}
+
+/// A parameter with MuJoCo's array name as its alias.
+const fn aliased(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    unit: &'static str,
+    doc: &'static str,
+    domain: Domain,
+) -> ParamSpec {
     ParamSpec {
         name,
-        aliases: alias,
-        unit: "(actuator units)",
+        aliases,
+        unit,
         doc,
-        domain: Domain::Extended,
+        domain,
     }
 }
 
@@ -173,13 +178,13 @@ const MJ_GENERAL_PARAMS: &[ParamSpec] = &[
         &["dynprm[2]"],
         "dynprm[2]: (a muscle's tausmooth)",
     ),
-    ParamSpec {
-        name: "gear",
-        aliases: &["gear[0]"],
-        unit: "1",
-        doc: "gear[0]: actuator length = gear · (joint position or tendon length)",
-        domain: Domain::Finite,
-    },
+    aliased(
+        "gear",
+        &["gear[0]"],
+        "1",
+        "gear[0]: actuator length = gear · (joint position or tendon length)",
+        Domain::Finite,
+    ),
     range_spec(
         "ctrl_lo",
         &["ctrlrange[0]"],
