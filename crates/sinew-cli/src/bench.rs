@@ -302,6 +302,9 @@ pub struct BenchReport {
     pub devices: Vec<(String, String)>,
     /// The cells.
     pub results: Vec<BenchResult>,
+    /// Cells a device could not hold, each with why (e.g. a software
+    /// adapter's 128 MiB binding limit).
+    pub skipped: Vec<String>,
 }
 
 /// Elements of each triad array: 3 × 128 MiB, far past the caches.
@@ -436,6 +439,7 @@ pub fn bench(
         bandwidth_gbs: Vec::new(),
         devices: Vec::new(),
         results: Vec::new(),
+        skipped: Vec::new(),
     };
     let cells = backends.len() * kinds.len() * envs.len();
     let bar = if progress {
@@ -460,7 +464,17 @@ pub fn bench(
                 let options = PlanOptions::default();
                 let mut engine = match backend {
                     "cpu" => Engine::cpu(&robot, groups, num_envs, options)?,
-                    _ => Engine::gpu(&robot, groups, num_envs, options)?,
+                    _ => match Engine::gpu(&robot, groups, num_envs, options) {
+                        Ok(engine) => engine,
+                        Err(e) if e.kind() == sinew::ErrorKind::Device => {
+                            report
+                                .skipped
+                                .push(format!("{backend} {kind} {num_envs} × {num_targets}: {e}"));
+                            bar.inc(1);
+                            continue;
+                        }
+                        Err(e) => return Err(e.into()),
+                    },
                 };
                 randomize(&mut engine);
                 let us = time_steps(&mut engine, &mut cmd, |_, _| {})?;
@@ -520,6 +534,7 @@ pub fn bench_scenario(
         bandwidth_gbs: Vec::new(),
         devices: Vec::new(),
         results: Vec::new(),
+        skipped: Vec::new(),
     };
     let bar = if progress {
         ProgressBar::new((backends.len() * envs.len() * 3) as u64)
@@ -600,6 +615,9 @@ impl BenchReport {
                     r.percent_of_bandwidth
                 ));
             }
+        }
+        for skip in &self.skipped {
+            out.push_str(&format!("\nskipped: {skip}"));
         }
         out
     }
