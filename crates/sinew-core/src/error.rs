@@ -1,6 +1,55 @@
 //! The one error type of Sinew's data model.
 
+use std::fmt;
+use std::sync::Arc;
+
 use crate::robot::Transmission;
+
+/// A lower-level error kept as an [`Error`]'s source (what the graphics
+/// API said), shared so that [`Error`] stays `Clone`. Two are equal when
+/// they print the same.
+///
+/// ```
+/// use std::error::Error as _;
+/// use sinew_core::{Error, Source};
+/// let lower = std::io::Error::other("device lost");
+/// let e = Error::Gpu { what: "readback", message: lower.to_string(), source: Some(Source::new(lower)) };
+/// assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("device lost"));
+/// assert_eq!(e.clone(), e);
+/// ```
+#[derive(Clone)]
+pub struct Source(Arc<dyn std::error::Error + Send + Sync>);
+
+impl Source {
+    /// Keeps `error` as a source.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Source {
+        Source(Arc::new(error))
+    }
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Source {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for Source {
+    fn eq(&self, other: &Source) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.to_string() == other.to_string()
+    }
+}
 
 /// Everything that can go wrong building or driving an actuator set.
 ///
@@ -277,6 +326,9 @@ pub enum Error {
     NoGpuAdapter {
         /// What the graphics API said, and what to install.
         reason: String,
+        /// The graphics API's own error, where there is one.
+        #[source]
+        source: Option<Source>,
     },
     /// A MuJoCo shortcut ([`MjPositionCfg`](crate::MjPositionCfg), …) got
     /// a value MuJoCo's compiler rejects.
@@ -340,6 +392,9 @@ pub enum Error {
         what: &'static str,
         /// What went wrong.
         message: String,
+        /// The graphics API's own error, where there is one.
+        #[source]
+        source: Option<Source>,
     },
 }
 

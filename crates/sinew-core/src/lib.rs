@@ -30,7 +30,7 @@ pub mod robot;
 
 pub use cmd::{ActuatorCmd, AsCmd, CmdRef, CMD_FIELDS};
 pub use delay::{DelayCfg, DelayShare, DelayState, Resample};
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, Source};
 pub use group::GroupCfg;
 pub use kinds::*;
 pub use net::{LearnedColumn, LearnedStage, NetLayer};

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use sinew_core::{Error, KindId};
+use sinew_core::{Error, KindId, Source};
 
 use crate::shaders;
 
@@ -94,6 +94,7 @@ impl GpuContext {
                 "{e}; Sinew needs a Vulkan, Metal or DX12 adapter (on Linux without a GPU, \
                  `apt-get install mesa-vulkan-drivers` gives the software one)"
             ),
+            source: Some(Source::new(e)),
         })?;
         let info = adapter.get_info();
         let limits = adapter.limits();
@@ -103,6 +104,7 @@ impl GpuContext {
                     "adapter {} allows {} storage buffers per shader stage; Sinew's kernels bind {}",
                     info.name, limits.max_storage_buffers_per_shader_stage, STORAGE_BUFFERS_PER_STAGE
                 ),
+                source: None,
             });
         }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -112,6 +114,7 @@ impl GpuContext {
         }))
         .map_err(|e| Error::NoGpuAdapter {
             reason: format!("adapter {} refused a device: {e}", info.name),
+            source: Some(Source::new(e)),
         })?;
         let description = format!(
             "{} ({:?}, {:?}, driver {} {})",
@@ -146,6 +149,7 @@ impl GpuContext {
                      bind {STORAGE_BUFFERS_PER_STAGE}; create it with `required_limits: adapter.limits()`",
                     limits.max_storage_buffers_per_shader_stage
                 ),
+                source: None,
             });
         }
         Ok(Self::build(device, queue, "caller's device".into(), false))
@@ -187,6 +191,7 @@ impl GpuContext {
             return Err(Error::Gpu {
                 what: "kernels",
                 message: e.to_string(),
+                source: Some(Source::new(e)),
             });
         }
         cache.push((kinds.to_vec(), pipelines.clone()));

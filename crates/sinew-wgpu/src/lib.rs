@@ -36,7 +36,7 @@ use std::sync::{mpsc, Arc};
 
 use bytemuck::Pod;
 use sinew_core::net::{LearnedColumn, LearnedStage, FRESH_HEADER};
-use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, Lags, ParamRef, Plan, Values};
+use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, Lags, ParamRef, Plan, Source, Values};
 use wgpu::util::DeviceExt;
 
 use context::Pipelines;
@@ -128,6 +128,7 @@ impl WgpuBackend {
                         "the {what} buffer needs {bytes} bytes and the device binds at most \
                          {max_bytes}; use fewer envs (or a shorter max_lag) per backend"
                     ),
+                    source: None,
                 })
             } else {
                 Ok(())
@@ -249,6 +250,7 @@ impl WgpuBackend {
             return Err(Error::Gpu {
                 what: "allocation",
                 message: e.to_string(),
+                source: Some(Source::new(e)),
             });
         }
         let bind_group = bind_group(ctx, &buffers, &buffers.cmd, &buffers.ctrl);
@@ -340,6 +342,7 @@ impl WgpuBackend {
                 message: "the command and ctrl buffers are one buffer; a kernel cannot read \
                           and write one binding: pass two buffers"
                     .into(),
+                source: None,
             });
         }
         for (what, buffer, bytes) in [
@@ -355,6 +358,7 @@ impl WgpuBackend {
                         buffer.usage(),
                         buffer.size()
                     ),
+                    source: None,
                 });
             }
         }
@@ -371,6 +375,7 @@ impl WgpuBackend {
                 return Err(Error::Gpu {
                     what: "encode_step",
                     message: format!("the command or ctrl buffer cannot be bound: {e}"),
+                    source: Some(Source::new(e)),
                 });
             }
             self.external = Some((cmd.clone(), ctrl_out.clone(), group));
@@ -416,20 +421,19 @@ impl WgpuBackend {
         slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
-        let gpu_err = |message: String| Error::Gpu {
-            what: "readback",
-            message,
-        };
+        fn gpu_err(e: impl std::error::Error + Send + Sync + 'static) -> Error {
+            Error::Gpu {
+                what: "readback",
+                message: e.to_string(),
+                source: Some(Source::new(e)),
+            }
+        }
         device
             .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| gpu_err(e.to_string()))?;
-        rx.recv()
-            .map_err(|e| gpu_err(e.to_string()))?
-            .map_err(|e| gpu_err(e.to_string()))?;
+            .map_err(gpu_err)?;
+        rx.recv().map_err(gpu_err)?.map_err(gpu_err)?;
         {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| gpu_err(e.to_string()))?;
+            let view = slice.get_mapped_range().map_err(gpu_err)?;
             bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(&view);
         }
         staging.unmap();
@@ -598,6 +602,7 @@ fn check_loop_limit(ctx: &GpuContext, plan: &Plan) -> Result<(), Error> {
              give wrong values; step this plan on the CPU backend or a hardware GPU",
             ctx.description()
         ),
+        source: None,
     };
     let per_env = env_loop_iterations(plan);
     if per_env > SOFTWARE_LOOP_LIMIT {
@@ -754,6 +759,7 @@ impl Backend for WgpuBackend {
                 message: "the last step was recorded with encode_step and wrote the caller's \
                           ctrl buffer; read that buffer"
                     .into(),
+                source: None,
             });
         }
         let src = self.buffers.ctrl.clone();
