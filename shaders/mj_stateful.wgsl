@@ -1,4 +1,4 @@
-// MuJoCo 4's pid and dcmotor. Twin of crates/sinew-core/src/kinds/mj_stateful.rs.
+// MuJoCo 4's pid and dcmotor. Twin of crates/sinew-core/src/kinds/mj_stateful/{pid,dcmotor}.rs.
 
 const MJ_IN_POS: u32 = 1u;
 const MJ_IN_VEL: u32 = 2u;
