@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
-use sinew::{ActuatorCmd, Backend, CpuBackend, GpuContext, Plan, PlanOptions, WgpuBackend};
+use sinew::{ActuatorCmd, Backend, CpuBackend, EnvIds, GpuContext, Plan, PlanOptions, WgpuBackend};
 use sinew_cli::bench::{bytes_per_element, randomize, triad_pass, workload, KINDS, TRIAD_LEN};
 
 const SIZES: [usize; 4] = [1024, 4096, 16384, 65536];
@@ -296,11 +296,52 @@ fn gpu_summary() {
     }
 }
 
+/// A partial reset, as a training loop does every step for the envs whose
+/// episode ended: `reset/{backend}/delay_dc/29/{listed envs}` of 4096 envs
+/// (delay rings and lags re-drawn per env), followed by the step that
+/// flushes it on the GPU.
+fn resets(c: &mut Criterion, ctx: Option<&GpuContext>) {
+    let num_envs = 4096;
+    let listed: Vec<u32> = (0..num_envs as u32).step_by(16).collect();
+    let backends: Vec<(&str, Box<dyn Backend>)> = {
+        let mut all = Vec::new();
+        let make = |plan| Ok(CpuBackend::new(plan));
+        let (b, _) = setup("delay_dc", num_envs, 29, make).expect("the CPU holds it");
+        all.push(("cpu", Box::new(b) as Box<dyn Backend>));
+        if let Some(ctx) = ctx {
+            if let Some((b, _)) = setup("delay_dc", num_envs, 29, |p| WgpuBackend::new(ctx, p)) {
+                all.push(("wgpu", Box::new(b)));
+            }
+        }
+        all
+    };
+    let (_, _, cmd) = workload("delay_dc", num_envs, 29).expect("a known kind");
+    for (name, mut backend) in backends {
+        let mut group = c.benchmark_group(format!("reset/{name}/delay_dc/29"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(2));
+        group.bench_function(BenchmarkId::from_parameter(listed.len()), |bench| {
+            bench.iter(|| {
+                backend.reset(EnvIds::List(black_box(&listed))).unwrap();
+                backend.step(&cmd).unwrap();
+            })
+        });
+        group.bench_function("step alone", |bench| {
+            bench.iter(|| backend.step(&cmd).unwrap())
+        });
+        group.finish();
+    }
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     triad(&mut c);
     steps(&mut c);
-    match GpuContext::shared() {
+    let ctx = GpuContext::shared();
+    resets(&mut c, ctx.as_ref().ok());
+    match ctx {
         Ok(ctx) => {
             gpu_copy(&mut c, &ctx);
             gpu_steps(&mut c, &ctx);
