@@ -113,10 +113,9 @@ impl MjStage {
     }
 
     /// The env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg)
-    /// parameter slots, when an actuator reads them (slots of other kinds
-    /// hold other parameters).
-    /// The rows a step reads: every slot when `WIDE`, else the gain and
-    /// bias terms only.
+    /// parameter slots a step reads, when an actuator reads them (slots of
+    /// other kinds hold other parameters): every slot when `WIDE`, else the
+    /// gain and bias terms only.
     fn table<'p, const WIDE: bool>(
         &self,
         param: impl Fn(usize) -> &'p [f32],
