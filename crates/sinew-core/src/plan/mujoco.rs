@@ -121,12 +121,10 @@ impl MjStage {
         param: impl Fn(usize) -> &'p [f32],
     ) -> Option<MjTable<'p>> {
         use crate::kinds::{MJ_SLOT_BIAS, MJ_SLOT_GAIN};
-        let read = |slot: usize| {
-            WIDE || (MJ_SLOT_GAIN..MJ_SLOT_GAIN + 3).contains(&slot)
-                || (MJ_SLOT_BIAS..MJ_SLOT_BIAS + 3).contains(&slot)
-        };
         self.table_params.then(|| MjTable {
-            rows: std::array::from_fn(|slot| if read(slot) { param(slot) } else { &[] }),
+            gain: std::array::from_fn(|q| param(MJ_SLOT_GAIN + q)),
+            bias: std::array::from_fn(|q| param(MJ_SLOT_BIAS + q)),
+            all: WIDE.then(|| std::array::from_fn(&param)),
         })
     }
 
@@ -250,13 +248,10 @@ impl MjStage {
             let u = if wild { 0.0 } else { ctrl[c] };
             let (length, velocity) = self.length_velocity(&a, pos, vel);
             let (gain3, bias3) = match &table {
-                Some(t) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => {
-                    use crate::kinds::{MJ_SLOT_BIAS, MJ_SLOT_GAIN};
-                    (
-                        std::array::from_fn(|q| t.rows[MJ_SLOT_GAIN + q][c]),
-                        std::array::from_fn(|q| t.rows[MJ_SLOT_BIAS + q][c]),
-                    )
-                }
+                Some(t) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => (
+                    std::array::from_fn(|q| t.gain[q][c]),
+                    std::array::from_fn(|q| t.bias[q][c]),
+                ),
                 _ => (
                     [a.gainprm[0], a.gainprm[1], a.gainprm[2]],
                     [a.biasprm[0], a.biasprm[1], a.biasprm[2]],
@@ -376,9 +371,11 @@ pub(super) fn couples_by_law(kind: KindId) -> bool {
 }
 
 /// One env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg) parameter
-/// slots (empty where a step does not read them).
+/// slots: the gain and bias terms, and every slot when the step is wide.
 struct MjTable<'p> {
-    rows: [&'p [f32]; crate::kinds::MJ_GENERAL_SLOTS],
+    gain: [&'p [f32]; 3],
+    bias: [&'p [f32]; 3],
+    all: Option<[&'p [f32]; crate::kinds::MJ_GENERAL_SLOTS]>,
 }
 
 /// Actuator `a` with the env's parameters where it reads them from the
@@ -390,23 +387,23 @@ fn env_actuator<'a, const WIDE: bool>(
     table: &Option<MjTable<'_>>,
     prm: bool,
 ) -> Cow<'a, MjActuator> {
-    use crate::kinds::{MJ_SLOT_BIAS, MJ_SLOT_GAIN, MJ_TABLE_PARAMS};
+    use crate::kinds::MJ_TABLE_PARAMS;
     if !WIDE && !prm {
         return Cow::Borrowed(a);
     }
     let c = a.ctrl_column as usize;
     match table {
-        Some(t) if a.flags & MJ_TABLE_PARAMS != 0 && WIDE => {
-            Cow::Owned(a.with_params(|slot| t.rows[slot][c]))
-        }
-        Some(t) if a.flags & MJ_TABLE_PARAMS != 0 => {
-            let mut own = *a;
-            for k in 0..3 {
-                own.gainprm[k] = t.rows[MJ_SLOT_GAIN + k][c];
-                own.biasprm[k] = t.rows[MJ_SLOT_BIAS + k][c];
+        Some(t) if a.flags & MJ_TABLE_PARAMS != 0 => match &t.all {
+            Some(all) => Cow::Owned(a.with_params(|slot| all[slot][c])),
+            None => {
+                let mut own = *a;
+                for k in 0..3 {
+                    own.gainprm[k] = t.gain[k][c];
+                    own.biasprm[k] = t.bias[k][c];
+                }
+                Cow::Owned(own)
             }
-            Cow::Owned(own)
-        }
+        },
         _ => Cow::Borrowed(a),
     }
 }
