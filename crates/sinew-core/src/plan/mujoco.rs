@@ -506,7 +506,7 @@ pub(super) fn mj_stage(
 
 impl Plan {
     /// True when a write of parameter slot `slot` of group `g` may make an
-    /// [`MjGeneralCfg`](crate::MjGeneralCfg) actuator differ from its
+    /// [`MjGeneralCfg`] actuator differ from its
     /// compiled self beyond `gainprm[0..3]` and `biasprm[0..3]` (the
     /// `wide` of [`MjStage::env_forces`]).
     pub fn widens_mj(&self, g: usize, slot: usize) -> bool {
