@@ -188,6 +188,27 @@ gear = 9.0
         .unwrap_err()
         .to_string();
     assert!(e.contains("knee") && e.contains("torque"), "{e}");
+    // A `<general>` form's bias beside the dcmotor gain, by MuJoCo's name.
+    let affine = text.replace(
+        "gear = 9.0",
+        "gear = 9.0\nbias = \"affine\"\naffine_bias = [0.1, -0.5, 0.02]",
+    );
+    let scenario = sinew_cli::Scenario::parse(&affine, "mj4.toml").unwrap();
+    let ActuatorCfg::MjDcMotor(m) = &scenario.groups[1].actuator else {
+        panic!("not a dcmotor")
+    };
+    assert_eq!(
+        (m.bias_type, m.affine_bias),
+        (sinew::DcMotorBias::Affine, [0.1, -0.5, 0.02])
+    );
+    let bad = affine.replace("\"affine\"", "\"muscle\"");
+    let e = sinew_cli::Scenario::parse(&bad, "mj4.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("knee") && e.contains("muscle") && e.contains("bias"),
+        "{e}"
+    );
 }
 
 /// The MJCF mapping refuses what MuJoCo's compiler refuses, naming the

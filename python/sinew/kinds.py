@@ -906,7 +906,7 @@ class MjDcMotor(Kind):
     """Kind ``mj_dcmotor`` (Rust: ``ActuatorCfg::MjDcMotor``)."""
 
     key = 'mj_dcmotor'
-    fields = ('input', 'inputs', 'resistance', 'motorconst', 'alpha', 't0', 'kp', 'ki', 'kd', 'vmax', 'te', 'didt_max', 'thermal_resistance', 'thermal_capacitance', 'ambient', 'sigma0', 'sigma1', 'slewmax', 'imax', 'cogging_amplitude', 'cogging_poles', 'cogging_phase', 'tau_c', 'tau_s', 'omega_s', 'gear', 'force_range', 'ctrl_range', 'timestep', 'bias_type', 'affine_bias', 'mjcf', 'armature', 'frictionloss', 'viscous_damping', 'delay')
+    fields = ('input', 'inputs', 'resistance', 'motorconst', 'alpha', 't0', 'kp', 'ki', 'kd', 'vmax', 'te', 'didt_max', 'thermal_resistance', 'thermal_capacitance', 'ambient', 'sigma0', 'sigma1', 'slewmax', 'imax', 'cogging_amplitude', 'cogging_poles', 'cogging_phase', 'tau_c', 'tau_s', 'omega_s', 'gear', 'force_range', 'ctrl_range', 'timestep', 'bias', 'affine_bias', 'mjcf', 'armature', 'frictionloss', 'viscous_damping', 'delay')
 
     def __init__(
         self,
@@ -940,7 +940,7 @@ class MjDcMotor(Kind):
         force_range: tuple[float, float] | None = None,
         ctrl_range: tuple[float, float] | None = None,
         timestep: float | None = None,
-        bias_type: str | None = None,
+        bias: float | None = None,
         affine_bias: Sequence[float] | None = None,
         mjcf: Mapping[str, Any] | None = None,
         armature: float | Mapping[str, Sequence[float]] | None = None,
@@ -978,7 +978,7 @@ class MjDcMotor(Kind):
             force_range=force_range,
             ctrl_range=ctrl_range,
             timestep=timestep,
-            bias_type=bias_type,
+            bias=bias,
             affine_bias=affine_bias,
             mjcf=mjcf,
             armature=armature,

@@ -98,8 +98,9 @@ pub struct MjDcMotorCfg {
     pub timestep: f32,
     /// The bias of a `<general>` form with dcmotor dynamics and gain
     /// (`biastype`): MuJoCo's dcmotor bias (what `<dcmotor>` compiles to),
-    /// none, or affine. Fixed per group.
-    #[serde(default)]
+    /// none, or affine. Fixed per group. Scenario files call it `bias`
+    /// (`bias_type` is `mj_general`'s, with MuJoCo's other bias types).
+    #[serde(default, rename = "bias")]
     pub bias_type: DcMotorBias,
     /// `biasprm[0..3]` of an affine bias: `b0 + b1·L + b2·V` is added to
     /// the force before the saturation clamp. Fixed per group.
