@@ -109,7 +109,11 @@ impl MjStage {
 
     /// The transmission path of one of [`MjStage::actuators`].
     pub fn path_of(&self, a: &MjActuator) -> &[MjPathEntry] {
-        &self.path[a.path_offset as usize..][..a.path_len as usize]
+        self.path_at(a.path_offset, a.path_len)
+    }
+
+    fn path_at(&self, offset: u32, len: u32) -> &[MjPathEntry] {
+        &self.path[offset as usize..][..len as usize]
     }
 
     /// The env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg)
@@ -154,18 +158,23 @@ impl MjStage {
     pub fn law_efforts(&self, ctrl: &[f32], effort: &mut [f32]) {
         effort.fill(0.0);
         for m in &self.members {
-            let value = ctrl[m.ctrl_column as usize];
-            for e in self.member_path(m) {
-                if (e.column as usize) < self.num_joints {
-                    effort[e.column as usize] += 1.0 * e.coef * value;
-                }
+            self.add_effort(m, 1.0, ctrl[m.ctrl_column as usize], effort);
+        }
+    }
+
+    /// Adds a member's `factor·coef·value` to each joint on its path.
+    #[inline]
+    fn add_effort(&self, m: &MjMember, factor: f32, value: f32, effort: &mut [f32]) {
+        for e in self.member_path(m) {
+            if (e.column as usize) < self.num_joints {
+                effort[e.column as usize] += factor * e.coef * value;
             }
         }
     }
 
     /// The transmission path of one of [`MjStage::members`].
     pub fn member_path(&self, m: &MjMember) -> &[MjPathEntry] {
-        &self.path[m.path_offset as usize..][..m.path_len as usize]
+        self.path_at(m.path_offset, m.path_len)
     }
 
     /// Width of the joint-effort rows: the robot's joints, or 0 without a
@@ -302,12 +311,7 @@ impl MjStage {
                     a.gear
                 }
             };
-            let value = ctrl[c];
-            for e in self.member_path(m) {
-                if (e.column as usize) < self.num_joints {
-                    effort[e.column as usize] += factor * e.coef * value;
-                }
-            }
+            self.add_effort(m, factor, ctrl[c], effort);
         }
         for &(j, [lo, hi]) in &self.joint_limits {
             effort[j as usize] = crate::kinds::clip(effort[j as usize], lo, hi);
