@@ -420,6 +420,28 @@ fn aligned_plans_zero_exactly_the_envs_at_fault() {
             [|c: &ActuatorCmd, i: usize| c.position_target[i]; 4],
             f32::INFINITY,
         ),
+        // A limited PD clamps an infinite target's torque to a finite one:
+        // only the input check can catch it.
+        (
+            vec![GroupCfg::new(
+                "limited",
+                [".*"],
+                IdealPdCfg::new(7.0, 0.5).with_effort_limit(2.0),
+            )],
+            [|c: &ActuatorCmd, i: usize| {
+                sinew::ideal_pd_effort(
+                    7.0,
+                    0.5,
+                    2.0,
+                    c.position_target[i],
+                    c.pos[i],
+                    c.velocity_target[i],
+                    c.vel[i],
+                    c.effort_target[i],
+                )
+            }; 4],
+            f32::INFINITY,
+        ),
     ];
     for (groups, laws, fault) in variants {
         let num_envs = 100;
@@ -448,6 +470,47 @@ fn aligned_plans_zero_exactly_the_envs_at_fault() {
                     );
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn huge_finite_commands_are_not_faults() {
+    // The whole-chunk path checks a sum of each element's values, which
+    // overflows here although every value is finite and so is the torque:
+    // the exact check must then clear the env.
+    let plan = Plan::new(
+        &joints(4),
+        vec![GroupCfg::new("pd", [".*"], IdealPdCfg::new(7.0, 0.5))],
+        64,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    let mut cmd = ramp(64, 4, 1);
+    for i in 20 * 4..21 * 4 {
+        cmd.position_target[i] = 3e38;
+        cmd.pos[i] = 3e38;
+        cmd.velocity_target[i] = -3e38;
+        cmd.vel[i] = -3e38;
+    }
+    for (name, make, tol) in backends() {
+        let mut b = make(plan.clone());
+        b.step(&cmd).unwrap();
+        assert!(b.nonfinite_envs().unwrap().is_empty(), "[{name}]");
+        let mut ctrl = vec![f32::NAN; 64 * 4];
+        b.read_ctrl(&mut ctrl).unwrap();
+        for (i, &got) in ctrl.iter().enumerate() {
+            let want = sinew::ideal_pd_effort(
+                7.0,
+                0.5,
+                f32::INFINITY,
+                cmd.position_target[i],
+                cmd.pos[i],
+                cmd.velocity_target[i],
+                cmd.vel[i],
+                cmd.effort_target[i],
+            );
+            assert!(tol.accepts(got, want), "[{name}] {i}: {got} vs {want}");
         }
     }
 }

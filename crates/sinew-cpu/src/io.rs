@@ -103,23 +103,40 @@ pub(crate) struct RunLaw<'a> {
     pub num_ctrl: usize,
     /// [`LawIo::force_scale`].
     pub scale: f32,
+    /// Whether the loop also checks the run's five command values and its
+    /// output for non-finite ones (the visit's result).
+    pub check: bool,
 }
 
+/// The exponent bits of an `f32`: all set for NaN and ±inf.
+pub(crate) const EXP_BITS: u32 = 0x7f80_0000;
+
 impl KindVisitor for RunLaw<'_> {
-    type Output = ();
+    /// With [`RunLaw::check`]: true when some value checked may be
+    /// non-finite (see [`RunLaw::run`]); else false.
+    type Output = bool;
 
     /// The run's loop, compiled a second time for AVX2 and taken when the
     /// CPU has it. No FMA is enabled (and Rust never contracts `a·b + c`
     /// by itself), so both loops give the same bits.
     #[inline(always)]
-    fn visit<K: Kind>(self) {
+    fn visit<K: Kind>(self) -> bool {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { self.run_avx2::<K>() };
-            return;
+            return unsafe {
+                if self.check {
+                    self.run_avx2::<K, true>()
+                } else {
+                    self.run_avx2::<K, false>()
+                }
+            };
         }
-        self.run::<K>();
+        if self.check {
+            self.run::<K, true>()
+        } else {
+            self.run::<K, false>()
+        }
     }
 }
 
@@ -130,13 +147,19 @@ impl RunLaw<'_> {
     /// The CPU must have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2<K: Kind>(self) {
-        self.run::<K>();
+    unsafe fn run_avx2<K: Kind, const CHECK: bool>(self) -> bool {
+        self.run::<K, CHECK>()
     }
 
-    /// The law of kind `K` over every element of the run.
+    /// The law of kind `K` over every element of the run. With `CHECK`,
+    /// the same pass tells whether some command value or output of the
+    /// run may be non-finite: the sum of an element's six values times
+    /// zero is ±0 when all are finite and NaN when one is not (or when the
+    /// sum overflows, which only sends the caller to its exact checks).
+    /// OR-ing those bits is an integer reduction, so the loop still
+    /// vectorizes, and it adds no pass over memory.
     #[inline(always)]
-    fn run<K: Kind>(self) {
+    fn run<K: Kind, const CHECK: bool>(self) -> bool {
         let n = self.out.len();
         // The kind's parameter planes from this run's first element on: one
         // slice, not one per parameter, so a narrow run (one joint per env)
@@ -164,6 +187,11 @@ impl RunLaw<'_> {
                 0
             }
         });
+        let checked = (
+            self.targets.map(|t| &t[..n]),
+            &self.pos[..n],
+            &self.vel[..n],
+        );
         let mut io = CpuIo {
             i: 0,
             params,
@@ -182,10 +210,18 @@ impl RunLaw<'_> {
             data: self.data,
             scale: self.scale,
         };
+        let mut bits = 0u32;
         for (i, out) in self.out.iter_mut().enumerate() {
             io.i = i;
-            *out = K::law(&mut io);
+            let value = K::law(&mut io);
+            *out = value;
+            if CHECK {
+                let ([pt, vt, et], pos, vel) = checked;
+                let sum = ((pt[i] + vt[i]) + (et[i] + pos[i])) + (vel[i] + value);
+                bits |= (sum * 0.0).to_bits();
+            }
         }
+        bits & EXP_BITS == EXP_BITS
     }
 }
 

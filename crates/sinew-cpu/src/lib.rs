@@ -449,6 +449,7 @@ impl MjLaws for EnvLaws<'_, '_> {
             self.next,
             self.outputs,
             scale,
+            false,
         );
         value[0]
     }
@@ -510,6 +511,7 @@ impl StepInputs<'_> {
                     next,
                     outputs,
                     1.0,
+                    false,
                 );
             }
             let learned = self.plan.learned();
@@ -616,14 +618,12 @@ impl StepInputs<'_> {
         let envs = flags.len();
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[first * t..(first + envs) * t]);
-        if rows.iter().any(|r| nonfinite_bits(r) != 0) {
-            return false;
-        }
         let whole = Run {
             len: envs * t,
             ..self.plan.runs()[0]
         };
-        self.run(
+        // The checks ride along in the law's pass ([`RunLaw::check`]).
+        let suspect = self.run(
             &whole,
             first,
             first * t,
@@ -634,8 +634,9 @@ impl StepInputs<'_> {
             &mut [],
             &mut [],
             1.0,
+            true,
         );
-        if nonfinite_bits(ctrl) != 0 {
+        if suspect {
             return false;
         }
         flags.fill(0);
@@ -707,6 +708,7 @@ impl StepInputs<'_> {
                     &mut [],
                     &mut [],
                     1.0,
+                    false,
                 );
             } else {
                 for (i, (out, flag)) in out.chunks_exact_mut(nc).zip(tile_flags.iter()).enumerate()
@@ -719,7 +721,19 @@ impl StepInputs<'_> {
                     let row = g.map(|field| &field[i * nc..(i + 1) * nc]);
                     for run in runs {
                         let o = &mut out[run.ctrl_start..][..run.len];
-                        self.run(run, env, env * nc, &row, &[], &[], o, &mut [], &mut [], 1.0);
+                        self.run(
+                            run,
+                            env,
+                            env * nc,
+                            &row,
+                            &[],
+                            &[],
+                            o,
+                            &mut [],
+                            &mut [],
+                            1.0,
+                            false,
+                        );
                     }
                 }
             }
@@ -823,6 +837,8 @@ impl StepInputs<'_> {
     /// the run's row in the parameter tables, `out` the run's values,
     /// `next` the env's next-state row, `outputs` its output row, `scale`
     /// the force coupling's [`LawIo::force_scale`](sinew_core::LawIo::force_scale).
+    /// With `check`, returns whether some command value or output of the
+    /// run may be non-finite ([`RunLaw::check`]); else false.
     #[inline(always)]
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn run(
@@ -837,7 +853,8 @@ impl StepInputs<'_> {
         next: &mut [f32],
         outputs: &mut [f32],
         scale: f32,
-    ) {
+        check: bool,
+    ) -> bool {
         let n = run.len;
         let m = run.cmd_start;
         let targets: [&[f32]; 3] = match run.targets {
@@ -875,7 +892,8 @@ impl StepInputs<'_> {
             next_at: run.ctrl_start,
             num_ctrl: self.plan.num_ctrl(),
             scale,
-        });
+            check,
+        })
     }
 }
 
