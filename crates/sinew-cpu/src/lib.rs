@@ -166,9 +166,12 @@ type ChunkRows<'a> = (
 /// own step costs more (tens of µs) than such a step on one thread. The
 /// weight is `num_envs × (num_ctrl + 2 × delayed columns)`: a delayed
 /// column's ring push and read make its step slower, and its share of the
-/// work parallelizes well. Measured
-/// with `sinew bench --scenario` (`after_idle`, `hot`) on 2 cores.
-const SERIAL_WORK: usize = 16 * 1024;
+/// work parallelizes well. Measured with `sinew bench --scenario`
+/// (`after_idle`, `hot`) on 2 cores: since the checks ride in the law's
+/// pass, PD and DC at 1024 × 29 are as fast or faster on one thread hot and
+/// 1.6–2× faster after idling; delayed columns at 512 × 29 are not
+/// (BENCHMARKS.md).
+const SERIAL_WORK: usize = 32 * 1024;
 
 /// Env rows per tile: five fields of this many rows stay in L1/L2.
 const TILE: usize = 32;
@@ -651,8 +654,10 @@ impl StepInputs<'_> {
     /// path. Each other env pushes its targets into its delay rings and
     /// reads its delayed frames back into the tile ([`Self::delay_row`]).
     /// Then the laws: one run over the tile when a single law covers every
-    /// column and every env is finite, else the gathered runs env by env.
-    /// Outputs are checked per env. Returns the number of envs zeroed.
+    /// column and every env is finite, its checks in the same pass (an
+    /// undelayed tile's inputs too: checked env by env only when that pass
+    /// finds something); else the gathered runs env by env. Outputs are
+    /// then checked per env. Returns the number of envs zeroed.
     fn tiles(
         &self,
         first: usize,
@@ -673,14 +678,24 @@ impl StepInputs<'_> {
             let e0 = first + local;
             let tile = &mut tile[..5 * n * nc];
             self.gather_tile(e0, n, tile);
-            let mut any_bad = false;
-            for (i, flag) in tile_flags.iter_mut().enumerate() {
-                let bits = (0..5).fold(0, |acc, f| {
-                    acc | nonfinite_bits(&tile[(f * n + i) * nc..(f * n + i + 1) * nc])
-                });
-                *flag = u8::from(bits != 0);
-                any_bad |= bits != 0;
-            }
+            // Flags the envs with a non-finite command value; true if any.
+            let check_inputs = |tile: &[f32], flags: &mut [u8]| {
+                let mut any = false;
+                for (i, flag) in flags.iter_mut().enumerate() {
+                    let bits = (0..5).fold(0, |acc, f| {
+                        acc | nonfinite_bits(&tile[(f * n + i) * nc..(f * n + i + 1) * nc])
+                    });
+                    *flag = u8::from(bits != 0);
+                    any |= bits != 0;
+                }
+                any
+            };
+            // An env at fault must not push into its rings, so a delayed
+            // tile is checked before its pushes; an undelayed tile run
+            // whole is checked in the law's pass, and env by env only when
+            // that pass finds something.
+            let checked_first = num_buffers > 0 || !whole_tile;
+            let any_bad = checked_first && check_inputs(tile, tile_flags);
             if num_buffers > 0 {
                 for (i, flag) in tile_flags.iter().enumerate() {
                     if *flag == 0 {
@@ -697,7 +712,7 @@ impl StepInputs<'_> {
                     len: n * nc,
                     ..runs[0]
                 };
-                self.run(
+                let suspect = self.run(
                     &whole,
                     e0,
                     e0 * nc,
@@ -708,13 +723,19 @@ impl StepInputs<'_> {
                     &mut [],
                     &mut [],
                     1.0,
-                    false,
+                    true,
                 );
+                if !suspect {
+                    tile_flags.fill(0);
+                    continue;
+                }
+                if !checked_first {
+                    check_inputs(tile, tile_flags);
+                }
             } else {
                 for (i, (out, flag)) in out.chunks_exact_mut(nc).zip(tile_flags.iter()).enumerate()
                 {
                     if *flag != 0 {
-                        out.fill(0.0);
                         continue;
                     }
                     let env = e0 + i;
@@ -739,8 +760,10 @@ impl StepInputs<'_> {
             }
             for (out, flag) in out.chunks_exact_mut(nc).zip(tile_flags.iter_mut()) {
                 if *flag == 0 && nonfinite_bits(out) != 0 {
-                    out.fill(0.0);
                     *flag = 1;
+                }
+                if *flag != 0 {
+                    out.fill(0.0);
                 }
                 zeroed += usize::from(*flag);
             }
