@@ -6,8 +6,10 @@
 //! `step/{kind}/wgpu/{part}` on the process's GPU adapter, in three parts:
 //! `submit` (record the step over a device-resident command, submit, wait),
 //! `upload` (write the command into device memory, submit, wait) and
-//! `readback` (copy ctrl to the host). `copy/wgpu` measures the device's
-//! buffer-copy bandwidth in the same run.
+//! `readback` (copy ctrl to the host); and `gpu`, the GPU's own time for
+//! the step's compute pass from timestamp queries, without the host's
+//! submit and wait (where the device has timestamp queries). `copy/wgpu`
+//! measures the device's buffer-copy bandwidth in the same run.
 //!
 //! Run: `cargo bench --bench step` (add `-- hot/`, `-- wgpu` or `-- 4096` to filter).
 //! After the run a summary table with % of triad bandwidth is printed from
@@ -154,7 +156,10 @@ fn gpu_copy(c: &mut Criterion, ctx: &GpuContext) {
 fn gpu_steps(c: &mut Criterion, ctx: &GpuContext) {
     for kind in KINDS {
         for num_targets in TARGETS {
-            for part in ["submit", "upload", "readback"] {
+            for part in ["submit", "gpu", "upload", "readback"] {
+                if part == "gpu" && !ctx.has_timestamps() {
+                    continue;
+                }
                 let mut group = c.benchmark_group(format!("step/{kind}/wgpu/{part}/{num_targets}"));
                 group
                     .sample_size(10)
@@ -196,6 +201,13 @@ fn gpu_steps(c: &mut Criterion, ctx: &GpuContext) {
                                 backend.encode_step(&mut encoder, &resident, &out).unwrap();
                                 ctx.queue().submit([encoder.finish()]);
                                 wait(ctx);
+                            }),
+                            "gpu" => bench.iter_custom(|iters| {
+                                let times = backend
+                                    .gpu_step_times(&cmd, iters as usize)
+                                    .unwrap()
+                                    .expect("the device has timestamp queries");
+                                Duration::from_secs_f64(times.iter().sum::<f64>() / 1e6)
                             }),
                             "upload" => bench.iter(|| {
                                 for (f, field) in cmd.fields().into_iter().enumerate() {
@@ -272,8 +284,8 @@ fn gpu_summary() {
         .map(|c| c.description().to_owned())
         .unwrap_or_default();
     println!("\nwgpu on {adapter}: device copy {copy_gbs:.1} GB/s");
-    println!("| kind | num_envs × targets | submit+wait µs | Melem/s | % of copy | upload µs | readback µs |");
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("| kind | num_envs × targets | submit+wait µs | Melem/s | % of copy | GPU µs | upload µs | readback µs |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
     for kind in KINDS {
         for num_targets in TARGETS {
             for num_envs in SIZES {
@@ -284,10 +296,11 @@ fn gpu_summary() {
                 let gbs = elements * bytes_per_element(kind, num_targets) / ns;
                 let us = |p: Option<f64>| p.map_or("–".into(), |ns| format!("{:.1}", ns / 1e3));
                 println!(
-                    "| {kind} | {num_envs} × {num_targets} | {:.1} | {:.0} | {:.0}% | {} | {} |",
+                    "| {kind} | {num_envs} × {num_targets} | {:.1} | {:.0} | {:.0}% | {} | {} | {} |",
                     ns / 1e3,
                     elements / ns * 1e3,
                     100.0 * gbs / copy_gbs,
+                    us(part("gpu")),
                     us(part("upload")),
                     us(part("readback")),
                 );

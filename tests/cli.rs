@@ -411,8 +411,11 @@ fn bench_reports_every_cell_with_its_bandwidth() {
     assert_eq!(report.bandwidth_gbs.len(), 1);
     for r in &report.results {
         assert!(r.us_per_step > 0.0 && r.percent_of_bandwidth > 0.0, "{r:?}");
+        // GPU time is the GPU's alone.
+        assert_eq!(r.gpu_us_per_step, None, "{r:?}");
     }
     let table = report.table();
+    assert!(!table.contains("GPU µs"), "{table}");
     assert!(table.contains("| delayed_dc | hot | 32 × 5 |"), "{table}");
     assert!(table.contains("| delay_dc | hot | 32 × 5 |"), "{table}");
     // The peer's workload delays every target; mjlab's `delayed_dc` three.

@@ -673,6 +673,44 @@ fn parity_wgpu_encode_step_over_caller_buffers() {
 }
 
 #[test]
+fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
+    let Some(ctx) = gpu() else { return };
+    let plan = scenario(67, false, 7);
+    let mut rng = Rng(5);
+    let (first, next) = (
+        random_cmd(&mut rng, 67, plan.num_targets()),
+        random_cmd(&mut rng, 67, plan.num_targets()),
+    );
+    let mut timed = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+    let mut stepped = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+    // More steps than one encoder's 256.
+    let Some(times) = timed.gpu_step_times(&first, 300).unwrap() else {
+        assert!(!ctx.has_timestamps());
+        return;
+    };
+    assert_eq!(times.len(), 300);
+    assert!(
+        times.iter().all(|t| t.is_finite() && *t >= 0.0),
+        "{times:?}"
+    );
+    assert!(times.iter().any(|&t| t > 0.0), "{times:?}");
+    for _ in 0..300 {
+        stepped.step(&first).unwrap();
+    }
+    assert_eq!(timed.steps_taken(), 300);
+    let mut ctrl = [
+        vec![0.0; 67 * plan.num_ctrl()],
+        vec![1.0; 67 * plan.num_ctrl()],
+    ];
+    for (backend, ctrl) in [&mut timed, &mut stepped].into_iter().zip(&mut ctrl) {
+        backend.step(&next).unwrap();
+        backend.read_ctrl(ctrl).unwrap();
+    }
+    assert_eq!(ctrl[0], ctrl[1]);
+    assert!(timed.gpu_step_times(&ActuatorCmd::zeros(2, 1), 1).is_err());
+}
+
+#[test]
 fn encode_step_checks_the_caller_buffers_and_read_ctrl_points_at_them() {
     let Some(ctx) = gpu() else { return };
     let plan = scenario(3, false, 0);

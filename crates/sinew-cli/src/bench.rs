@@ -258,6 +258,11 @@ pub struct BenchResult {
     pub num_targets: usize,
     /// Median µs per step (GPU: upload, submit and wait).
     pub us_per_step: f64,
+    /// GPU only, `hot` only: the median of the GPU's own time per step in
+    /// µs, from timestamp queries around the step's compute pass (no
+    /// upload, submission or wait); `None` where the device has no
+    /// timestamp queries.
+    pub gpu_us_per_step: Option<f64>,
     /// (env, target) elements per second.
     pub elements_per_second: f64,
     /// GB/s the step moves by [`bytes_per_element`].
@@ -286,6 +291,7 @@ impl BenchResult {
             num_envs,
             num_targets,
             us_per_step: us,
+            gpu_us_per_step: None,
             elements_per_second: elements / us * 1e6,
             gbs,
             percent_of_bandwidth: 100.0 * gbs / bandwidth,
@@ -411,6 +417,21 @@ fn time_steps(
     Ok(times[3])
 }
 
+/// The median GPU time per step of a GPU engine in µs (timestamp queries,
+/// [`sinew::WgpuBackend::gpu_step_times`]), over about 20 ms of steps by
+/// `us`, the step's wall time; `None` on the CPU or without timestamps.
+fn gpu_time(engine: &mut Engine, cmd: &ActuatorCmd, us: f64) -> Result<Option<f64>, CliError> {
+    let Engine::Gpu(gpu) = engine else {
+        return Ok(None);
+    };
+    let steps = (20_000.0 / us.max(1.0)).ceil().clamp(20.0, 2_000.0) as usize;
+    let Some(mut times) = gpu.gpu_step_times(cmd, steps)? else {
+        return Ok(None);
+    };
+    times.sort_by(f64::total_cmp);
+    Ok(Some(times[times.len() / 2]))
+}
+
 /// Runs the suite. `backends` are `cpu` and/or `wgpu`.
 pub fn bench(
     backends: &[&str],
@@ -478,13 +499,15 @@ pub fn bench(
                 };
                 randomize(&mut engine);
                 let us = time_steps(&mut engine, &mut cmd, |_, _| {})?;
-                report.results.push(BenchResult::new(
+                let mut result = BenchResult::new(
                     (backend, kind, "hot"),
                     (num_envs, num_targets),
                     us,
                     bytes_per_element(kind, num_targets),
                     bandwidth,
-                ));
+                );
+                result.gpu_us_per_step = gpu_time(&mut engine, &cmd, us)?;
+                report.results.push(result);
                 bar.inc(1);
             }
         }
@@ -597,14 +620,27 @@ impl BenchReport {
             } else {
                 "device copy"
             };
+            let results = || self.results.iter().filter(|r| &r.backend == backend);
+            // The GPU's own time where timestamp queries gave one.
+            let timed = results().any(|r| r.gpu_us_per_step.is_some());
+            let (gpu_head, gpu_rule) = if timed {
+                (" GPU µs/step |", "---:|")
+            } else {
+                ("", "")
+            };
             out.push_str(&format!(
                 "\n{backend} ({device}): {what} {bandwidth:.1} GB/s\n\
-                 | kind | mode | num_envs × targets | µs/step | Melem/s | GB/s moved | % of {what} |\n\
-                 |---|---|---|---:|---:|---:|---:|\n"
+                 | kind | mode | num_envs × targets | µs/step |{gpu_head} Melem/s | GB/s moved | % of {what} |\n\
+                 |---|---|---|---:|{gpu_rule}---:|---:|---:|\n"
             ));
-            for r in self.results.iter().filter(|r| &r.backend == backend) {
+            for r in results() {
+                let gpu = match (timed, r.gpu_us_per_step) {
+                    (false, _) => String::new(),
+                    (true, Some(us)) => format!(" {us:.1} |"),
+                    (true, None) => " – |".to_owned(),
+                };
                 out.push_str(&format!(
-                    "| {} | {} | {} × {} | {:.1} | {:.0} | {:.1} | {:.0}% |\n",
+                    "| {} | {} | {} × {} | {:.1} |{gpu} {:.0} | {:.1} | {:.0}% |\n",
                     r.kind,
                     r.mode,
                     r.num_envs,

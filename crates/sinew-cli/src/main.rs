@@ -45,7 +45,9 @@ enum Command {
         #[arg(long)]
         compare: bool,
     },
-    /// The benchmark suite: µs per step per backend × kind × size, against measured bandwidth.
+    /// The benchmark suite: µs per step per backend × kind × size, against measured bandwidth
+    /// (and, on a GPU with timestamp queries, the GPU's own time per step apart from the
+    /// host's upload, submit and wait).
     Bench {
         /// Which backends to measure.
         #[arg(long, value_enum, default_value_t = BenchBackends::All)]

@@ -110,6 +110,8 @@ impl GpuContext {
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("sinew"),
             required_limits: limits,
+            // For `WgpuBackend::gpu_step_times` where the adapter has them.
+            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
             ..Default::default()
         }))
         .map_err(|e| Error::NoGpuAdapter {
@@ -217,6 +219,15 @@ impl GpuContext {
     /// The queue.
     pub fn queue(&self) -> &wgpu::Queue {
         &self.inner.queue
+    }
+
+    /// Whether the device has timestamp queries
+    /// (`wgpu::Features::TIMESTAMP_QUERY`), which
+    /// [`WgpuBackend::gpu_step_times`](crate::WgpuBackend::gpu_step_times)
+    /// needs. [`GpuContext::new`] asks for them where the adapter has them;
+    /// a caller's device has them if it was created with them.
+    pub fn has_timestamps(&self) -> bool {
+        (self.inner.device.features()).contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 }
 

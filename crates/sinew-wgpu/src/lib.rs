@@ -381,9 +381,81 @@ impl WgpuBackend {
             self.external = Some((cmd.clone(), ctrl_out.clone(), group));
         }
         let (_, _, group) = self.external.as_ref().expect("just set");
-        record(&self.ctx, &self.pipelines, &self.dims, encoder, group);
+        record(&self.ctx, &self.pipelines, &self.dims, encoder, group, None);
         self.after_step(true);
         Ok(())
+    }
+
+    /// Checks `cmd`'s shape and writes it into the command buffer.
+    fn upload_cmd(&self, cmd: &dyn AsCmd) -> Result<(), Error> {
+        let cmd = cmd.as_cmd();
+        cmd.check_shape(self.plan.num_envs(), self.plan.num_targets())?;
+        let plane_bytes = self.plane() as u64 * 4;
+        for (f, field) in cmd.fields().into_iter().enumerate() {
+            self.write(&self.buffers.cmd, f as u64 * plane_bytes, field);
+        }
+        Ok(())
+    }
+
+    /// Steps `steps` times with `cmd` (uploaded once) and returns the GPU's
+    /// own time for each step in µs, measured with timestamp queries at the
+    /// beginning and end of the step's compute pass: the kernels' time,
+    /// without the host's upload, submission and wait that
+    /// [`Backend::step`] also pays. The steps advance every state as
+    /// [`Backend::step`] does. `None` when the device has no timestamp
+    /// queries ([`GpuContext::has_timestamps`]). Steps are recorded into
+    /// one encoder per 256, as [`WgpuBackend::encode_step`] would.
+    pub fn gpu_step_times(
+        &mut self,
+        cmd: &dyn AsCmd,
+        steps: usize,
+    ) -> Result<Option<Vec<f64>>, Error> {
+        if !self.ctx.has_timestamps() {
+            return Ok(None);
+        }
+        self.upload_cmd(cmd)?;
+        const BATCH: usize = 256;
+        let ctx = self.ctx.clone();
+        let device = ctx.device();
+        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("sinew step timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2 * BATCH as u32,
+        });
+        let resolved = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sinew timestamps"),
+            size: (2 * BATCH * 8) as u64,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        // Nanoseconds per tick.
+        let period = f64::from(ctx.queue().get_timestamp_period());
+        let mut times = Vec::with_capacity(steps);
+        let mut ticks = vec![0u64; 2 * BATCH];
+        while times.len() < steps {
+            let n = (steps - times.len()).min(BATCH);
+            let mut encoder = device.create_command_encoder(&Default::default());
+            for i in 0..n as u32 {
+                let writes = wgpu::ComputePassTimestampWrites {
+                    query_set: &set,
+                    beginning_of_pass_write_index: Some(2 * i),
+                    end_of_pass_write_index: Some(2 * i + 1),
+                };
+                let (k, dims, group) = (&self.pipelines, &self.dims, &self.bind_group);
+                record(&ctx, k, dims, &mut encoder, group, Some(writes));
+            }
+            encoder.resolve_query_set(&set, 0..2 * n as u32, &resolved, 0);
+            ctx.queue().submit([encoder.finish()]);
+            for _ in 0..n {
+                self.after_step(false);
+            }
+            self.read_into(&resolved, 0, &mut ticks[..2 * n])?;
+            times.extend(
+                (ticks[..2 * n].chunks_exact(2))
+                    .map(|t| t[1].wrapping_sub(t[0]) as f64 * period / 1e3),
+            );
+        }
+        Ok(Some(times))
     }
 
     fn after_step(&mut self, external: bool) {
@@ -672,18 +744,20 @@ fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
     (x, groups.div_ceil(x))
 }
 
-/// The three dispatches of one step, in one compute pass.
+/// The three dispatches of one step, in one compute pass (timestamped at
+/// its beginning and end when `timestamps` is given).
 fn record(
     ctx: &GpuContext,
     k: &Pipelines,
     dims: &Dims,
     encoder: &mut wgpu::CommandEncoder,
     group: &wgpu::BindGroup,
+    timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
 ) {
     let max = ctx.device().limits().max_compute_workgroups_per_dimension;
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some("sinew step"),
-        timestamp_writes: None,
+        timestamp_writes: timestamps,
     });
     pass.set_bind_group(0, group, &[]);
     for (pipeline, threads) in [
@@ -703,12 +777,7 @@ impl Backend for WgpuBackend {
     }
 
     fn step(&mut self, cmd: &dyn AsCmd) -> Result<(), Error> {
-        let cmd = cmd.as_cmd();
-        cmd.check_shape(self.plan.num_envs(), self.plan.num_targets())?;
-        let plane_bytes = self.plane() as u64 * 4;
-        for (f, field) in cmd.fields().into_iter().enumerate() {
-            self.write(&self.buffers.cmd, f as u64 * plane_bytes, field);
-        }
+        self.upload_cmd(cmd)?;
         let mut encoder = self
             .ctx
             .device()
@@ -719,6 +788,7 @@ impl Backend for WgpuBackend {
             &self.dims,
             &mut encoder,
             &self.bind_group,
+            None,
         );
         self.ctx.queue().submit([encoder.finish()]);
         self.after_step(false);
