@@ -480,3 +480,106 @@ fn mujoco_gain_and_bias_are_randomized_per_env() {
         assert!(matches!(err, Error::InvalidParam { .. }), "[{name}] {err}");
     }
 }
+
+/// A stage whose actuators act on one joint each (tendon ranges aside)
+/// runs one pass per actuator; once a wide parameter is written it takes
+/// the general path. Both must give the same bits: every actuator type of
+/// `<general>`, a shared joint with a range, wild controls and NaN.
+#[test]
+fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
+    use sinew::{Backend, CpuBackend};
+    let mut robot = joints(5);
+    robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
+    let servo = MjPositionCfg {
+        kp: 30.0,
+        kv: Some(2.0),
+        timeconst: 0.03,
+        force_range: Some([-8.0, 8.0]),
+        ..MjPositionCfg::default()
+    };
+    let integrator = MjGeneralCfg {
+        dyn_type: DynType::Integrator,
+        gain_type: GainType::Affine,
+        gainprm: prm10(&[4.0, -0.5, 0.25]),
+        act_range: Some([-1.5, 1.5]),
+        act_early: true,
+        ..MjGeneralCfg::motor()
+    };
+    let dcmotor = MjGeneralCfg {
+        gain_type: GainType::DcMotor,
+        gainprm: prm10(&[2.0, 0.05]),
+        bias_type: BiasType::DcMotor,
+        biasprm: prm10(&[0.01, 6.0, 0.3]),
+        force_range: Some([-1.0, 1.0]),
+        ..MjGeneralCfg::motor()
+    };
+    let groups = vec![
+        GroupCfg::new("servo", ["j0", "j1"], servo.position().unwrap()),
+        GroupCfg::new("integrator", ["j2"], integrator),
+        GroupCfg::new("dcmotor", ["j3"], dcmotor),
+        GroupCfg::new("a", ["j4"], MjGeneralCfg::motor().with_gear(2.0)),
+        GroupCfg::new(
+            "b",
+            ["j4"],
+            MjGeneralCfg::velocity(3.0).with_command_field(sinew::CommandField::Velocity),
+        ),
+    ];
+    let num_envs = 24;
+    let p = plan(&robot, groups, num_envs, 0.002);
+    assert!(p.mj().plain);
+    let (mut one_pass, mut general) = (CpuBackend::new(p.clone()), CpuBackend::new(p.clone()));
+    // The compiled gear, written back: a wide parameter.
+    general
+        .set_param("a", "gear", EnvIds::All, Values::Scalar(2.0))
+        .unwrap();
+    let mut seed = 7u32;
+    let mut next = || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1 << 24) as f32 * 2.0 - 1.0
+    };
+    let (nc, nj) = (p.num_ctrl(), 5);
+    for step in 0..60 {
+        let mut cmd = ActuatorCmd::zeros(num_envs, 5);
+        for i in 0..num_envs * 5 {
+            cmd.position_target[i] = 2.0 * next();
+            cmd.velocity_target[i] = 3.0 * next();
+            cmd.effort_target[i] = 2.0 * next();
+            cmd.pos[i] = next();
+            cmd.vel[i] = 10.0 * next();
+        }
+        cmd.effort_target[(step % num_envs) * 5 + 2] = 2e10; // MuJoCo's guard
+        cmd.vel[((step + 5) % num_envs) * 5 + 1] = f32::NAN;
+        let mut out = [
+            (
+                vec![0.0; num_envs * nc],
+                vec![0.0; num_envs * nj],
+                [vec![0.0; num_envs * 2], vec![0.0; num_envs * 2]],
+            ),
+            (
+                vec![1.0; num_envs * nc],
+                vec![1.0; num_envs * nj],
+                [vec![1.0; num_envs * 2], vec![1.0; num_envs * 2]],
+            ),
+        ];
+        for (b, (ctrl, effort, [act, act_dot])) in
+            [&mut one_pass, &mut general].into_iter().zip(&mut out)
+        {
+            b.step(&cmd).unwrap();
+            b.read_ctrl(ctrl).unwrap();
+            b.read_joint_effort(effort).unwrap();
+            b.read_activation("servo", act).unwrap();
+            b.read_act_dot("servo", act_dot).unwrap();
+        }
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let [(c0, e0, [a0, d0]), (c1, e1, [a1, d1])] = &out;
+        assert_eq!(bits(c0), bits(c1), "ctrl, step {step}");
+        assert_eq!(bits(e0), bits(e1), "joint efforts, step {step}");
+        assert_eq!(bits(a0), bits(a1), "activations, step {step}");
+        assert_eq!(bits(d0), bits(d1), "act_dot, step {step}");
+        assert_eq!(
+            one_pass.nonfinite_envs().unwrap(),
+            general.nonfinite_envs().unwrap()
+        );
+        assert!(!one_pass.nonfinite_envs().unwrap().is_empty());
+    }
+}

@@ -94,6 +94,11 @@ pub struct MjStage {
     /// True when some actuator reads its gain and bias from the parameter
     /// table ([`MJ_TABLE_PARAMS`](crate::MJ_TABLE_PARAMS)).
     pub table_params: bool,
+    /// True when every member is a MuJoCo-law actuator (member `k` is
+    /// actuator `k`) on a one-entry path and no tendon range couples
+    /// them: each actuator's force then depends on its own column alone,
+    /// and [`MjStage::env_forces`] takes a single pass over them.
+    pub plain: bool,
 }
 
 impl MjStage {
@@ -213,9 +218,77 @@ impl MjStage {
     ) -> bool {
         if wide {
             self.forces::<true>(pos, vel, ctrl, state, effort, param, laws)
+        } else if self.plain {
+            self.plain_forces(pos, vel, ctrl, state, effort, param)
         } else {
             self.forces::<false>(pos, vel, ctrl, state, effort, param, laws)
         }
+    }
+
+    /// [`MjStage::forces`] of a [`MjStage::plain`] stage, not wide: the
+    /// same operations in the same order per actuator (so the same bits),
+    /// each actuator's force, clamp and joint effort in one pass.
+    #[inline(always)]
+    fn plain_forces<'p>(
+        &self,
+        pos: &[f32],
+        vel: &[f32],
+        ctrl: &mut [f32],
+        state: &mut [f32],
+        effort: &mut [f32],
+        param: impl Fn(usize) -> &'p [f32],
+    ) -> bool {
+        use crate::kinds::{
+            mj_ctrl, mj_force_after, mj_force_limit, mj_force_with, MJ_MAX_CTRL, MJ_TABLE_PARAMS,
+        };
+        let table = self.table::<false>(param);
+        let m = self.actuators.len();
+        let (act, act_dot) = state.split_at_mut(m);
+        let mut wild = false;
+        for a in &self.actuators {
+            let c = a.ctrl_column as usize;
+            let u = mj_ctrl(a, ctrl[c]);
+            ctrl[c] = u;
+            wild |= u.abs() > MJ_MAX_CTRL;
+        }
+        effort.fill(0.0);
+        let mut next_finite = true;
+        for (k, a) in self.actuators.iter().enumerate() {
+            let c = a.ctrl_column as usize;
+            let u = if wild { 0.0 } else { ctrl[c] };
+            let e = self.path[a.path_offset as usize];
+            let j = e.column as usize;
+            // As `length_velocity` sums them, from 0.
+            let length = a.gear * (0.0 + e.coef * pos[j]);
+            let velocity = a.gear * (0.0 + e.coef * vel[j]);
+            let (gain3, bias3) = match &table {
+                Some(t) if a.flags & MJ_TABLE_PARAMS != 0 => (
+                    std::array::from_fn(|q| t.gain[q][c]),
+                    std::array::from_fn(|q| t.bias[q][c]),
+                ),
+                _ => (
+                    [a.gainprm[0], a.gainprm[1], a.gainprm[2]],
+                    [a.biasprm[0], a.biasprm[1], a.biasprm[2]],
+                ),
+            };
+            let out = mj_force_with(a, gain3, bias3, u, act[k], length, velocity);
+            act_dot[k] = out.act_dot;
+            next_finite &= out.act_next.is_finite();
+            let mut force = mj_force_limit(a, out.force);
+            if a.bias_type == crate::BiasType::DcMotor as u32 {
+                let mut own = *a;
+                own.biasprm[..3].copy_from_slice(&bias3);
+                force = mj_force_after(&own, force, length);
+            }
+            ctrl[c] = force;
+            if j < self.num_joints {
+                effort[j] += a.gear * e.coef * force;
+            }
+        }
+        for &(j, [lo, hi]) in &self.joint_limits {
+            effort[j as usize] = crate::kinds::clip(effort[j as usize], lo, hi);
+        }
+        next_finite
     }
 
     /// [`MjStage::env_forces`] for `wide == WIDE`.
@@ -505,6 +578,10 @@ pub(super) fn mj_stage(
             stage.joint_limits.push((j as u32, *range));
         }
     }
+    stage.plain = stage.tendon_limits.is_empty()
+        && stage.members.len() == stage.actuators.len()
+        && (stage.members.iter().enumerate())
+            .all(|(k, m)| m.actuator == k as u32 && m.path_len == 1);
     Ok(stage)
 }
 
