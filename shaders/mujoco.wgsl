@@ -1,4 +1,4 @@
-// MuJoCo's actuator force law. Twin of crates/sinew-core/src/kinds/mj_general.rs
+// MuJoCo's actuator force law. Twin of crates/sinew-core/src/kinds/mj_general/law.rs
 // (same names, same operation order, same comparisons and guards).
 
 const MJ_MINVAL: f32 = 1e-15;
