@@ -1,5 +1,5 @@
 // The arithmetic of learned networks that needs no buffer (twins in
-// crates/sinew-core/src/kinds/learned.rs); step.wgsl runs the layers.
+// crates/sinew-core/src/kinds/learned/networks.rs); step.wgsl runs the layers.
 
 // The widest layer (sinew_core::NET_MAX_WIDTH).
 const NET_MAX_WIDTH: u32 = 128u;
