@@ -100,6 +100,11 @@ struct Gather {
     /// Per delay buffer: `(ctrl start, ring column, len)` of each stretch
     /// of its columns that is contiguous in ctrl order.
     pieces: Vec<Vec<(usize, usize, usize)>>,
+    /// Whether a tile needs its own copy of each command field. Where ctrl
+    /// order is command order, the position and velocity are read from
+    /// the command itself; where one buffer also delays every column in
+    /// that order, so are the targets (their delayed frames fill the tile).
+    copied: [bool; 5],
 }
 
 impl Gather {
@@ -124,9 +129,11 @@ impl Gather {
                 }
             }
         }
+        let full = identity && pieces.len() == 1 && pieces[0] == [(0, 0, columns.len())];
         Gather {
             index: (!identity).then(|| columns.iter().map(|c| c.cmd_column as u32).collect()),
             pieces,
+            copied: std::array::from_fn(|f| !identity || (f < 3 && !full)),
         }
     }
 }
@@ -683,7 +690,7 @@ impl StepInputs<'_> {
                 let mut any = false;
                 for (i, flag) in flags.iter_mut().enumerate() {
                     let bits = (0..5).fold(0, |acc, f| {
-                        acc | nonfinite_bits(&tile[(f * n + i) * nc..(f * n + i + 1) * nc])
+                        acc | nonfinite_bits(self.tile_row(tile, f, n, e0, i))
                     });
                     *flag = u8::from(bits != 0);
                     any |= bits != 0;
@@ -705,7 +712,15 @@ impl StepInputs<'_> {
                     }
                 }
             }
-            let g: [&[f32]; 5] = std::array::from_fn(|f| &tile[f * n * nc..(f + 1) * n * nc]);
+            // The targets after the delay are the tile's; the rest where
+            // `copied` says.
+            let g: [&[f32]; 5] = std::array::from_fn(|f| {
+                if f < 3 || self.gather.copied[f] {
+                    &tile[f * n * nc..(f + 1) * n * nc]
+                } else {
+                    &self.cmd[f][e0 * nc..(e0 + n) * nc]
+                }
+            });
             let out = &mut ctrl[local * nc..(local + n) * nc];
             if whole_tile && !any_bad {
                 let whole = Run {
@@ -771,13 +786,35 @@ impl StepInputs<'_> {
         zeroed
     }
 
+    /// Env `e0 + i`'s values of field `f` in ctrl order: its row of the
+    /// tile (`n` envs from `e0`) or, where the tile holds no copy of the
+    /// field ([`Gather::copied`]), of the command.
+    #[inline]
+    fn tile_row<'t>(
+        &'t self,
+        tile: &'t [f32],
+        f: usize,
+        n: usize,
+        e0: usize,
+        i: usize,
+    ) -> &'t [f32] {
+        let nc = self.plan.num_ctrl();
+        if self.gather.copied[f] {
+            &tile[(f * n + i) * nc..(f * n + i + 1) * nc]
+        } else {
+            &self.cmd[f][(e0 + i) * nc..(e0 + i + 1) * nc]
+        }
+    }
+
     /// Fills `tile` (`[field][env][ctrl]`, `n` envs from `e0`) with the
-    /// command values of each ctrl column.
+    /// command values of each ctrl column that [`Gather::copied`] asks for.
     fn gather_tile(&self, e0: usize, n: usize, tile: &mut [f32]) {
         let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
         let Some(index) = &self.gather.index else {
             for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
-                dst.copy_from_slice(&self.cmd[f][e0 * t..(e0 + n) * t]);
+                if self.gather.copied[f] {
+                    dst.copy_from_slice(&self.cmd[f][e0 * t..(e0 + n) * t]);
+                }
             }
             return;
         };
@@ -833,7 +870,7 @@ impl StepInputs<'_> {
             let (slot, fill) = buffer.params.push(state);
             let frame = &mut ring[slot as usize * frame_len..][..frame_len];
             for (f, dst) in frame.chunks_exact_mut(cols).enumerate() {
-                let src = &tile[(f * n + i) * nc..(f * n + i + 1) * nc];
+                let src = self.tile_row(tile, f, n, env - i, i);
                 for &(c, r, len) in pieces {
                     dst[r..r + len].copy_from_slice(&src[c..c + len]);
                 }
