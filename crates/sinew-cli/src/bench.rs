@@ -590,13 +590,17 @@ pub fn bench_scenario(
                         std::thread::sleep(Duration::from_millis(1))
                     })?,
                 };
-                report.results.push(BenchResult::new(
+                let mut result = BenchResult::new(
                     (backend, &scenario.name, mode),
                     (num_envs, engine.plan().num_ctrl()),
                     us,
                     bytes,
                     bandwidth,
-                ));
+                );
+                if mode == "hot" {
+                    result.gpu_us_per_step = gpu_time(&mut engine, &cmd, us)?;
+                }
+                report.results.push(result);
                 bar.inc(1);
             }
         }
