@@ -225,6 +225,26 @@ impl MjStage {
         }
     }
 
+    /// Clamps every actuator's control by its range, then MuJoCo's guard:
+    /// true when one control is beyond 1e10, which zeroes every control of
+    /// the env.
+    #[inline(always)]
+    fn clamp_controls<const WIDE: bool>(
+        &self,
+        table: &Option<MjTable<'_>>,
+        ctrl: &mut [f32],
+    ) -> bool {
+        use crate::kinds::{mj_ctrl, MJ_MAX_CTRL};
+        let mut wild = false;
+        for a in &self.actuators {
+            let c = a.ctrl_column as usize;
+            let u = mj_ctrl(&env_actuator::<WIDE>(a, table, false), ctrl[c]);
+            ctrl[c] = u;
+            wild |= u.abs() > MJ_MAX_CTRL;
+        }
+        wild
+    }
+
     /// [`MjStage::forces`] of a [`MjStage::plain`] stage, not wide: the
     /// same operations in the same order per actuator (so the same bits),
     /// each actuator's force, clamp and joint effort in one pass.
@@ -238,19 +258,11 @@ impl MjStage {
         effort: &mut [f32],
         param: impl Fn(usize) -> &'p [f32],
     ) -> bool {
-        use crate::kinds::{
-            mj_ctrl, mj_force_after, mj_force_limit, mj_force_with, MJ_MAX_CTRL, MJ_TABLE_PARAMS,
-        };
+        use crate::kinds::{mj_force_after, mj_force_limit, mj_force_with};
         let table = self.table::<false>(param);
         let m = self.actuators.len();
         let (act, act_dot) = state.split_at_mut(m);
-        let mut wild = false;
-        for a in &self.actuators {
-            let c = a.ctrl_column as usize;
-            let u = mj_ctrl(a, ctrl[c]);
-            ctrl[c] = u;
-            wild |= u.abs() > MJ_MAX_CTRL;
-        }
+        let wild = self.clamp_controls::<false>(&table, ctrl);
         effort.fill(0.0);
         let mut next_finite = true;
         for (k, a) in self.actuators.iter().enumerate() {
@@ -261,16 +273,7 @@ impl MjStage {
             // As `length_velocity` sums them, from 0.
             let length = a.gear * (0.0 + e.coef * pos[j]);
             let velocity = a.gear * (0.0 + e.coef * vel[j]);
-            let (gain3, bias3) = match &table {
-                Some(t) if a.flags & MJ_TABLE_PARAMS != 0 => (
-                    std::array::from_fn(|q| t.gain[q][c]),
-                    std::array::from_fn(|q| t.bias[q][c]),
-                ),
-                _ => (
-                    [a.gainprm[0], a.gainprm[1], a.gainprm[2]],
-                    [a.biasprm[0], a.biasprm[1], a.biasprm[2]],
-                ),
-            };
+            let (gain3, bias3) = gain_bias(a, &table);
             let out = mj_force_with(a, gain3, bias3, u, act[k], length, velocity);
             act_dot[k] = out.act_dot;
             next_finite &= out.act_next.is_finite();
@@ -304,23 +307,11 @@ impl MjStage {
         param: impl Fn(usize) -> &'p [f32],
         laws: &mut impl MjLaws,
     ) -> bool {
-        use crate::kinds::{
-            mj_ctrl, mj_force_after, mj_force_limit, mj_force_with, mj_tendon_scale, MJ_MAX_CTRL,
-        };
+        use crate::kinds::{mj_force_after, mj_force_limit, mj_force_with, mj_tendon_scale};
         let table = self.table::<WIDE>(param);
         let m = self.actuators.len();
         let (act, act_dot) = state.split_at_mut(m);
-        // Clamp the controls, then MuJoCo's guard: one control beyond 1e10
-        // zeroes every control (of this env).
-        let mut wild = false;
-        for a in &self.actuators {
-            let u = mj_ctrl(
-                &env_actuator::<WIDE>(a, &table, false),
-                ctrl[a.ctrl_column as usize],
-            );
-            ctrl[a.ctrl_column as usize] = u;
-            wild |= u.abs() > MJ_MAX_CTRL;
-        }
+        let wild = self.clamp_controls::<WIDE>(&table, ctrl);
         let mut next_finite = true;
         for (k, a) in self.actuators.iter().enumerate() {
             // The gain and bias terms from the table without a copy of the
@@ -329,16 +320,7 @@ impl MjStage {
             let c = a.ctrl_column as usize;
             let u = if wild { 0.0 } else { ctrl[c] };
             let (length, velocity) = self.length_velocity(&a, pos, vel);
-            let (gain3, bias3) = match &table {
-                Some(t) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => (
-                    std::array::from_fn(|q| t.gain[q][c]),
-                    std::array::from_fn(|q| t.bias[q][c]),
-                ),
-                _ => (
-                    [a.gainprm[0], a.gainprm[1], a.gainprm[2]],
-                    [a.biasprm[0], a.biasprm[1], a.biasprm[2]],
-                ),
-            };
+            let (gain3, bias3) = gain_bias(&a, &table);
             let out = mj_force_with(&a, gain3, bias3, u, act[k], length, velocity);
             ctrl[c] = out.force;
             act_dot[k] = out.act_dot;
@@ -487,6 +469,23 @@ fn env_actuator<'a, const WIDE: bool>(
 
 /// Compiles every MuJoCo-law column and collects every coupled column, in
 /// ctrl order.
+/// An actuator's `gainprm[0..3]` and `biasprm[0..3]` for this env: from
+/// the table where it reads them there, else its compiled ones.
+#[inline(always)]
+fn gain_bias(a: &MjActuator, table: &Option<MjTable<'_>>) -> ([f32; 3], [f32; 3]) {
+    let c = a.ctrl_column as usize;
+    match table {
+        Some(t) if a.flags & crate::kinds::MJ_TABLE_PARAMS != 0 => (
+            std::array::from_fn(|q| t.gain[q][c]),
+            std::array::from_fn(|q| t.bias[q][c]),
+        ),
+        _ => (
+            [a.gainprm[0], a.gainprm[1], a.gainprm[2]],
+            [a.biasprm[0], a.biasprm[1], a.biasprm[2]],
+        ),
+    }
+}
+
 pub(super) fn mj_stage(
     robot: &Robot,
     infos: &mut [GroupInfo],
