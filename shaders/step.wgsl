@@ -1,12 +1,17 @@
-// The step: three dispatches recorded into one compute pass.
-//   env_stage    one thread per env: non-finite input check, delay push, lag draw.
-//   law_stage    one thread per (env, ctrl column): the column's kind's law
-//                through `kind_law`, the switch the generated prelude holds
-//                for the kinds of the plan (a learned column evaluates its
-//                network there).
-//   output_stage one thread per env: the MuJoCo stage, the non-finite output
-//                check, the state, activation and learned-state commits;
-//                advances the step counter.
+// The step: up to three dispatches recorded into one compute pass.
+//   env_stage    one thread per env, only in plans with delay buffers: the
+//                non-finite input check (an env at fault must not push), delay
+//                push, lag draw.
+//   law_stage    one thread per (env, ctrl column): without delay buffers,
+//                the non-finite check of its own command values (OR-ed into
+//                its env's flag); then the column's kind's law through
+//                `kind_law`, the switch the generated prelude holds for the
+//                kinds of the plan (a learned column evaluates its network
+//                there). An env at fault is computed too and zeroed after.
+//   output_stage one thread per env: zeroes an env at fault; else the MuJoCo
+//                stage, the non-finite output check, the state, activation and
+//                learned-state commits; writes the env's flag for the report
+//                and advances the step counter.
 // Together they are the loop body of `StepInputs::env` in crates/sinew-cpu/src/lib.rs.
 
 // Command fields (`CommandField` discriminants, generated in the prelude as
@@ -131,8 +136,10 @@ struct BufferDesc {
 @group(0) @binding(4) var<storage, read_write> ring: array<f32>;
 // [env][buffer].
 @group(0) @binding(5) var<storage, read_write> states: array<DelayState>;
-// [env]: 1 when the step zeroed the env.
-@group(0) @binding(6) var<storage, read_write> flags: array<u32>;
+// [env]: 1 when the step zeroed the env (the report); then [env]: non-zero
+// when the step's inputs are not all finite (set by env_stage or law_stage,
+// read and cleared by output_stage).
+@group(0) @binding(6) var<storage, read_write> flags: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> columns: array<ColumnDesc>;
 @group(0) @binding(8) var<storage, read> buffers: array<BufferDesc>;
 // Ring columns' command columns per buffer, then claimed (start, len) pairs.
@@ -198,7 +205,7 @@ fn env_stage(
             }
         }
     }
-    flags[env] = bad;
+    atomicStore(&flags[dims.num_envs + env], bad);
     if bad != 0u {
         return;
     }
@@ -301,10 +308,20 @@ fn law_stage(
     }
     let env = i / dims.num_ctrl;
     let c = i - env * dims.num_ctrl;
-    if flags[env] != 0u {
-        ctrl[i] = 0.0;
-        zero_outputs(i);
-        return;
+    if dims.num_buffers == 0u {
+        // No env_stage ran: this element's claimed values, read where
+        // neighbouring threads read theirs.
+        let m = columns[c].cmd_column;
+        var bad = 0u;
+        for (var field = 0u; field < 5u; field++) {
+            bad |= nonfinite_bits(cmd_at(field, env, m));
+        }
+        for (var p = 0u; p < dims.num_inputs; p++) {
+            bad |= nonfinite_bits(input_at(p, env, m));
+        }
+        if bad != 0u {
+            atomicOr(&flags[dims.num_envs + env], 1u);
+        }
     }
     ctrl[i] = eval_law(env, c, 1.0);
 }
@@ -509,8 +526,17 @@ fn output_stage(
     if env >= dims.num_envs {
         return;
     }
-    if flags[env] != 0u {
+    let row = env * dims.num_ctrl;
+    // The input check's verdict, cleared for the next step.
+    let inputs_bad = atomicLoad(&flags[dims.num_envs + env]);
+    atomicStore(&flags[dims.num_envs + env], 0u);
+    if inputs_bad != 0u {
+        for (var c = 0u; c < dims.num_ctrl; c++) {
+            ctrl[row + c] = 0.0;
+            zero_outputs(row + c);
+        }
         mj_zero(env);
+        atomicStore(&flags[env], 1u);
         return;
     }
     let m = dims.num_mj;
@@ -524,7 +550,6 @@ fn output_stage(
             bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
         }
     }
-    let row = env * dims.num_ctrl;
     for (var c = 0u; c < dims.num_ctrl; c++) {
         bad |= nonfinite_bits(ctrl[row + c]);
         for (var o = 0u; o < dims.num_outputs; o++) {
@@ -537,8 +562,9 @@ fn output_stage(
             zero_outputs(row + c);
         }
         mj_zero(env);
-        flags[env] = 1u;
+        atomicStore(&flags[env], 1u);
     } else {
+        atomicStore(&flags[env], 0u);
         // The kinds' state (twin of `SlotRows::copy_env_from`).
         let s = dims.num_state_slots;
         for (var k = 0u; k < s; k++) {

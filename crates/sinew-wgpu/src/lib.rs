@@ -1,9 +1,9 @@
 //! Sinew's GPU backend: the laws of `sinew-core` as WGSL compute kernels
 //! (`shaders/` at the repository root) over buffers that stay on the device.
 //!
-//! A step uploads the command, records three dispatches (env stage, law
-//! stage, output stage) into one compute pass and submits once, for all
-//! groups. Nothing comes back until asked ([`Backend::read_ctrl`],
+//! A step uploads the command, records its dispatches (env stage where a
+//! plan delays, law stage, output stage) into one compute pass and submits
+//! once, for all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
 //! [`Backend::nonfinite_envs`], …). Setters and resets write only the rows
 //! they touch. [`WgpuBackend::encode_step`] records the step into a caller's
 //! encoder over caller-owned buffers, for simulators that live on the GPU.
@@ -215,7 +215,8 @@ impl WgpuBackend {
             params: init("sinew params", bytemuck::cast_slice(&params_host), storage),
             ring: zeroed("sinew ring", num_envs * plan.ring_stride() * 4),
             states: init("sinew states", bytemuck::cast_slice(&states), storage),
-            flags: zeroed("sinew flags", num_envs * 4),
+            // The report, then each step's input verdicts.
+            flags: zeroed("sinew flags", 2 * num_envs * 4),
             columns: init(
                 "sinew columns",
                 bytemuck::cast_slice(&layout.columns),
@@ -744,8 +745,9 @@ fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
     (x, groups.div_ceil(x))
 }
 
-/// The three dispatches of one step, in one compute pass (timestamped at
-/// its beginning and end when `timestamps` is given).
+/// The dispatches of one step (three, or two without delay buffers), in one
+/// compute pass (timestamped at its beginning and end when `timestamps` is
+/// given).
 fn record(
     ctx: &GpuContext,
     k: &Pipelines,
@@ -760,11 +762,12 @@ fn record(
         timestamp_writes: timestamps,
     });
     pass.set_bind_group(0, group, &[]);
-    for (pipeline, threads) in [
-        (&k.env_stage, dims.num_envs),
+    // Without delay buffers the law stage checks the inputs itself.
+    let env_stage = (dims.num_buffers > 0).then_some((&k.env_stage, dims.num_envs));
+    for (pipeline, threads) in env_stage.into_iter().chain([
         (&k.law_stage, dims.num_envs * dims.num_ctrl),
         (&k.output_stage, dims.num_envs),
-    ] {
+    ]) {
         let (x, y) = workgroups(threads, max);
         pass.set_pipeline(pipeline);
         pass.dispatch_workgroups(x, y, 1);
