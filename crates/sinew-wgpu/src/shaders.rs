@@ -11,12 +11,14 @@ use std::fmt::Write;
 use sinew_core::{planes_of, CommandField, Kind, KindId, KindVisitor, PlaneSpec};
 
 /// The driver files as `(name, text)`: index helpers and the lag RNG, the
-/// delay stage, network helpers, and the bindings and kernels.
-pub const DRIVER_FILES: [(&str, &str); 4] = [
+/// delay stage, network helpers, the bindings and kernels, and the per-env
+/// MuJoCo stage.
+pub const DRIVER_FILES: [(&str, &str); 5] = [
     ("common.wgsl", include_str!("../../../shaders/common.wgsl")),
     ("delay.wgsl", include_str!("../../../shaders/delay.wgsl")),
     ("net.wgsl", include_str!("../../../shaders/net.wgsl")),
     ("step.wgsl", include_str!("../../../shaders/step.wgsl")),
+    ("mj_stage.wgsl", include_str!("../../../shaders/mj_stage.wgsl")),
 ];
 
 /// The WGSL name of a Rust name: `IdealPd` or `effort_limit` → `IDEAL_PD`,

@@ -1,0 +1,143 @@
+// The per-env MuJoCo stage, run by step.wgsl's output_stage: each actuator with
+// this env's parameters, its length and velocity, the force coupling and the
+// joint efforts (twin of `MjStage` in crates/sinew-core/src/plan/mujoco.rs).
+
+// Actuator `k` with this env's parameters (`row`: the env's first ctrl
+// element) where it reads them from the parameter table (twin of
+// `MjActuator::with_params`).
+fn mj_env_actuator(k: u32, row: u32) -> MjActuator {
+    let compiled = mj[k];
+    var a = compiled;
+    if (a.flags & MJ_TABLE_PARAMS) != 0u {
+        let at = row + a.ctrl_column;
+        for (var q = 0u; q < 9u; q++) {
+            a.gainprm[q] = params[(MJ_GENERAL_GAINPRM0 + q) * plane() + at];
+            a.biasprm[q] = params[(MJ_GENERAL_BIASPRM0 + q) * plane() + at];
+        }
+        for (var q = 0u; q < 3u; q++) {
+            a.dynprm[q] = params[(MJ_GENERAL_DYNPRM0 + q) * plane() + at];
+        }
+        a.gear = params[MJ_GENERAL_GEAR * plane() + at];
+        a.ctrl_lo = params[MJ_GENERAL_CTRL_LO * plane() + at];
+        a.ctrl_hi = params[MJ_GENERAL_CTRL_HI * plane() + at];
+        a.force_lo = params[MJ_GENERAL_FORCE_LO * plane() + at];
+        a.force_hi = params[MJ_GENERAL_FORCE_HI * plane() + at];
+        a.act_lo = params[MJ_GENERAL_ACT_LO * plane() + at];
+        a.act_hi = params[MJ_GENERAL_ACT_HI * plane() + at];
+        a.flags |= MJ_CTRL_LIMITED | MJ_FORCE_LIMITED | MJ_ACT_LIMITED;
+        if a.dyn_type == MJ_DYN_FILTER_EXACT && a.dynprm[0] != compiled.dynprm[0] {
+            // In f32 here (the compiled step is f64's).
+            let tau = max(a.dynprm[0], MJ_MINVAL);
+            a.act_step = tau * -mj_expm1(-a.timestep / tau);
+        }
+    }
+    return a;
+}
+
+// An actuator's length and velocity along its path (twin of
+// `MjStage::length_velocity`).
+fn mj_length_velocity(a: MjActuator, env: u32) -> vec2<f32> {
+    var length = 0.0;
+    var velocity = 0.0;
+    for (var p = 0u; p < a.path_len; p++) {
+        let at = dims.mj_path_offset + 2u * (a.path_offset + p);
+        let coef = bitcast<f32>(words[at + 1u]);
+        length += coef * cmd_at(FIELD_POS, env, words[at]);
+        velocity += coef * cmd_at(FIELD_VEL, env, words[at]);
+    }
+    return vec2<f32>(a.gear * length, a.gear * velocity);
+}
+
+// One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
+// forwarded controls on entry and `actuator_force` on exit; writes the
+// act_dots and the joint efforts. Returns 1 when a next activation is not
+// finite.
+fn mj_env_stage(env: u32) -> u32 {
+    let m = dims.num_mj;
+    let row = env * dims.num_ctrl;
+    let srow = env * 2u * m;
+    let erow = env * dims.effort_width;
+    var wild = false;
+    for (var k = 0u; k < m; k++) {
+        let a = mj_env_actuator(k, row);
+        let u = mj_ctrl(a, ctrl[row + a.ctrl_column]);
+        ctrl[row + a.ctrl_column] = u;
+        wild = wild || abs(u) > MJ_MAX_CTRL;
+    }
+    var bad = 0u;
+    for (var k = 0u; k < m; k++) {
+        let a = mj_env_actuator(k, row);
+        let c = row + a.ctrl_column;
+        let u = select(ctrl[c], 0.0, wild);
+        let lv = mj_length_velocity(a, env);
+        let out = mj_force(a, u, mj_state[srow + k], lv.x, lv.y);
+        ctrl[c] = out.force;
+        mj_state[srow + m + k] = out.act_dot;
+        bad |= nonfinite_bits(out.act_next);
+    }
+    let members = dims.mj_members_offset;
+    let raw = outputs_offset() + words[members + 1u] * plane() + row;
+    for (var t = 0u; t < dims.num_tendon_limits; t++) {
+        let at = dims.mj_tendon_offset + 4u * t;
+        let lo = bitcast<f32>(words[at]);
+        let hi = bitcast<f32>(words[at + 1u]);
+        let first = words[at + 2u];
+        let len = words[at + 3u];
+        var total = 0.0;
+        for (var i = first; i < first + len; i++) {
+            let member = members + 2u + 4u * words[i];
+            let c = words[member];
+            if words[member + 3u] == MJ_FROM_LAW {
+                total += state[raw + c];
+            } else {
+                total += ctrl[row + c];
+            }
+        }
+        let scale = mj_tendon_scale(total, lo, hi);
+        for (var i = first; i < first + len; i++) {
+            let member = members + 2u + 4u * words[i];
+            let c = words[member];
+            if words[member + 3u] != MJ_FROM_LAW {
+                ctrl[row + c] = ctrl[row + c] * scale;
+            } else if scale != 1.0 {
+                ctrl[row + c] = eval_law(env, c, scale);
+            }
+        }
+    }
+    for (var k = 0u; k < m; k++) {
+        let a = mj_env_actuator(k, row);
+        let c = row + a.ctrl_column;
+        let force = mj_force_limit(a, ctrl[c]);
+        if a.bias_type == MJ_BIAS_DCMOTOR {
+            ctrl[c] = mj_force_after(a, force, mj_length_velocity(a, env).x);
+        } else {
+            ctrl[c] = force;
+        }
+    }
+    for (var j = 0u; j < dims.effort_width; j++) {
+        effort[erow + j] = 0.0;
+    }
+    for (var k = 0u; k < words[members]; k++) {
+        let member = members + 2u + 4u * k;
+        let value = ctrl[row + words[member]];
+        // An actuator's ctrl is its force; a law member's its effort.
+        var factor = 1.0;
+        if words[member + 3u] != MJ_FROM_LAW {
+            factor = mj_env_actuator(words[member + 3u], row).gear;
+        }
+        let path_offset = words[member + 1u];
+        for (var p = 0u; p < words[member + 2u]; p++) {
+            let at = dims.mj_path_offset + 2u * (path_offset + p);
+            let column = words[at];
+            if column < dims.effort_width {
+                effort[erow + column] += factor * bitcast<f32>(words[at + 1u]) * value;
+            }
+        }
+    }
+    for (var l = 0u; l < dims.num_joint_limits; l++) {
+        let at = dims.mj_joint_offset + 3u * l;
+        let j = erow + words[at];
+        effort[j] = clip(effort[j], bitcast<f32>(words[at + 1u]), bitcast<f32>(words[at + 2u]));
+    }
+    return bad;
+}
