@@ -18,7 +18,10 @@ pub const DRIVER_FILES: [(&str, &str); 5] = [
     ("delay.wgsl", include_str!("../../../shaders/delay.wgsl")),
     ("net.wgsl", include_str!("../../../shaders/net.wgsl")),
     ("step.wgsl", include_str!("../../../shaders/step.wgsl")),
-    ("mj_stage.wgsl", include_str!("../../../shaders/mj_stage.wgsl")),
+    (
+        "mj_stage.wgsl",
+        include_str!("../../../shaders/mj_stage.wgsl"),
+    ),
 ];
 
 /// The WGSL name of a Rust name: `IdealPd` or `effort_limit` → `IDEAL_PD`,
