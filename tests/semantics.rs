@@ -10,6 +10,17 @@ use sinew::{
 
 use crate::support::{backends, joints};
 
+/// The DC motor the path-agreement tests share.
+fn test_dc() -> DcMotorCfg {
+    DcMotorCfg {
+        stiffness: 30.0,
+        damping: 1.0,
+        effort_limit: 10.0,
+        saturation_effort: 12.0,
+        velocity_limit: 8.0,
+    }
+}
+
 fn ramp(num_envs: usize, num_targets: usize, k: usize) -> ActuatorCmd {
     let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
     for (i, x) in cmd.position_target.iter_mut().enumerate() {
@@ -359,13 +370,7 @@ fn engine_auto_takes_a_hardware_gpu_and_passes_over_a_software_one() {
 fn aligned_plans_zero_exactly_the_envs_at_fault() {
     // Ctrl columns = command columns and no delay: the CPU backend runs whole
     // chunks of envs at once and must still zero only the envs at fault.
-    let dc = DcMotorCfg {
-        stiffness: 30.0,
-        damping: 1.0,
-        effort_limit: 10.0,
-        saturation_effort: 12.0,
-        velocity_limit: 8.0,
-    };
+    let dc = test_dc();
     let servo = BuiltinPositionCfg {
         stiffness: 5.0,
         damping: 0.0,
@@ -529,17 +534,7 @@ fn chunk_wide_checks_agree_with_the_env_by_env_path() {
         let mut groups = vec![
             GroupCfg::new("pd", ["j0", "j1"], IdealPdCfg::new(7.0, 0.5))
                 .with_delay(DelayCfg::new(0, 3)),
-            GroupCfg::new(
-                "dc",
-                ["j2", "j3"],
-                DcMotorCfg {
-                    stiffness: 30.0,
-                    damping: 1.0,
-                    effort_limit: 10.0,
-                    saturation_effort: 12.0,
-                    velocity_limit: 8.0,
-                },
-            ),
+            GroupCfg::new("dc", ["j2", "j3"], test_dc()),
             GroupCfg::new(
                 "servo",
                 ["j4"],
@@ -571,15 +566,9 @@ fn chunk_wide_checks_agree_with_the_env_by_env_path() {
     // One delayed law over every joint: in command order, the tile takes
     // its targets from the ring alone.
     let all_delayed = |with_pid: bool| {
-        let dc = DcMotorCfg {
-            stiffness: 30.0,
-            damping: 1.0,
-            effort_limit: 10.0,
-            saturation_effort: 12.0,
-            velocity_limit: 8.0,
-        };
         let joints = ["j0", "j1", "j2", "j3", "j4", "j5"];
-        let mut groups = vec![GroupCfg::new("dc", joints, dc).with_delay(DelayCfg::new(0, 4))];
+        let delay = DelayCfg::new(0, 4);
+        let mut groups = vec![GroupCfg::new("dc", joints, test_dc()).with_delay(delay)];
         if with_pid {
             groups.push(GroupCfg::new("pid", ["j6"], MjPidCfg::new(4.0, 0.2, 0.01)));
         }
