@@ -262,6 +262,54 @@ fn spring_damper_and_positional_clip() {
     }
 }
 
+/// An output plane that overflows while the column's value stays finite
+/// (a gear of 3e38 times an action of 4) faults its env alone: its ctrl
+/// and output rows are zero, every other env's are the law's.
+#[test]
+fn an_infinite_output_plane_zeroes_its_env_alone() {
+    let sd = MimoSpringDamperCfg {
+        gear: 2.0,
+        action_lo: -1.0,
+        action_hi: 1.0,
+    };
+    let (num_envs, t) = (200, 3);
+    let plan = Plan::new(
+        &joints(t),
+        vec![GroupCfg::new("sd", [".*"], sd)],
+        num_envs,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    for (name, make, _) in backends() {
+        let mut b = make(plan.clone());
+        let env77 = EnvIds::List(&[77]);
+        b.set_param("sd", "gear", env77, Values::Scalar(3e38))
+            .unwrap();
+        b.set_param("sd", "action_hi", env77, Values::Scalar(10.0))
+            .unwrap();
+        let mut c = ActuatorCmd::zeros(num_envs, t);
+        c.effort_target.fill(0.5);
+        c.effort_target[77 * t..78 * t].fill(4.0);
+        b.step(&c).unwrap();
+        assert_eq!(b.nonfinite_envs().unwrap(), [77], "{name}");
+        let (mut ctrl, mut torque) = (vec![f32::NAN; num_envs * t], vec![f32::NAN; num_envs * t]);
+        b.read_ctrl(&mut ctrl).unwrap();
+        b.read_output("mimo_torque", &mut torque).unwrap();
+        for env in 0..num_envs {
+            let row = env * t..(env + 1) * t;
+            let (want_u, want_tau) = if env == 77 { (0.0, 0.0) } else { (0.5, 1.0) };
+            assert!(
+                ctrl[row.clone()].iter().all(|&u| u == want_u),
+                "{name} env {env}"
+            );
+            assert!(
+                torque[row].iter().all(|&x| x == want_tau),
+                "{name} env {env}"
+            );
+        }
+    }
+}
+
 /// Bad settings name the group, the field and the value.
 #[test]
 fn bad_muscle_settings_name_group_field_and_value() {

@@ -3,9 +3,10 @@
 //! update periods with per-env phases, and the ctrl column contract.
 
 use sinew::{
-    ActuatorCmd, Backend, BiasType, BuiltinPositionCfg, CpuBackend, CtrlMeaning, DcMotorCfg,
-    DelayCfg, DelayShare, DynType, Engine, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, MjPidCfg,
-    NativeActuator, Plan, PlanOptions, Robot, Transmission, WrappedCfg,
+    ActuatorCmd, Backend, BamFriction, BamSts3215Cfg, BamVoltageCfg, BiasType, BuiltinPositionCfg,
+    CpuBackend, CtrlMeaning, DcMotorCfg, DelayCfg, DelayShare, DynType, Engine, EnvIds, GainType,
+    GroupCfg, IdealPdCfg, Lags, MjGeneralCfg, MjPidCfg, NativeActuator, Plan, PlanOptions, Robot,
+    Transmission, WrappedCfg,
 };
 
 use crate::support::{backends, joints};
@@ -523,15 +524,16 @@ fn huge_finite_commands_are_not_faults() {
 #[test]
 fn chunk_wide_checks_agree_with_the_env_by_env_path() {
     // The same groups on four robots, one per path of the CPU backend: the
-    // groups claim every command column in order (whole chunks checked at
-    // once); a spare, unclaimed column (tiles gathered into ctrl order, so
-    // the spare's NaN does not count); joints in another order, so every
-    // group's columns are scattered (gathered runs, delayed and not); a
-    // stateful group on a joint of its own (env by env, the reference).
-    // Every output of the five joints, every report and delay state must
-    // agree, with non-finite inputs and outputs about.
-    let mixed = |with_pid: bool| {
-        let mut groups = vec![
+    // groups claim every command column in order (whole chunks or tiles
+    // checked at once); a spare, unclaimed column (tiles gathered into ctrl
+    // order, so the spare's NaN does not count); joints in another order,
+    // so every group's columns are scattered (gathered runs, delayed and
+    // not); a MuJoCo motor on a joint of its own (env by env, the
+    // reference). Every output of the six joints, every report, delay
+    // state, state slot and output plane must agree, with non-finite
+    // inputs and outputs about.
+    let mixed = || {
+        vec![
             GroupCfg::new("pd", ["j0", "j1"], IdealPdCfg::new(7.0, 0.5))
                 .with_delay(DelayCfg::new(0, 3)),
             GroupCfg::new("dc", ["j2", "j3"], test_dc()),
@@ -546,75 +548,87 @@ fn chunk_wide_checks_agree_with_the_env_by_env_path() {
             )
             .with_delay(DelayCfg::constant(2)),
             GroupCfg::new("pd2", ["j5"], IdealPdCfg::new(3.0, 0.1)),
-        ];
-        if with_pid {
-            groups.push(GroupCfg::new("pid", ["j6"], MjPidCfg::new(4.0, 0.2, 0.01)));
-        }
-        groups
+        ]
     };
     // One law over every joint: scattered, the gathered tile is one run.
-    let one_law = |with_pid: bool| {
-        let mut groups = vec![
+    let one_law = || {
+        vec![
             GroupCfg::new("pd", ["j0", "j1", "j4"], IdealPdCfg::new(7.0, 0.5)),
             GroupCfg::new("pd2", ["j2", "j3", "j5"], IdealPdCfg::new(7.0, 0.5)),
-        ];
-        if with_pid {
-            groups.push(GroupCfg::new("pid", ["j6"], MjPidCfg::new(4.0, 0.2, 0.01)));
-        }
-        groups
+        ]
     };
     // One delayed law over every joint: in command order, the tile takes
     // its targets from the ring alone.
-    let all_delayed = |with_pid: bool| {
+    let all_delayed = || {
         let joints = ["j0", "j1", "j2", "j3", "j4", "j5"];
-        let delay = DelayCfg::new(0, 4);
-        let mut groups = vec![GroupCfg::new("dc", joints, test_dc()).with_delay(delay)];
-        if with_pid {
-            groups.push(GroupCfg::new("pid", ["j6"], MjPidCfg::new(4.0, 0.2, 0.01)));
-        }
-        groups
+        vec![GroupCfg::new("dc", joints, test_dc()).with_delay(DelayCfg::new(0, 4))]
+    };
+    // Kinds with state, input planes and output planes beside stateless
+    // ones, delayed and not.
+    let heavy = || {
+        let mut sts = BamSts3215Cfg::new(0.8, 2.0, 0.01);
+        sts.max_velocity = 2.0;
+        vec![
+            GroupCfg::new("pid", ["j0", "j1"], MjPidCfg::new(4.0, 0.2, 0.01))
+                .with_delay(DelayCfg::new(0, 3)),
+            GroupCfg::new("dc", ["j2"], test_dc()),
+            GroupCfg::new("sts", ["j3", "j4"], sts),
+            GroupCfg::new(
+                "xl",
+                ["j5"],
+                BamVoltageCfg::xl330(0.6, 2.5).with_friction(BamFriction {
+                    friction_base: 0.05,
+                    friction_viscous: 0.01,
+                    load_friction_external: 0.1,
+                    ..BamFriction::default()
+                }),
+            ),
+        ]
+    };
+    // One stateful law over every joint, delayed: tiles run whole.
+    let stateful = || {
+        let joints = ["j0", "j1", "j2", "j3", "j4", "j5"];
+        let mut pid = MjPidCfg::new(4.0, 0.2, 0.01);
+        pid.ki = 3.0;
+        vec![GroupCfg::new("pid", joints, pid).with_delay(DelayCfg::new(0, 2))]
     };
     // 150 envs step on the caller's thread, 3000 on the pool, in chunks.
     for num_envs in [150, 3000] {
         paths_agree(&mixed, &["pd", "servo"], num_envs);
         paths_agree(&one_law, &[], num_envs);
         paths_agree(&all_delayed, &["dc"], num_envs);
+        paths_agree(&heavy, &["pid"], num_envs);
+        paths_agree(&stateful, &["pid"], num_envs);
     }
 }
 
 /// Steps `groups` on the four robots of
 /// `chunk_wide_checks_agree_with_the_env_by_env_path`, `num_envs` envs, and
 /// compares them.
-fn paths_agree(groups: &dyn Fn(bool) -> Vec<GroupCfg>, delayed: &[&str], num_envs: usize) {
+fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: usize) {
     let robot = |names: &[&str]| Robot::from_joints(names.iter().copied());
-    let layouts: [(&str, Robot, bool); 4] = [
-        (
-            "in order",
-            robot(&["j0", "j1", "j2", "j3", "j4", "j5"]),
-            false,
-        ),
+    let layouts: [(&str, Robot); 4] = [
+        ("in order", robot(&["j0", "j1", "j2", "j3", "j4", "j5"])),
         (
             "spare",
             robot(&["j0", "j1", "j2", "j3", "j4", "j5", "spare"]),
-            false,
         ),
-        (
-            "scattered",
-            robot(&["j3", "j5", "j0", "j4", "j2", "j1"]),
-            false,
-        ),
+        ("scattered", robot(&["j3", "j5", "j0", "j4", "j2", "j1"])),
         (
             "env by env",
             robot(&["j0", "j1", "j2", "j3", "j4", "j5", "j6"]),
-            true,
         ),
     ];
     let mut engines: Vec<(&str, Vec<usize>, CpuBackend)> = layouts
         .into_iter()
-        .map(|(name, robot, pid)| {
+        .map(|(name, robot)| {
             let column = |j: usize| robot.joints.iter().position(|n| *n == format!("j{j}"));
             let columns = (0..6).map(|j| column(j).unwrap()).collect();
-            let plan = Plan::new(&robot, groups(pid), num_envs, PlanOptions::default()).unwrap();
+            let mut groups = groups();
+            if column(6).is_some() {
+                groups.push(GroupCfg::new("mj", ["j6"], MjGeneralCfg::motor()));
+            }
+            let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
             (name, columns, CpuBackend::new(plan))
         })
         .collect();
@@ -625,12 +639,15 @@ fn paths_agree(groups: &dyn Fn(bool) -> Vec<GroupCfg>, delayed: &[&str], num_env
     if scattered.groups().len() > 1 {
         assert!(scattered.gathered_runs().len() < scattered.runs().len());
     }
-    assert!(engines[3].2.plan().num_state_slots() > 0);
+    assert!(!engines[3].2.plan().mj().is_empty());
     let mut seed = 12345u64;
     let mut next = move || {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         (seed >> 40) as f32 / (1u64 << 24) as f32
     };
+    let input_names: Vec<&str> = (engines[0].2.plan().input_planes().iter())
+        .map(|p| p.name)
+        .collect();
     for step in 0..30 {
         let mut cmds: Vec<ActuatorCmd> = engines
             .iter()
@@ -669,6 +686,28 @@ fn paths_agree(groups: &dyn Fn(bool) -> Vec<GroupCfg>, delayed: &[&str], num_env
             // The spare column's NaN must not count.
             cmds[1].vel[env * 7 + 6] = if next() < 0.1 { f32::NAN } else { 0.0 };
         }
+        // Every input plane, by joint (a NaN in an env now and then).
+        for name in &input_names {
+            let values: Vec<[f32; 6]> = (0..num_envs)
+                .map(|_| {
+                    std::array::from_fn(|_| match next() {
+                        x if x < 0.005 => f32::NAN,
+                        x if *name == "torque_enable" => f32::from(x < 0.8),
+                        x => x - 0.5,
+                    })
+                })
+                .collect();
+            for (_, columns, e) in &mut engines {
+                let t = e.plan().num_targets();
+                let mut plane = vec![0.0; num_envs * t];
+                for (row, v) in plane.chunks_exact_mut(t).zip(&values) {
+                    for (j, &c) in columns.iter().enumerate() {
+                        row[c] = v[j];
+                    }
+                }
+                e.set_input(name, &plane).unwrap();
+            }
+        }
         if step % 7 == 3 {
             let envs: Vec<u32> = (0..num_envs as u32).filter(|e| e % 5 == step % 5).collect();
             for (_, _, e) in &mut engines {
@@ -678,10 +717,11 @@ fn paths_agree(groups: &dyn Fn(bool) -> Vec<GroupCfg>, delayed: &[&str], num_env
         for ((_, _, e), cmd) in engines.iter_mut().zip(&cmds) {
             e.step(cmd).unwrap();
         }
-        // Each engine's ctrl by joint (a group's targets come in the robot's
-        // order, so ctrl columns differ between layouts).
-        let by_joint = |e: &CpuBackend| -> Vec<[f32; 6]> {
-            let cols = e.plan().ctrl_columns();
+        // Each engine's values by joint (a group's targets come in the
+        // robot's order, so ctrl columns differ between layouts): its ctrl
+        // and each output plane.
+        let by_joint = |e: &mut CpuBackend| -> Vec<Vec<[f32; 6]>> {
+            let cols = e.plan().ctrl_columns().to_vec();
             let at: Vec<usize> = (0..6)
                 .map(|j| {
                     cols.iter()
@@ -689,16 +729,48 @@ fn paths_agree(groups: &dyn Fn(bool) -> Vec<GroupCfg>, delayed: &[&str], num_env
                         .unwrap()
                 })
                 .collect();
-            e.ctrl()
-                .chunks(cols.len())
-                .map(|row| std::array::from_fn(|j| row[at[j]]))
+            let names: Vec<&str> = e.plan().output_planes().iter().map(|p| p.name).collect();
+            let mut planes = vec![e.ctrl().to_vec()];
+            for name in names {
+                let mut out = vec![f32::NAN; num_envs * cols.len()];
+                e.read_output(name, &mut out).unwrap();
+                planes.push(out);
+            }
+            (planes.iter())
+                .map(|p| {
+                    p.chunks(cols.len())
+                        .map(|row| std::array::from_fn(|j| row[at[j]]))
+                        .collect()
+                })
                 .collect()
+        };
+        // Every state slot of every group, by target name.
+        let states = |e: &mut CpuBackend| -> Vec<(String, Vec<f32>)> {
+            let groups = e.plan().groups().to_vec();
+            let mut all = Vec::new();
+            for g in groups {
+                for slot in g.cfg.actuator.state() {
+                    let n = g.targets.len();
+                    let mut out = vec![f32::NAN; num_envs * n];
+                    e.read_state(&g.cfg.name, slot.name, &mut out).unwrap();
+                    for (k, target) in g.targets.iter().enumerate() {
+                        let column = out.iter().skip(k).step_by(n).copied().collect();
+                        all.push((format!("{} {target}", slot.name), column));
+                    }
+                }
+            }
+            all.sort_by(|a, b| a.0.cmp(&b.0));
+            all
         };
         let (reference, rest) = engines.split_last_mut().unwrap();
         let want = reference.2.nonfinite_envs().unwrap().to_vec();
-        let want_ctrl = by_joint(&reference.2);
+        let want_values = by_joint(&mut reference.2);
+        let want_states = states(&mut reference.2);
         for (name, _, e) in rest {
-            assert_eq!(by_joint(e), want_ctrl, "step {step}: ctrl ({name})");
+            let values = by_joint(e);
+            assert_eq!(values[0], want_values[0], "step {step}: ctrl ({name})");
+            assert_eq!(values, want_values, "step {step}: output planes ({name})");
+            assert_eq!(states(e), want_states, "step {step}: state ({name})");
             assert_eq!(
                 e.nonfinite_envs().unwrap(),
                 want,

@@ -30,81 +30,68 @@ impl SlotRows {
         }
     }
 
-    /// `len` values of slot `slot` from env `env`'s column `at`.
+    /// `len` values of slot `slot` from element `at` of its plane (env
+    /// `e`'s column `c` is element `e · num_ctrl + c`).
     ///
     /// # Safety
-    /// No other thread writes this env's rows while the slice lives.
+    /// The calling thread owns the envs of those elements: no other thread
+    /// touches them while the slice lives, and no `&mut` slice of this
+    /// thread overlaps it.
     #[inline(always)]
-    pub unsafe fn read(&self, slot: usize, env: usize, at: usize, len: usize) -> &[f32] {
-        assert!(slot < self.slots && env < self.num_envs && at + len <= self.num_ctrl);
-        let start = (slot * self.num_envs + env) * self.num_ctrl + at;
-        // SAFETY: in bounds (asserted); the caller owns the env.
+    pub unsafe fn span(&self, slot: usize, at: usize, len: usize) -> &[f32] {
+        assert!(slot < self.slots && at + len <= self.num_envs * self.num_ctrl);
+        let start = slot * self.num_envs * self.num_ctrl + at;
+        // SAFETY: in bounds (asserted); the caller owns the envs.
         unsafe { std::slice::from_raw_parts(self.ptr.add(start), len) }
     }
 
-    /// Copies env `env`'s rows of every slot into `out` (`[slot][ctrl]`).
+    /// [`SlotRows::span`], writable.
     ///
     /// # Safety
-    /// No other thread touches this env's rows meanwhile.
-    pub unsafe fn copy_env_to(&self, env: usize, out: &mut [f32]) {
-        for (k, row) in out.chunks_exact_mut(self.num_ctrl).enumerate() {
-            // SAFETY: forwarded.
-            row.copy_from_slice(unsafe { self.read(k, env, 0, self.num_ctrl) });
-        }
-    }
-
-    /// Copies `rows` (`[slot][ctrl]`) into env `env`'s rows of every slot.
-    ///
-    /// # Safety
-    /// No other thread touches this env's rows meanwhile.
-    pub unsafe fn copy_env_from(&self, env: usize, rows: &[f32]) {
-        for (k, row) in rows.chunks_exact(self.num_ctrl).enumerate() {
-            assert!(k < self.slots && env < self.num_envs);
-            let start = (k * self.num_envs + env) * self.num_ctrl;
-            // SAFETY: in bounds (asserted); the caller owns the env.
-            let dst = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), self.num_ctrl) };
-            dst.copy_from_slice(row);
-        }
+    /// As [`SlotRows::span`], and no other slice of this thread overlaps it.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref, reason = "rows owned by the calling thread")]
+    pub unsafe fn span_mut(&self, slot: usize, at: usize, len: usize) -> &mut [f32] {
+        assert!(slot < self.slots && at + len <= self.num_envs * self.num_ctrl);
+        let start = slot * self.num_envs * self.num_ctrl + at;
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), len) }
     }
 }
 
 /// One run of one kind's law, as a [`KindVisitor`]: the visit is the loop.
+/// Every table is read at the run's elements `at..at + n` of its planes
+/// (one env's columns, or on the tile paths a whole tile of env rows).
 pub(crate) struct RunLaw<'a> {
     /// `[slot][env][ctrl]`.
     pub params: &'a [f32],
-    /// `num_envs × num_ctrl`.
+    /// `num_envs × num_ctrl`: one plane of every table.
     pub plane: usize,
-    /// The run's first element in a parameter plane.
+    /// The run's first element in a plane.
     pub at: usize,
-    /// The state table; read at `env` (the single-env path only).
+    /// `[slot][env][ctrl]`: the state the law reads.
     pub state: SlotRows,
-    pub env: usize,
+    /// `[slot][env][ctrl]`: the state it computes (a copy of `state` at
+    /// the run's elements first, so a slot the law leaves alone keeps its
+    /// value), committed by the caller when the env's outputs are finite.
+    pub next: SlotRows,
     pub targets: [&'a [f32]; 3],
     pub pos: &'a [f32],
     pub vel: &'a [f32],
     pub field: CommandField,
-    /// `[plane][env][target]`: every input plane.
+    /// `[plane][env][ctrl]`: every input plane, in ctrl order.
     pub inputs: &'a [f32],
-    /// The run's first element in an input plane.
-    pub input_at: usize,
-    /// `num_envs × num_targets`.
-    pub input_plane: usize,
     /// The kind's inputs' and outputs' planes in the plan.
     pub input_planes: &'a [usize],
     pub output_planes: &'a [usize],
-    /// The env's output row, `[plane][ctrl]` (empty without outputs).
-    pub outputs: &'a mut [f32],
+    /// `[plane][env][ctrl]`: every output plane.
+    pub outputs: SlotRows,
     pub data: &'a [f32],
     pub out: &'a mut [f32],
-    /// The env's next-state row, `[slot][ctrl]` (empty without state).
-    pub next: &'a mut [f32],
-    /// The run's first column in `next`'s rows.
-    pub next_at: usize,
-    pub num_ctrl: usize,
     /// [`LawIo::force_scale`].
     pub scale: f32,
-    /// Whether the loop also checks the run's five command values and its
-    /// output for non-finite ones (the visit's result).
+    /// Whether the loop also checks the run's five command values, its
+    /// output and its output planes for non-finite ones (the visit's result).
     pub check: bool,
 }
 
@@ -161,30 +148,42 @@ impl RunLaw<'_> {
     #[inline(always)]
     fn run<K: Kind, const CHECK: bool>(self) -> bool {
         let n = self.out.len();
+        let at = self.at;
         // The kind's parameter planes from this run's first element on: one
         // slice, not one per parameter, so a narrow run (one joint per env)
         // costs no per-parameter setup.
-        let params = &self.params[self.at.min(self.params.len())..];
+        let params = &self.params[at.min(self.params.len())..];
+        // SAFETY (the spans): the step gives each env's rows to one thread,
+        // and the run's elements of different slots or planes are disjoint.
         let state: [&[f32]; MAX_STATE] = std::array::from_fn(|k| {
             if k < K::STATE.len() {
-                // SAFETY: the step gives each env's rows to one thread.
-                unsafe { self.state.read(k, self.env, self.next_at, n) }
+                unsafe { self.state.span(k, at, n) }
             } else {
                 &[]
             }
         });
+        let mut next: [&mut [f32]; MAX_STATE] = std::array::from_fn(|k| {
+            if k < K::STATE.len() {
+                unsafe { self.next.span_mut(k, at, n) }
+            } else {
+                &mut []
+            }
+        });
+        for (next, state) in next.iter_mut().zip(&state).take(K::STATE.len()) {
+            next.copy_from_slice(state);
+        }
         let inputs: [&[f32]; MAX_INPUTS] = std::array::from_fn(|k| {
             if k < K::INPUTS.len() {
-                &self.inputs[self.input_planes[k] * self.input_plane + self.input_at..][..n]
+                &self.inputs[self.input_planes[k] * self.plane + at..][..n]
             } else {
                 &[]
             }
         });
-        let outputs: [usize; MAX_OUTPUTS] = std::array::from_fn(|k| {
+        let outputs: [&mut [f32]; MAX_OUTPUTS] = std::array::from_fn(|k| {
             if k < K::OUTPUTS.len() {
-                self.output_planes[k] * self.num_ctrl + self.next_at
+                unsafe { self.outputs.span_mut(self.output_planes[k], at, n) }
             } else {
-                0
+                &mut []
             }
         });
         let checked = (
@@ -196,17 +195,14 @@ impl RunLaw<'_> {
             i: 0,
             params,
             plane: self.plane,
-            inputs: &inputs,
-            outputs: &outputs,
-            output_row: self.outputs,
+            inputs,
+            outputs,
             targets: self.targets.map(|t| &t[..n]),
             pos: &self.pos[..n],
             vel: &self.vel[..n],
             field: self.field,
-            state: &state,
-            next: self.next,
-            next_at: self.next_at,
-            num_ctrl: self.num_ctrl,
+            state,
+            next,
             data: self.data,
             scale: self.scale,
         };
@@ -217,7 +213,10 @@ impl RunLaw<'_> {
             *out = value;
             if CHECK {
                 let ([pt, vt, et], pos, vel) = checked;
-                let sum = ((pt[i] + vt[i]) + (et[i] + pos[i])) + (vel[i] + value);
+                let mut sum = ((pt[i] + vt[i]) + (et[i] + pos[i])) + (vel[i] + value);
+                for output in &io.outputs[..K::OUTPUTS.len()] {
+                    sum += output[i];
+                }
                 bits |= (sum * 0.0).to_bits();
             }
         }
@@ -226,29 +225,25 @@ impl RunLaw<'_> {
 }
 
 /// [`LawIo`] at element `i` of a run.
-struct CpuIo<'a, 'b> {
+struct CpuIo<'a> {
     i: usize,
     /// `[slot][env][ctrl]` from the run's first element: parameter `k` of
     /// element `i` is at `k·plane + i`.
     params: &'a [f32],
     plane: usize,
-    inputs: &'b [&'a [f32]; MAX_INPUTS],
-    /// Where each output's run starts in `output_row`.
-    outputs: &'b [usize; MAX_OUTPUTS],
-    output_row: &'b mut [f32],
+    inputs: [&'a [f32]; MAX_INPUTS],
+    outputs: [&'a mut [f32]; MAX_OUTPUTS],
     targets: [&'a [f32]; 3],
     pos: &'a [f32],
     vel: &'a [f32],
     field: CommandField,
-    state: &'b [&'a [f32]; MAX_STATE],
-    next: &'b mut [f32],
-    next_at: usize,
-    num_ctrl: usize,
+    state: [&'a [f32]; MAX_STATE],
+    next: [&'a mut [f32]; MAX_STATE],
     data: &'a [f32],
     scale: f32,
 }
 
-impl LawIo for CpuIo<'_, '_> {
+impl LawIo for CpuIo<'_> {
     #[inline(always)]
     fn param(&self, k: usize) -> f32 {
         self.params[k * self.plane + self.i]
@@ -275,7 +270,7 @@ impl LawIo for CpuIo<'_, '_> {
     }
     #[inline(always)]
     fn set_state(&mut self, k: usize, value: f32) {
-        self.next[k * self.num_ctrl + self.next_at + self.i] = value;
+        self.next[k][self.i] = value;
     }
     #[inline(always)]
     fn input(&self, k: usize) -> f32 {
@@ -283,7 +278,7 @@ impl LawIo for CpuIo<'_, '_> {
     }
     #[inline(always)]
     fn set_output(&mut self, k: usize, value: f32) {
-        self.output_row[self.outputs[k] + self.i] = value;
+        self.outputs[k][self.i] = value;
     }
     #[inline(always)]
     fn data(&self, i: usize) -> f32 {

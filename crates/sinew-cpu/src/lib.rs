@@ -36,12 +36,16 @@ pub struct CpuBackend {
     params: Vec<f32>,
     /// `[slot][env][ctrl]`: every kind's state.
     state: Vec<f32>,
-    /// `[env][slot][ctrl]`: the state a step computes, committed into
+    /// `[slot][env][ctrl]`: the state a step computes, committed into
     /// `state` only for envs whose outputs are finite.
     state_next: Vec<f32>,
-    /// `[plane][env][target]`: the input planes as last set.
+    /// Per stateful run: `(state slots, ctrl start, len)`, what an env
+    /// whose outputs are finite commits.
+    commits: Vec<(usize, usize, usize)>,
+    /// `[plane][env][ctrl]`: the input planes as last set, in ctrl order
+    /// (each ctrl column's command column).
     inputs: Vec<f32>,
-    /// `[env][plane][ctrl]`: the output planes the last step wrote.
+    /// `[plane][env][ctrl]`: the output planes the last step wrote.
     outputs: Vec<f32>,
     /// `(num_envs, ring_stride)`: every buffer's `[slot][field][column]` ring.
     ring: Vec<f32>,
@@ -79,11 +83,12 @@ pub struct CpuBackend {
 /// The chunk-wide path a plan allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FastPath {
-    /// A plan with per-env stages (state, MuJoCo, learned, planes): env by env.
+    /// A plan with a per-env stage (a MuJoCo stage that runs every step, a
+    /// learned network): env by env.
     None,
-    /// One undelayed law over ctrl columns that are the command columns:
-    /// a chunk whose inputs are all finite is one run over the caller's
-    /// rows; otherwise it goes as [`FastPath::Tiles`].
+    /// One undelayed law without state or planes over ctrl columns that
+    /// are the command columns: a chunk whose inputs are all finite is one
+    /// run over the caller's rows; otherwise it goes as [`FastPath::Tiles`].
     OneRun,
     /// Tiles of env rows gathered into ctrl order, delays resolved in the
     /// tile, then [`Plan::gathered_runs`] over it (one run per tile when a
@@ -147,22 +152,16 @@ type ChunkRows<'a> = (
                 (
                     (
                         (
-                            (
-                                (
-                                    ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
-                                    &'a mut [f32],
-                                ),
-                                &'a mut [f32],
-                            ),
+                            ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
                             &'a mut [f32],
                         ),
-                        &'a mut [LearnedHeader],
+                        &'a mut [f32],
                     ),
-                    &'a mut [u8],
+                    &'a mut [f32],
                 ),
-                &'a mut [f32],
+                &'a mut [LearnedHeader],
             ),
-            &'a mut [f32],
+            &'a mut [u8],
         ),
         &'a mut [f32],
     ),
@@ -180,6 +179,11 @@ type ChunkRows<'a> = (
 /// (BENCHMARKS.md).
 const SERIAL_WORK: usize = 32 * 1024;
 
+/// The weight of a column of a kind with state or planes in [`SERIAL_WORK`]:
+/// such laws (servos, muscles, MuJoCo 4's kinds) cost 30–80× PD's time per
+/// element (`sinew bench`), so only tiny steps of them stay on one thread.
+const HEAVY: usize = 64;
+
 /// Env rows per tile: five fields of this many rows stay in L1/L2.
 const TILE: usize = 32;
 
@@ -195,16 +199,18 @@ impl CpuBackend {
         plan.reset_delay_states(EnvIds::All, &mut states, 0)
             .expect("all envs are in range");
         let t = plan.num_targets();
-        let simple = plan.mj().is_empty()
-            && plan.learned().is_empty()
-            && plan.num_state_slots() == 0
-            && plan.input_planes().is_empty()
-            && plan.output_planes().is_empty();
+        // Kinds with state or planes (servos, muscles, MuJoCo 4's): laws
+        // tens of times PD's cost per element.
+        let heavy = plan.num_state_slots() > 0
+            || !plan.input_planes().is_empty()
+            || !plan.output_planes().is_empty();
         let fast = match plan.runs() {
             [] => FastPath::None,
-            _ if !simple => FastPath::None,
+            // A MuJoCo stage that runs per step, or a learned one.
+            _ if plan.mj().runs_per_step() || !plan.learned().is_empty() => FastPath::None,
             [run]
-                if plan.claimed_columns() == [(0, t)]
+                if !heavy
+                    && plan.claimed_columns() == [(0, t)]
                     && run.len == t
                     && run.cmd_start == 0
                     && run.targets == TargetSource::Cmd =>
@@ -214,16 +220,25 @@ impl CpuBackend {
             _ => FastPath::Tiles,
         };
         let delayed: usize = plan.buffers().iter().map(|b| b.cmd_columns.len()).sum();
-        let serial = fast != FastPath::None
-            && num_envs.saturating_mul(num_ctrl + 2 * delayed) <= SERIAL_WORK;
+        let weight = num_ctrl * if heavy { HEAVY } else { 1 } + 2 * delayed;
+        let serial = fast != FastPath::None && num_envs.saturating_mul(weight) <= SERIAL_WORK;
+        let commits = (plan.runs().iter())
+            .map(|r| (r.kind.spec().state.len(), r.ctrl_start, r.len))
+            .filter(|&(slots, _, _)| slots > 0)
+            .collect();
         CpuBackend {
             fast,
             serial,
             ctrl: vec![0.0; num_envs * num_ctrl],
             params,
-            state_next: vec![0.0; num_envs * (plan.num_state_slots() * num_ctrl).max(1)],
+            state_next: state.clone(),
             state,
-            inputs: plan.input_defaults(),
+            commits,
+            inputs: {
+                let mut inputs = vec![0.0; plan.input_planes().len() * num_envs * num_ctrl];
+                to_ctrl_order(&plan, &plan.input_defaults(), &mut inputs);
+                inputs
+            },
             outputs: vec![0.0; num_envs * (plan.output_planes().len() * num_ctrl).max(1)],
             ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
             states,
@@ -264,25 +279,27 @@ impl CpuBackend {
         let plan = &self.plan;
         cmd.check_shape(plan.num_envs(), plan.num_targets())?;
         plan.check_ctrl_len(out.len())?;
+        let (num_envs, nc) = (plan.num_envs(), plan.num_ctrl());
         let inputs = StepInputs {
             plan,
             cmd: cmd.fields(),
             params: &self.params,
             inputs: &self.inputs,
-            state: SlotRows::new(&mut self.state, plan.num_envs(), plan.num_ctrl()),
+            state: SlotRows::new(&mut self.state, num_envs, nc),
+            next: SlotRows::new(&mut self.state_next, num_envs, nc),
+            outputs: SlotRows::new(&mut self.outputs, num_envs, nc),
+            commits: &self.commits,
             seed: plan.seed(),
             step: self.step,
             gather: &self.gather,
             mj_wide: self.mj_wide,
         };
-        let next_stride = (plan.num_state_slots() * plan.num_ctrl()).max(1);
         let num_ctrl = plan.num_ctrl().max(1);
         let ring_stride = plan.ring_stride().max(1);
         let num_buffers = plan.buffers().len().max(1);
         let mj_stride = plan.mj().state_stride().max(1);
         let effort_width = plan.mj().effort_width().max(1);
         let learned_stride = plan.learned().state_stride.max(1);
-        let out_stride = (plan.output_planes().len() * plan.num_ctrl()).max(1);
         let fast = self.fast;
         let serial = self.serial;
         // A few chunks per thread: enough to balance, few enough to amortize.
@@ -301,19 +318,8 @@ impl CpuBackend {
             self.tile.resize(need, 0.0);
         }
         let body = |rows: ChunkRows<'_>| -> usize {
-            let (
-                c,
-                (
-                    (
-                        (
-                            (((((((ctrl, ring), states), mj), effort), learned), headers), flags),
-                            next,
-                        ),
-                        outputs,
-                    ),
-                    tile,
-                ),
-            ) = rows;
+            let (c, ((((((((ctrl, ring), states), mj), effort), learned), headers), flags), tile)) =
+                rows;
             let first = c * chunk;
             if fast == FastPath::OneRun && inputs.one_run(first, ctrl, flags) {
                 return 0;
@@ -332,8 +338,6 @@ impl CpuBackend {
                     &mut effort[i * effort_width..(i + 1) * effort_width],
                     &mut learned[i * learned_stride..(i + 1) * learned_stride],
                     &mut headers[i],
-                    &mut next[i * next_stride..(i + 1) * next_stride],
-                    &mut outputs[i * out_stride..(i + 1) * out_stride],
                 );
                 *flag = u8::from(hit);
                 zeroed += usize::from(hit);
@@ -351,8 +355,6 @@ impl CpuBackend {
                     .zip(self.learned.$chunks(learned_stride * chunk))
                     .zip(self.learned_headers.$chunks(chunk))
                     .zip(self.flags.$chunks(chunk))
-                    .zip(self.state_next.$chunks(next_stride * chunk))
-                    .zip(self.outputs.$chunks(out_stride * chunk))
                     .zip(self.tile.$chunks(tile_stride))
                     .enumerate()
                     .map(&body)
@@ -388,6 +390,18 @@ fn backfill(ring: &mut [f32], frame: usize) {
     }
 }
 
+/// `[plane][env][target]` planes in ctrl order, `[plane][env][ctrl]`: each
+/// ctrl column takes its command column's value.
+fn to_ctrl_order(plan: &Plan, planes: &[f32], out: &mut [f32]) {
+    let columns = plan.ctrl_columns();
+    let rows = planes.chunks_exact(plan.num_targets().max(1));
+    for (dst, src) in out.chunks_exact_mut(columns.len().max(1)).zip(rows) {
+        for (d, column) in dst.iter_mut().zip(columns) {
+            *d = src[column.cmd_column];
+        }
+    }
+}
+
 /// Every env's rows of a `[slot][ctrl]` table of defaults: `[slot][env][ctrl]`.
 fn per_env(defaults: &[f32], num_envs: usize, num_ctrl: usize) -> Vec<f32> {
     defaults
@@ -402,10 +416,16 @@ struct StepInputs<'a> {
     cmd: [&'a [f32]; 5],
     /// `[slot][env][ctrl]`.
     params: &'a [f32],
-    /// `[plane][env][target]`.
+    /// `[plane][env][ctrl]`.
     inputs: &'a [f32],
     /// `[slot][env][ctrl]`, read for an env's law and written by its commit.
     state: SlotRows,
+    /// `[slot][env][ctrl]`: the state the laws compute ([`RunLaw::next`]).
+    next: SlotRows,
+    /// `[plane][env][ctrl]`: the output planes.
+    outputs: SlotRows,
+    /// [`CpuBackend::commits`].
+    commits: &'a [(usize, usize, usize)],
     seed: u32,
     step: u32,
     /// How a tile is filled ([`FastPath::Tiles`]).
@@ -432,14 +452,14 @@ struct EnvLaws<'s, 'a> {
     rows: &'s [&'a [f32]; 5],
     ring: &'s [f32],
     states: &'s [DelayState],
-    next: &'s mut [f32],
-    outputs: &'s mut [f32],
 }
 
 impl MjLaws for EnvLaws<'_, '_> {
     fn raw_force(&self, column: usize) -> f32 {
         let plan = self.step.plan;
-        self.outputs[plan.mj().raw_plane as usize * plan.num_ctrl() + column]
+        let at = self.env * plan.num_ctrl() + column;
+        // SAFETY: this env's rows are touched by this thread alone.
+        unsafe { self.step.outputs.span(plan.mj().raw_plane as usize, at, 1)[0] }
     }
 
     fn rescale(&mut self, column: usize, scale: f32) -> f32 {
@@ -450,14 +470,11 @@ impl MjLaws for EnvLaws<'_, '_> {
         let mut value = [0.0];
         self.step.run(
             &run.element(column - run.ctrl_start),
-            self.env,
             self.env * plan.num_ctrl(),
             self.rows,
             self.ring,
             self.states,
             &mut value,
-            self.next,
-            self.outputs,
             scale,
             false,
         );
@@ -482,21 +499,12 @@ impl StepInputs<'_> {
         effort: &mut [f32],
         learned_state: &mut [f32],
         learned_header: &mut LearnedHeader,
-        next: &mut [f32],
-        outputs: &mut [f32],
     ) -> bool {
         let t = self.plan.num_targets();
         let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
-        let mut bad = 0;
+        let mut bad = self.input_bits(env);
         for &(start, len) in self.plan.claimed_columns() {
             for row in rows {
-                bad |= nonfinite_bits(&row[start..start + len]);
-            }
-        }
-        // The env's row of each input plane (none in most plans).
-        let inputs = self.inputs.chunks_exact(t.max(1)).skip(env);
-        for row in inputs.step_by(self.plan.num_envs()) {
-            for &(start, len) in self.plan.claimed_columns() {
                 bad |= nonfinite_bits(&row[start..start + len]);
             }
         }
@@ -504,22 +512,14 @@ impl StepInputs<'_> {
         if finite {
             self.delay_stage(env, &rows, ring, states);
             let num_ctrl = ctrl.len();
-            let stateful = self.plan.num_state_slots() > 0;
-            if stateful {
-                // SAFETY: this env's rows are touched by this thread alone.
-                unsafe { self.state.copy_env_to(env, next) };
-            }
             for run in self.plan.runs() {
                 self.run(
                     run,
-                    env,
                     env * num_ctrl,
                     &rows,
                     ring,
                     states,
                     &mut ctrl[run.ctrl_start..][..run.len],
-                    next,
-                    outputs,
                     1.0,
                     false,
                 );
@@ -548,8 +548,6 @@ impl StepInputs<'_> {
                     rows: &rows,
                     ring,
                     states,
-                    next,
-                    outputs,
                 };
                 finite = mj.env_forces(
                     rows[3],
@@ -564,27 +562,72 @@ impl StepInputs<'_> {
                 finite &= nonfinite_bits(&mj_state[mj.actuators.len()..]) == 0;
                 finite &= nonfinite_bits(effort) == 0;
             }
-            finite &= nonfinite_bits(ctrl) == 0;
-            finite &= nonfinite_bits(outputs) == 0;
+            finite &= nonfinite_bits(ctrl) == 0 && self.output_bits(env) == 0;
             if finite && mj.runs_per_step() {
                 mj.commit(mj_state, param, self.mj_wide);
             }
             if finite && !learned.is_empty() {
                 *learned_header = learned.commit(*learned_header);
             }
-            if finite && stateful {
-                // SAFETY: as above.
-                unsafe { self.state.copy_env_from(env, next) };
+            if finite {
+                self.commit(env, 1);
             }
         }
         if !finite {
             ctrl.fill(0.0);
-            outputs.fill(0.0);
+            self.zero_outputs(env);
             effort.fill(0.0);
             let m = self.plan.mj().actuators.len();
             mj_state[m..].fill(0.0);
         }
         !finite
+    }
+
+    /// Non-zero when some value of env `env`'s rows of the input planes is
+    /// NaN or ±inf.
+    fn input_bits(&self, env: usize) -> u32 {
+        let nc = self.plan.num_ctrl();
+        let plane = self.plan.num_envs() * nc;
+        (0..self.plan.input_planes().len()).fold(0, |acc, k| {
+            acc | nonfinite_bits(&self.inputs[k * plane + env * nc..][..nc])
+        })
+    }
+
+    /// Non-zero when some value of env `env`'s rows of the output planes is
+    /// NaN or ±inf.
+    fn output_bits(&self, env: usize) -> u32 {
+        let nc = self.plan.num_ctrl();
+        (0..self.plan.output_planes().len()).fold(0, |acc, k| {
+            // SAFETY: this env's rows are touched by this thread alone.
+            acc | nonfinite_bits(unsafe { self.outputs.span(k, env * nc, nc) })
+        })
+    }
+
+    /// Zeroes env `env`'s rows of the output planes.
+    fn zero_outputs(&self, env: usize) {
+        let nc = self.plan.num_ctrl();
+        for k in 0..self.plan.output_planes().len() {
+            // SAFETY: as above.
+            unsafe { self.outputs.span_mut(k, env * nc, nc) }.fill(0.0);
+        }
+    }
+
+    /// Commits the state the laws computed for envs `e0..e0 + n`, whose
+    /// outputs are finite.
+    fn commit(&self, e0: usize, n: usize) {
+        let nc = self.plan.num_ctrl();
+        for &(slots, start, len) in self.commits {
+            // A run over every column: the envs' rows are one stretch.
+            let (stretches, len) = if len == nc { (1, n * nc) } else { (n, len) };
+            for k in 0..slots {
+                for e in e0..e0 + stretches {
+                    let at = e * nc + start;
+                    // SAFETY: as above; `next` and `state` are two tables.
+                    let next = unsafe { self.next.span(k, at, len) };
+                    unsafe { self.state.span_mut(k, at, len) }.copy_from_slice(next);
+                }
+            }
+        }
     }
 
     /// One env's delay stage: push the targets into each ring, draw lags.
@@ -633,19 +676,7 @@ impl StepInputs<'_> {
             ..self.plan.runs()[0]
         };
         // The checks ride along in the law's pass ([`RunLaw::check`]).
-        let suspect = self.run(
-            &whole,
-            first,
-            first * t,
-            &rows,
-            &[],
-            &[],
-            ctrl,
-            &mut [],
-            &mut [],
-            1.0,
-            true,
-        );
+        let suspect = self.run(&whole, first * t, &rows, &[], &[], ctrl, 1.0, true);
         if suspect {
             return false;
         }
@@ -662,9 +693,11 @@ impl StepInputs<'_> {
     /// reads its delayed frames back into the tile ([`Self::delay_row`]).
     /// Then the laws: one run over the tile when a single law covers every
     /// column and every env is finite, its checks in the same pass (an
-    /// undelayed tile's inputs too: checked env by env only when that pass
-    /// finds something); else the gathered runs env by env. Outputs are
-    /// then checked per env. Returns the number of envs zeroed.
+    /// undelayed tile's command values too, unless the plan has input
+    /// planes: checked env by env only when that pass finds something);
+    /// else the gathered runs env by env. Outputs and output planes are
+    /// then checked per env. The state the laws computed is committed for
+    /// the envs whose outputs are finite. Returns the number of envs zeroed.
     fn tiles(
         &self,
         first: usize,
@@ -679,6 +712,7 @@ impl StepInputs<'_> {
         let num_buffers = self.plan.buffers().len();
         let runs = self.plan.gathered_runs();
         let whole_tile = matches!(runs, [run] if run.len == nc);
+        let has_inputs = !self.plan.input_planes().is_empty();
         let mut zeroed = 0;
         for (k, tile_flags) in flags.chunks_mut(TILE).enumerate() {
             let (n, local) = (tile_flags.len(), k * TILE);
@@ -689,7 +723,7 @@ impl StepInputs<'_> {
             let check_inputs = |tile: &[f32], flags: &mut [u8]| {
                 let mut any = false;
                 for (i, flag) in flags.iter_mut().enumerate() {
-                    let bits = (0..5).fold(0, |acc, f| {
+                    let bits = (0..5).fold(self.input_bits(e0 + i), |acc, f| {
                         acc | nonfinite_bits(self.tile_row(tile, f, n, e0, i))
                     });
                     *flag = u8::from(bits != 0);
@@ -701,7 +735,7 @@ impl StepInputs<'_> {
             // tile is checked before its pushes; an undelayed tile run
             // whole is checked in the law's pass, and env by env only when
             // that pass finds something.
-            let checked_first = num_buffers > 0 || !whole_tile;
+            let checked_first = num_buffers > 0 || !whole_tile || has_inputs;
             let any_bad = checked_first && check_inputs(tile, tile_flags);
             if num_buffers > 0 {
                 for (i, flag) in tile_flags.iter().enumerate() {
@@ -727,20 +761,9 @@ impl StepInputs<'_> {
                     len: n * nc,
                     ..runs[0]
                 };
-                let suspect = self.run(
-                    &whole,
-                    e0,
-                    e0 * nc,
-                    &g,
-                    &[],
-                    &[],
-                    out,
-                    &mut [],
-                    &mut [],
-                    1.0,
-                    true,
-                );
+                let suspect = self.run(&whole, e0 * nc, &g, &[], &[], out, 1.0, true);
                 if !suspect {
+                    self.commit(e0, n);
                     tile_flags.fill(0);
                     continue;
                 }
@@ -757,28 +780,24 @@ impl StepInputs<'_> {
                     let row = g.map(|field| &field[i * nc..(i + 1) * nc]);
                     for run in runs {
                         let o = &mut out[run.ctrl_start..][..run.len];
-                        self.run(
-                            run,
-                            env,
-                            env * nc,
-                            &row,
-                            &[],
-                            &[],
-                            o,
-                            &mut [],
-                            &mut [],
-                            1.0,
-                            false,
-                        );
+                        self.run(run, env * nc, &row, &[], &[], o, 1.0, false);
                     }
                 }
             }
-            for (out, flag) in out.chunks_exact_mut(nc).zip(tile_flags.iter_mut()) {
-                if *flag == 0 && nonfinite_bits(out) != 0 {
+            for (i, (out, flag)) in out
+                .chunks_exact_mut(nc)
+                .zip(tile_flags.iter_mut())
+                .enumerate()
+            {
+                let env = e0 + i;
+                if *flag == 0 && (nonfinite_bits(out) | self.output_bits(env)) != 0 {
                     *flag = 1;
                 }
                 if *flag != 0 {
                     out.fill(0.0);
+                    self.zero_outputs(env);
+                } else {
+                    self.commit(env, 1);
                 }
                 zeroed += usize::from(*flag);
             }
@@ -893,10 +912,10 @@ impl StepInputs<'_> {
     }
 
     /// One law over one contiguous run of one env (or, on the whole-chunk
-    /// path, of a chunk of envs whose rows are one stretch): `table_row` is
-    /// the run's row in the parameter tables, `out` the run's values,
-    /// `next` the env's next-state row, `outputs` its output row, `scale`
-    /// the force coupling's [`LawIo::force_scale`](sinew_core::LawIo::force_scale).
+    /// and whole-tile paths, of envs whose rows are one stretch):
+    /// `table_row` is the run's row in every `[slot][env][ctrl]` table,
+    /// `out` the run's values, `scale` the force coupling's
+    /// [`LawIo::force_scale`](sinew_core::LawIo::force_scale).
     /// With `check`, returns whether some command value or output of the
     /// run may be non-finite ([`RunLaw::check`]); else false.
     #[inline(always)]
@@ -904,14 +923,11 @@ impl StepInputs<'_> {
     fn run(
         &self,
         run: &Run,
-        env: usize,
         table_row: usize,
         rows: &[&[f32]; 5],
         ring: &[f32],
         states: &[DelayState],
         out: &mut [f32],
-        next: &mut [f32],
-        outputs: &mut [f32],
         scale: f32,
         check: bool,
     ) -> bool {
@@ -928,29 +944,22 @@ impl StepInputs<'_> {
             }
         };
         let group = &self.plan.groups()[run.group];
-        let data = self.plan.data_of(group);
-        let input_plane = self.plan.num_envs() * self.plan.num_targets();
         run.kind.visit(RunLaw {
             params: self.params,
             plane: self.plan.num_envs() * self.plan.num_ctrl(),
             at: table_row + run.ctrl_start,
             state: self.state,
-            env,
+            next: self.next,
             targets,
             pos: &rows[3][m..m + n],
             vel: &rows[4][m..m + n],
             field: run.field,
             inputs: self.inputs,
-            input_at: env * self.plan.num_targets() + m,
-            input_plane,
             input_planes: &group.input_planes,
             output_planes: &group.output_planes,
-            outputs,
-            data,
+            outputs: self.outputs,
+            data: self.plan.data_of(group),
             out: &mut out[..n],
-            next,
-            next_at: run.ctrl_start,
-            num_ctrl: self.plan.num_ctrl(),
             scale,
             check,
         })
@@ -1079,20 +1088,14 @@ impl Backend for CpuBackend {
 
     fn set_input(&mut self, name: &str, values: &[f32]) -> Result<(), Error> {
         let k = self.plan.check_input(name, values.len())?;
-        self.inputs[k * values.len()..][..values.len()].copy_from_slice(values);
+        let plane = self.plan.num_envs() * self.plan.num_ctrl();
+        to_ctrl_order(&self.plan, values, &mut self.inputs[k * plane..][..plane]);
         Ok(())
     }
 
     fn read_output(&mut self, name: &str, out: &mut [f32]) -> Result<(), Error> {
         let k = self.plan.check_output(name, out.len())?;
-        let num_ctrl = self.plan.num_ctrl();
-        let stride = self.plan.output_planes().len() * num_ctrl;
-        for (o, row) in out
-            .chunks_exact_mut(num_ctrl.max(1))
-            .zip(self.outputs.chunks_exact(stride.max(1)))
-        {
-            o.copy_from_slice(&row[k * num_ctrl..][..num_ctrl]);
-        }
+        out.copy_from_slice(&self.outputs[k * out.len()..][..out.len()]);
         Ok(())
     }
 
