@@ -1,17 +1,19 @@
-// The step: up to three dispatches recorded into one compute pass.
-//   env_stage    one thread per env, only in plans with delay buffers: the
-//                non-finite input check (an env at fault must not push), delay
-//                push, lag draw.
-//   law_stage    one thread per (env, ctrl column): without delay buffers,
-//                the non-finite check of its own command values (OR-ed into
-//                its env's flag); then the column's kind's law through
+// The step: two dispatches recorded into one compute pass.
+//   law_stage    one thread per (env, ctrl column): the non-finite check of
+//                its own command values (OR-ed into its env's flag); a
+//                delayed column's push and lag draw computed without a write
+//                to find its frame (the ring slot the push overwrites is the
+//                command itself); then the column's kind's law through
 //                `kind_law`, the switch the generated prelude holds for the
 //                kinds of the plan (a learned column evaluates its network
 //                there). An env at fault is computed too and zeroed after.
 //   output_stage one thread per env: zeroes an env at fault; else the MuJoCo
-//                stage, the non-finite output check, the state, activation and
-//                learned-state commits; writes the env's flag for the report
-//                and advances the step counter.
+//                stage, the non-finite output check, the delay pushes and lag
+//                draws, the state, activation and learned-state commits;
+//                writes the env's flag for the report.
+// The step counter has two slots, each written by one stage and read by
+// the other, so no thread reads a value another thread of its dispatch
+// writes.
 // Together they are the loop body of `StepInputs::env` in crates/sinew-cpu/src/lib.rs.
 
 // Command fields (`CommandField` discriminants, generated in the prelude as
@@ -137,14 +139,16 @@ struct BufferDesc {
 // [env][buffer].
 @group(0) @binding(5) var<storage, read_write> states: array<DelayState>;
 // [env]: 1 when the step zeroed the env (the report); then [env]: non-zero
-// when the step's inputs are not all finite (set by env_stage or law_stage,
-// read and cleared by output_stage).
+// when the step's inputs are not all finite (set by law_stage, read and
+// cleared by output_stage).
 @group(0) @binding(6) var<storage, read_write> flags: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> columns: array<ColumnDesc>;
 @group(0) @binding(8) var<storage, read> buffers: array<BufferDesc>;
 // Ring columns' command columns per buffer, then claimed (start, len) pairs.
 @group(0) @binding(9) var<storage, read> words: array<u32>;
-// [0]: the global step (the lag RNG's counter).
+// The global step (the lag RNG's counter): [0] as law_stage reads it, [1]
+// that plus one, written by law_stage for output_stage, which reads it and
+// copies it back into [0].
 @group(0) @binding(10) var<storage, read_write> counter: array<u32>;
 // The MuJoCo stage's actuators, in ctrl-column order.
 @group(0) @binding(11) var<storage, read> mj: array<MjActuator>;
@@ -180,35 +184,13 @@ fn cmd_at(field: u32, env: u32, column: u32) -> f32 {
     return cmd[(field * dims.num_envs + env) * dims.num_targets + column];
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn env_stage(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(num_workgroups) num_workgroups: vec3<u32>,
-) {
-    let env = thread_index(gid, num_workgroups);
-    if env >= dims.num_envs {
-        return;
-    }
-    let step = counter[0];
-    var bad = 0u;
-    for (var k = 0u; k < dims.num_claimed; k++) {
-        let start = words[dims.claimed_offset + 2u * k];
-        let len = words[dims.claimed_offset + 2u * k + 1u];
-        for (var field = 0u; field < 5u; field++) {
-            for (var c = start; c < start + len; c++) {
-                bad |= nonfinite_bits(cmd_at(field, env, c));
-            }
-        }
-        for (var p = 0u; p < dims.num_inputs; p++) {
-            for (var c = start; c < start + len; c++) {
-                bad |= nonfinite_bits(input_at(p, env, c));
-            }
-        }
-    }
-    atomicStore(&flags[dims.num_envs + env], bad);
-    if bad != 0u {
-        return;
-    }
+// The step this dispatch computes (`counter`).
+var<private> law_step: u32;
+
+// One env's delay stage: pushes its targets into each ring and draws its
+// lags (twin of `StepInputs::delay_stage`), after law_stage read the frames
+// this push and draw select (`eval_law`).
+fn delay_stage(env: u32) {
     for (var b = 0u; b < dims.num_buffers; b++) {
         let buffer = buffers[b];
         let p = buffer.params;
@@ -231,7 +213,7 @@ fn env_stage(
                 }
             }
         }
-        update_lag(p, &state, dims.seed, env, step);
+        update_lag(p, &state, dims.seed, env, law_step);
         states[at] = state;
     }
 }
@@ -306,22 +288,24 @@ fn law_stage(
     if i >= dims.num_envs * dims.num_ctrl {
         return;
     }
+    law_step = counter[0];
+    if i == 0u {
+        counter[1] = law_step + 1u;
+    }
     let env = i / dims.num_ctrl;
     let c = i - env * dims.num_ctrl;
-    if dims.num_buffers == 0u {
-        // No env_stage ran: this element's claimed values, read where
-        // neighbouring threads read theirs.
-        let m = columns[c].cmd_column;
-        var bad = 0u;
-        for (var field = 0u; field < 5u; field++) {
-            bad |= nonfinite_bits(cmd_at(field, env, m));
-        }
-        for (var p = 0u; p < dims.num_inputs; p++) {
-            bad |= nonfinite_bits(input_at(p, env, m));
-        }
-        if bad != 0u {
-            atomicOr(&flags[dims.num_envs + env], 1u);
-        }
+    // This element's claimed values, read where neighbouring threads read
+    // theirs.
+    let m = columns[c].cmd_column;
+    var bad = 0u;
+    for (var field = 0u; field < 5u; field++) {
+        bad |= nonfinite_bits(cmd_at(field, env, m));
+    }
+    for (var p = 0u; p < dims.num_inputs; p++) {
+        bad |= nonfinite_bits(input_at(p, env, m));
+    }
+    if bad != 0u {
+        atomicOr(&flags[dims.num_envs + env], 1u);
     }
     ctrl[i] = eval_law(env, c, 1.0);
 }
@@ -339,11 +323,25 @@ fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
             cmd_at(FIELD_EFFORT, env, m),
         );
     } else {
+        // The env's push and lag draw of this step, which output_stage
+        // commits: the frame they select is the command when it is the one
+        // pushed, else one already in the ring.
         let buffer = buffers[column.buffer];
         let cols = buffer.num_columns;
-        let slot = read_slot(buffer.params, states[env * dims.num_buffers + column.buffer]);
-        let at = env * dims.ring_stride + buffer.ring_offset + slot * 3u * cols + column.ring_column;
-        law_targets = vec3<f32>(ring[at], ring[at + cols], ring[at + 2u * cols]);
+        var state = states[env * dims.num_buffers + column.buffer];
+        let pushed = push(buffer.params, &state);
+        update_lag(buffer.params, &state, dims.seed, env, law_step);
+        let slot = read_slot(buffer.params, state);
+        if pushed.fill || slot == pushed.slot {
+            law_targets = vec3<f32>(
+                cmd_at(FIELD_POSITION, env, m),
+                cmd_at(FIELD_VELOCITY, env, m),
+                cmd_at(FIELD_EFFORT, env, m),
+            );
+        } else {
+            let at = env * dims.ring_stride + buffer.ring_offset + slot * 3u * cols + column.ring_column;
+            law_targets = vec3<f32>(ring[at], ring[at + cols], ring[at + 2u * cols]);
+        }
     }
     law_env = env;
     law_at = i;
@@ -379,15 +377,16 @@ fn output_stage(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     let env = thread_index(gid, num_workgroups);
+    law_step = counter[1] - 1u;
     if env == 0u {
-        // env_stage, the only reader, ran in an earlier dispatch.
-        counter[0] = counter[0] + 1u;
+        counter[0] = law_step + 1u;
     }
     if env >= dims.num_envs {
         return;
     }
     let row = env * dims.num_ctrl;
-    // The input check's verdict, cleared for the next step.
+    // The input check's verdict, cleared for the next step: an env at
+    // fault does not push into its delay rings.
     let inputs_bad = atomicLoad(&flags[dims.num_envs + env]);
     atomicStore(&flags[dims.num_envs + env], 0u);
     if inputs_bad != 0u {
@@ -416,6 +415,9 @@ fn output_stage(
             bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
         }
     }
+    // After the MuJoCo stage, which evaluates laws again (their frames
+    // from the states before this push).
+    delay_stage(env);
     if bad != 0u {
         for (var c = 0u; c < dims.num_ctrl; c++) {
             ctrl[row + c] = 0.0;
@@ -425,7 +427,7 @@ fn output_stage(
         atomicStore(&flags[env], 1u);
     } else {
         atomicStore(&flags[env], 0u);
-        // The kinds' state (twin of `SlotRows::copy_env_from`).
+        // The kinds' state (twin of `StepInputs::commit`).
         let s = dims.num_state_slots;
         for (var k = 0u; k < s; k++) {
             for (var c = 0u; c < dims.num_ctrl; c++) {

@@ -651,7 +651,7 @@ velocity_limit = 6.0
 
 #[test]
 fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
-    // W1's cause reaches the per-env kernels too: 29 joints behind a
+    // W1's cause reaches the per-env kernel too: 29 joints behind a
     // 1000-step delay fill ~87k ring floats on a reset, in one invocation.
     let Some(ctx) = gpu() else { return };
     let plan = Plan::new(
@@ -666,7 +666,7 @@ fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
     let made = WgpuBackend::new(&ctx, plan);
     if ctx.is_software() {
         let err = made.unwrap_err();
-        assert!(err.to_string().contains("per-env kernels"), "{err}");
+        assert!(err.to_string().contains("per-env kernel"), "{err}");
     } else {
         made.unwrap();
     }

@@ -47,9 +47,8 @@ pub(crate) struct Kernels {
     specialized: Mutex<Vec<(Vec<KindId>, Arc<Pipelines>)>>,
 }
 
-/// The three kernels of a step, in dispatch order, for the kinds of one plan.
+/// The two kernels of a step, in dispatch order, for the kinds of one plan.
 pub(crate) struct Pipelines {
-    pub env_stage: wgpu::ComputePipeline,
     pub law_stage: wgpu::ComputePipeline,
     pub output_stage: wgpu::ComputePipeline,
 }
@@ -283,7 +282,6 @@ impl Kernels {
             })
         };
         Pipelines {
-            env_stage: pipeline("env_stage"),
             law_stage: pipeline("law_stage"),
             output_stage: pipeline("output_stage"),
         }

@@ -228,7 +228,7 @@ impl WgpuBackend {
                 storage,
             ),
             words: init("sinew words", bytemuck::cast_slice(&layout.words), storage),
-            counter: zeroed("sinew counter", 4),
+            counter: zeroed("sinew counter", 8),
             mj: init(
                 "sinew mujoco actuators",
                 bytemuck::cast_slice(&mj.actuators),
@@ -609,11 +609,10 @@ fn fresh_learned(num_envs: usize, len: usize) -> Vec<u32> {
 pub const SOFTWARE_LOOP_LIMIT: u64 = 65_000;
 
 /// An upper bound of the loop iterations one invocation of the per-env
-/// kernels runs (the input check, the delay push with a reset's history
-/// fill, the output check and commit, the MuJoCo stage).
+/// kernel runs (the delay push with a reset's history fill, the output
+/// check and commit, the MuJoCo stage).
 pub fn env_loop_iterations(plan: &Plan) -> u64 {
     let n = |x: usize| x as u64;
-    let input = 5 * n(plan.num_targets()) + n(plan.claimed_columns().len());
     let delay: u64 = plan
         .buffers()
         .iter()
@@ -632,7 +631,7 @@ pub fn env_loop_iterations(plan: &Plan) -> u64 {
         + tendons
         + 4 * n(mj.effort_width())
         + n(mj.joint_limits.len());
-    input + delay + output + mujoco
+    delay + output + mujoco
 }
 
 /// Loop iterations one invocation of the learned law runs for `column`
@@ -680,7 +679,7 @@ fn check_loop_limit(ctx: &GpuContext, plan: &Plan) -> Result<(), Error> {
     let per_env = env_loop_iterations(plan);
     if per_env > SOFTWARE_LOOP_LIMIT {
         let subject = format!(
-            "its per-env kernels ({} targets, {} ctrl columns, delay rings, MuJoCo paths)",
+            "its per-env kernel ({} targets, {} ctrl columns, delay rings, MuJoCo paths)",
             plan.num_targets(),
             plan.num_ctrl()
         );
@@ -745,8 +744,7 @@ fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
     (x, groups.div_ceil(x))
 }
 
-/// The dispatches of one step (three, or two without delay buffers), in one
-/// compute pass (timestamped at its beginning and end when `timestamps` is
+/// The two dispatches of one step in one compute pass (timestamped at its beginning and end when `timestamps` is
 /// given).
 fn record(
     ctx: &GpuContext,
@@ -762,12 +760,10 @@ fn record(
         timestamp_writes: timestamps,
     });
     pass.set_bind_group(0, group, &[]);
-    // Without delay buffers the law stage checks the inputs itself.
-    let env_stage = (dims.num_buffers > 0).then_some((&k.env_stage, dims.num_envs));
-    for (pipeline, threads) in env_stage.into_iter().chain([
+    for (pipeline, threads) in [
         (&k.law_stage, dims.num_envs * dims.num_ctrl),
         (&k.output_stage, dims.num_envs),
-    ]) {
+    ] {
         let (x, y) = workgroups(threads, max);
         pass.set_pipeline(pipeline);
         pass.dispatch_workgroups(x, y, 1);
