@@ -23,6 +23,9 @@ const FIELD_VEL: u32 = 4u;
 
 // `ColumnDesc.buffer` of an undelayed column.
 const NO_BUFFER: u32 = 0xffffffffu;
+// Whether the plan has delay buffers: a pipeline constant, so a plan
+// without them compiles no delayed branch (`GpuContext::pipelines`).
+override DELAYED: bool = true;
 // `MjMember.actuator` of a column whose own law computes its force.
 const MJ_FROM_LAW: u32 = 0xffffffffu;
 
@@ -316,7 +319,7 @@ fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
     let i = env * dims.num_ctrl + c;
     let column = columns[c];
     let m = column.cmd_column;
-    if column.buffer == NO_BUFFER {
+    if !DELAYED || column.buffer == NO_BUFFER {
         law_targets = vec3<f32>(
             cmd_at(FIELD_POSITION, env, m),
             cmd_at(FIELD_VELOCITY, env, m),
@@ -417,7 +420,9 @@ fn output_stage(
     }
     // After the MuJoCo stage, which evaluates laws again (their frames
     // from the states before this push).
-    delay_stage(env);
+    if DELAYED {
+        delay_stage(env);
+    }
     if bad != 0u {
         for (var c = 0u; c < dims.num_ctrl; c++) {
             ctrl[row + c] = 0.0;

@@ -43,8 +43,9 @@ enum Binding {
 pub(crate) struct Kernels {
     pub layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
-    /// Pipelines specialized to a set of kinds, made on first use.
-    specialized: Mutex<Vec<(Vec<KindId>, Arc<Pipelines>)>>,
+    /// Pipelines specialized to a set of kinds and whether the plan delays
+    /// (`DELAYED` in `shaders/step.wgsl`), made on first use.
+    specialized: Mutex<Vec<((Vec<KindId>, bool), Arc<Pipelines>)>>,
 }
 
 /// The two kernels of a step, in dispatch order, for the kinds of one plan.
@@ -174,20 +175,26 @@ impl GpuContext {
         }
     }
 
-    /// The step's pipelines specialized to `kinds` (sorted, distinct), built
-    /// on first use and shared by every backend on this context.
-    pub(crate) fn pipelines(&self, kinds: &[KindId]) -> Result<Arc<Pipelines>, Error> {
+    /// The step's pipelines specialized to `kinds` (sorted, distinct) and to
+    /// whether the plan has delay buffers, built on first use and shared by
+    /// every backend on this context.
+    pub(crate) fn pipelines(
+        &self,
+        kinds: &[KindId],
+        delayed: bool,
+    ) -> Result<Arc<Pipelines>, Error> {
         let kernels = &self.inner.kernels;
         let mut cache = kernels
             .specialized
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((_, pipelines)) = cache.iter().find(|(k, _)| k == kinds) {
+        let key = (kinds.to_vec(), delayed);
+        if let Some((_, pipelines)) = cache.iter().find(|(k, _)| *k == key) {
             return Ok(pipelines.clone());
         }
         let device = &self.inner.device;
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipelines = Arc::new(kernels.pipelines(device, kinds));
+        let pipelines = Arc::new(kernels.pipelines(device, kinds, delayed));
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu {
                 what: "kernels",
@@ -195,7 +202,7 @@ impl GpuContext {
                 source: Some(Source::new(e)),
             });
         }
-        cache.push((kinds.to_vec(), pipelines.clone()));
+        cache.push((key, pipelines.clone()));
         Ok(pipelines)
     }
 
@@ -265,7 +272,7 @@ impl Kernels {
         }
     }
 
-    fn pipelines(&self, device: &wgpu::Device, kinds: &[KindId]) -> Pipelines {
+    fn pipelines(&self, device: &wgpu::Device, kinds: &[KindId], delayed: bool) -> Pipelines {
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("sinew step"),
             source: wgpu::ShaderSource::Wgsl(shaders::module_source(kinds).into()),
@@ -277,7 +284,10 @@ impl Kernels {
                 layout: Some(pipeline_layout),
                 module: &module,
                 entry_point: Some(entry),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("DELAYED", f64::from(u8::from(delayed)))],
+                    ..Default::default()
+                },
                 cache: None,
             })
         };

@@ -55,7 +55,7 @@ pub struct WgpuBackend {
     ctx: GpuContext,
     plan: Plan,
     dims: Dims,
-    /// The kernels, specialized to the plan's kinds.
+    /// The kernels, specialized to the plan's kinds and delays.
     pipelines: Arc<Pipelines>,
     /// Host copy of the params buffer (only the host writes it).
     params_host: Vec<f32>,
@@ -174,7 +174,7 @@ impl WgpuBackend {
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
 
-        let pipelines = ctx.pipelines(&plan.kinds())?;
+        let pipelines = ctx.pipelines(&plan.kinds(), !plan.buffers().is_empty())?;
 
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
