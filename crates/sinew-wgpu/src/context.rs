@@ -45,8 +45,12 @@ pub(crate) struct Kernels {
     pipeline_layout: wgpu::PipelineLayout,
     /// Pipelines specialized to a set of kinds and whether the plan delays
     /// (`DELAYED` in `shaders/step.wgsl`), made on first use.
-    specialized: Mutex<Vec<((Vec<KindId>, bool), Arc<Pipelines>)>>,
+    specialized: Mutex<Vec<(Specialization, Arc<Pipelines>)>>,
 }
+
+/// What a step's pipelines are specialized to: the plan's kinds (sorted,
+/// distinct) and whether it has delay buffers.
+type Specialization = (Vec<KindId>, bool);
 
 /// The two kernels of a step, in dispatch order, for the kinds of one plan.
 pub(crate) struct Pipelines {
