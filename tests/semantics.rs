@@ -522,13 +522,14 @@ fn huge_finite_commands_are_not_faults() {
 }
 
 #[test]
-fn chunk_wide_checks_agree_with_the_env_by_env_path() {
+fn the_cpu_paths_agree_on_every_layout() {
     // The same groups on four robots, one per path of the CPU backend: the
     // groups claim every command column in order (whole chunks or tiles
-    // checked at once); a spare, unclaimed column (tiles gathered into ctrl
-    // order, so the spare's NaN does not count); joints in another order,
-    // so every group's columns are scattered (gathered runs, delayed and
-    // not); a MuJoCo motor on a joint of its own (env by env, the
+    // run as one law, checked in its pass); a spare, unclaimed column
+    // (tiles gathered into ctrl order, so the spare's NaN does not count);
+    // joints in another order, so every group's columns are scattered
+    // (gathered runs, delayed and not); a MuJoCo motor on a joint of its
+    // own (each env's runs one by one, then the MuJoCo stage: the
     // reference). Every output of the six joints, every report, delay
     // state, state slot and output plane must agree, with non-finite
     // inputs and outputs about.
@@ -602,9 +603,8 @@ fn chunk_wide_checks_agree_with_the_env_by_env_path() {
     }
 }
 
-/// Steps `groups` on the four robots of
-/// `chunk_wide_checks_agree_with_the_env_by_env_path`, `num_envs` envs, and
-/// compares them.
+/// Steps `groups` on the four robots of `the_cpu_paths_agree_on_every_layout`,
+/// `num_envs` envs, and compares them.
 fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: usize) {
     let robot = |names: &[&str]| Robot::from_joints(names.iter().copied());
     let layouts: [(&str, Robot); 4] = [
@@ -615,7 +615,7 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
         ),
         ("scattered", robot(&["j3", "j5", "j0", "j4", "j2", "j1"])),
         (
-            "env by env",
+            "MuJoCo stage",
             robot(&["j0", "j1", "j2", "j3", "j4", "j5", "j6"]),
         ),
     ];

@@ -69,34 +69,22 @@ pub struct CpuBackend {
     flags: Vec<u8>,
     nonfinite: Vec<u32>,
     step: u32,
-    /// Per rayon chunk: the tile of [`FastPath::Tiles`]
-    /// (`[field][env][ctrl]`), sized on the first step.
+    /// Per rayon chunk: its tile (`[field][env][ctrl]`, see
+    /// [`StepInputs::tiles`]), sized on the first step.
     tile: Vec<f32>,
     /// How a tile is filled.
     gather: Gather,
-    /// How a chunk of env rows may skip the env-by-env checks.
-    fast: FastPath,
+    /// True for one undelayed law without state, planes or per-env stages
+    /// over ctrl columns that are the command columns: a chunk whose
+    /// values are all finite is then one run over the caller's rows
+    /// ([`StepInputs::one_run`]); otherwise, and for every other plan, the
+    /// chunk goes as tiles.
+    one_run: bool,
     /// Whether a step runs on the caller's thread alone ([`SERIAL_WORK`]).
     serial: bool,
 }
 
-/// The chunk-wide path a plan allows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FastPath {
-    /// A plan with a per-env stage (a MuJoCo stage that runs every step, a
-    /// learned network): env by env.
-    None,
-    /// One undelayed law without state or planes over ctrl columns that
-    /// are the command columns: a chunk whose inputs are all finite is one
-    /// run over the caller's rows; otherwise it goes as [`FastPath::Tiles`].
-    OneRun,
-    /// Tiles of env rows gathered into ctrl order, delays resolved in the
-    /// tile, then [`Plan::gathered_runs`] over it (one run per tile when a
-    /// single law covers every column). See [`StepInputs::tiles`].
-    Tiles,
-}
-
-/// How [`FastPath::Tiles`] fills a tile.
+/// How [`StepInputs::tiles`] fills a tile.
 #[derive(Debug, Clone)]
 struct Gather {
     /// The command column of each ctrl column; `None` when ctrl column `c`
@@ -141,6 +129,18 @@ impl Gather {
             copied: std::array::from_fn(|f| !identity || (f < 3 && !full)),
         }
     }
+}
+
+/// One rayon chunk's rows of the per-env tables.
+struct EnvRows<'a> {
+    ctrl: &'a mut [f32],
+    ring: &'a mut [f32],
+    states: &'a mut [DelayState],
+    mj: &'a mut [f32],
+    effort: &'a mut [f32],
+    learned: &'a mut [f32],
+    headers: &'a mut [LearnedHeader],
+    flags: &'a mut [u8],
 }
 
 /// One rayon chunk's rows of every table, numbered (the step's zip order).
@@ -199,35 +199,27 @@ impl CpuBackend {
         plan.reset_delay_states(EnvIds::All, &mut states, 0)
             .expect("all envs are in range");
         let t = plan.num_targets();
-        // Kinds with state or planes (servos, muscles, MuJoCo 4's): laws
-        // tens of times PD's cost per element.
+        // Kinds with state or planes (servos, muscles, MuJoCo 4's), a
+        // MuJoCo stage, learned networks: tens of times PD's cost per element.
         let heavy = plan.num_state_slots() > 0
             || !plan.input_planes().is_empty()
-            || !plan.output_planes().is_empty();
-        let fast = match plan.runs() {
-            [] => FastPath::None,
-            // A MuJoCo stage that runs per step, or a learned one.
-            _ if plan.mj().runs_per_step() || !plan.learned().is_empty() => FastPath::None,
-            [run]
-                if !heavy
-                    && plan.claimed_columns() == [(0, t)]
-                    && run.len == t
-                    && run.cmd_start == 0
-                    && run.targets == TargetSource::Cmd =>
-            {
-                FastPath::OneRun
-            }
-            _ => FastPath::Tiles,
-        };
+            || !plan.output_planes().is_empty()
+            || plan.mj().runs_per_step()
+            || !plan.learned().is_empty();
+        let one_run = !heavy
+            && matches!(plan.runs(), [run] if plan.claimed_columns() == [(0, t)]
+                && run.len == t
+                && run.cmd_start == 0
+                && run.targets == TargetSource::Cmd);
         let delayed: usize = plan.buffers().iter().map(|b| b.cmd_columns.len()).sum();
         let weight = num_ctrl * if heavy { HEAVY } else { 1 } + 2 * delayed;
-        let serial = fast != FastPath::None && num_envs.saturating_mul(weight) <= SERIAL_WORK;
+        let serial = num_envs.saturating_mul(weight) <= SERIAL_WORK;
         let commits = (plan.runs().iter())
             .map(|r| (r.kind.spec().state.len(), r.ctrl_start, r.len))
             .filter(|&(slots, _, _)| slots > 0)
             .collect();
         CpuBackend {
-            fast,
+            one_run,
             serial,
             ctrl: vec![0.0; num_envs * num_ctrl],
             params,
@@ -300,18 +292,14 @@ impl CpuBackend {
         let mj_stride = plan.mj().state_stride().max(1);
         let effort_width = plan.mj().effort_width().max(1);
         let learned_stride = plan.learned().state_stride.max(1);
-        let fast = self.fast;
+        let one_run = self.one_run;
         let serial = self.serial;
         // A few chunks per thread: enough to balance, few enough to amortize.
         let chunk = plan
             .num_envs()
             .div_ceil(rayon::current_num_threads() * 4)
             .max(16);
-        let tile_stride = if fast == FastPath::None {
-            1
-        } else {
-            5 * TILE.min(chunk) * num_ctrl
-        };
+        let tile_stride = 5 * TILE.min(chunk) * num_ctrl;
         let need = plan.num_envs().div_ceil(chunk) * tile_stride;
         if self.tile.len() < need {
             // Once (or when the thread count grows): a step allocates nothing.
@@ -321,28 +309,20 @@ impl CpuBackend {
             let (c, ((((((((ctrl, ring), states), mj), effort), learned), headers), flags), tile)) =
                 rows;
             let first = c * chunk;
-            if fast == FastPath::OneRun && inputs.one_run(first, ctrl, flags) {
+            if one_run && inputs.one_run(first, ctrl, flags) {
                 return 0;
             }
-            if fast != FastPath::None {
-                return inputs.tiles(first, ctrl, ring, states, flags, tile);
-            }
-            let mut zeroed = 0;
-            for (i, flag) in flags.iter_mut().enumerate() {
-                let hit = inputs.env(
-                    c * chunk + i,
-                    &mut ctrl[i * num_ctrl..(i + 1) * num_ctrl],
-                    &mut ring[i * ring_stride..(i + 1) * ring_stride],
-                    &mut states[i * num_buffers..(i + 1) * num_buffers],
-                    &mut mj[i * mj_stride..(i + 1) * mj_stride],
-                    &mut effort[i * effort_width..(i + 1) * effort_width],
-                    &mut learned[i * learned_stride..(i + 1) * learned_stride],
-                    &mut headers[i],
-                );
-                *flag = u8::from(hit);
-                zeroed += usize::from(hit);
-            }
-            zeroed
+            let rows = EnvRows {
+                ctrl,
+                ring,
+                states,
+                mj,
+                effort,
+                learned,
+                headers,
+                flags,
+            };
+            inputs.tiles(first, rows, tile)
         };
         // The same chunks, on the pool or (a small step) on this thread alone.
         macro_rules! chunked {
@@ -428,7 +408,7 @@ struct StepInputs<'a> {
     commits: &'a [(usize, usize, usize)],
     seed: u32,
     step: u32,
-    /// How a tile is filled ([`FastPath::Tiles`]).
+    /// How a tile is filled.
     gather: &'a Gather,
     /// [`CpuBackend::mj_wide`].
     mj_wide: bool,
@@ -483,104 +463,87 @@ impl MjLaws for EnvLaws<'_, '_> {
 }
 
 impl StepInputs<'_> {
-    /// One env: the non-finite check, the delay stage, every run, the
-    /// MuJoCo stage, the output check. Returns true when the env was zeroed
-    /// (its ctrl, joint efforts and `act_dot`s are then 0, and its
-    /// activations did not move).
-    #[inline]
+    /// Env `env` after its laws (`ctrl` its row, `ring` and `states` its
+    /// delay rows, its targets already pushed): the learned networks and
+    /// the MuJoCo stage where the plan has them, the non-finite check of
+    /// everything the env outputs, then the commits of its state. Returns
+    /// false, having committed nothing, when some output is not finite.
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
-    fn env(
+    fn finish_env(
         &self,
         env: usize,
         ctrl: &mut [f32],
-        ring: &mut [f32],
-        states: &mut [DelayState],
+        ring: &[f32],
+        states: &[DelayState],
         mj_state: &mut [f32],
         effort: &mut [f32],
         learned_state: &mut [f32],
         learned_header: &mut LearnedHeader,
     ) -> bool {
-        let t = self.plan.num_targets();
+        let (t, num_ctrl) = (self.plan.num_targets(), self.plan.num_ctrl());
         let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
-        let mut bad = self.input_bits(env);
-        for &(start, len) in self.plan.claimed_columns() {
-            for row in rows {
-                bad |= nonfinite_bits(&row[start..start + len]);
-            }
+        let learned = self.plan.learned();
+        if !learned.is_empty() {
+            let plane = self.plan.num_envs() * num_ctrl;
+            let limits =
+                LEARNED_LIMIT_SLOTS.map(|k| &self.params[k * plane + env * num_ctrl..][..num_ctrl]);
+            learned.env_efforts(
+                rows[3],
+                rows[4],
+                limits,
+                ctrl,
+                learned_state,
+                *learned_header,
+            );
         }
-        let mut finite = bad == 0;
+        let mj = self.plan.mj();
+        let (plane, row) = (self.plan.num_envs() * num_ctrl, env * num_ctrl);
+        let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
+        let mut finite = true;
+        if mj.runs_per_step() {
+            let mut laws = EnvLaws {
+                step: self,
+                env,
+                rows: &rows,
+                ring,
+                states,
+            };
+            finite = mj.env_forces(
+                rows[3],
+                rows[4],
+                ctrl,
+                mj_state,
+                effort,
+                param,
+                self.mj_wide,
+                &mut laws,
+            );
+            finite &= nonfinite_bits(&mj_state[mj.actuators.len()..]) == 0;
+            finite &= nonfinite_bits(effort) == 0;
+        }
+        finite &= nonfinite_bits(ctrl) == 0 && self.output_bits(env) == 0;
         if finite {
-            self.delay_stage(env, &rows, ring, states);
-            let num_ctrl = ctrl.len();
-            for run in self.plan.runs() {
-                self.run(
-                    run,
-                    env * num_ctrl,
-                    &rows,
-                    ring,
-                    states,
-                    &mut ctrl[run.ctrl_start..][..run.len],
-                    1.0,
-                    false,
-                );
-            }
-            let learned = self.plan.learned();
-            if !learned.is_empty() {
-                let plane = self.plan.num_envs() * num_ctrl;
-                let limits = LEARNED_LIMIT_SLOTS
-                    .map(|k| &self.params[k * plane + env * num_ctrl..][..num_ctrl]);
-                learned.env_efforts(
-                    rows[3],
-                    rows[4],
-                    limits,
-                    ctrl,
-                    learned_state,
-                    *learned_header,
-                );
-            }
-            let mj = self.plan.mj();
-            let (plane, row) = (self.plan.num_envs() * num_ctrl, env * num_ctrl);
-            let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
             if mj.runs_per_step() {
-                let mut laws = EnvLaws {
-                    step: self,
-                    env,
-                    rows: &rows,
-                    ring,
-                    states,
-                };
-                finite = mj.env_forces(
-                    rows[3],
-                    rows[4],
-                    ctrl,
-                    mj_state,
-                    effort,
-                    param,
-                    self.mj_wide,
-                    &mut laws,
-                );
-                finite &= nonfinite_bits(&mj_state[mj.actuators.len()..]) == 0;
-                finite &= nonfinite_bits(effort) == 0;
-            }
-            finite &= nonfinite_bits(ctrl) == 0 && self.output_bits(env) == 0;
-            if finite && mj.runs_per_step() {
                 mj.commit(mj_state, param, self.mj_wide);
             }
-            if finite && !learned.is_empty() {
+            if !learned.is_empty() {
                 *learned_header = learned.commit(*learned_header);
             }
-            if finite {
-                self.commit(env, 1);
-            }
+            self.commit(env, 1);
         }
-        if !finite {
-            ctrl.fill(0.0);
-            self.zero_outputs(env);
-            effort.fill(0.0);
-            let m = self.plan.mj().actuators.len();
-            mj_state[m..].fill(0.0);
+        finite
+    }
+
+    /// Zeroes env `env`'s outputs: its ctrl row, output planes, joint
+    /// efforts and `act_dot`s (its activations stay).
+    fn zero_env(&self, env: usize, ctrl: &mut [f32], mj_state: &mut [f32], effort: &mut [f32]) {
+        ctrl.fill(0.0);
+        self.zero_outputs(env);
+        effort.fill(0.0);
+        let m = self.plan.mj().actuators.len();
+        if let Some(act_dot) = mj_state.get_mut(m..) {
+            act_dot.fill(0.0);
         }
-        !finite
     }
 
     /// Non-zero when some value of env `env`'s rows of the input planes is
@@ -630,39 +593,7 @@ impl StepInputs<'_> {
         }
     }
 
-    /// One env's delay stage: push the targets into each ring, draw lags.
-    #[inline]
-    fn delay_stage(
-        &self,
-        env: usize,
-        rows: &[&[f32]; 5],
-        ring: &mut [f32],
-        states: &mut [DelayState],
-    ) {
-        for (b, buffer) in self.plan.buffers().iter().enumerate() {
-            let state = &mut states[b];
-            let ring = &mut ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
-            let columns = &buffer.cmd_columns;
-            let frame = 3 * columns.len();
-            let (slot, fill) = buffer.params.push(state);
-            let start = slot as usize * frame;
-            for (field, row) in rows[..3].iter().enumerate() {
-                let dst =
-                    &mut ring[start + field * columns.len()..start + (field + 1) * columns.len()];
-                for (d, &c) in dst.iter_mut().zip(columns) {
-                    *d = row[c];
-                }
-            }
-            if fill {
-                backfill(ring, frame);
-            }
-            buffer
-                .params
-                .update_lag(state, self.seed, env as u32, self.step);
-        }
-    }
-
-    /// [`FastPath::OneRun`]'s chunk: envs `first..` (one per entry of
+    /// [`CpuBackend::one_run`]'s chunk: envs `first..` (one per entry of
     /// `flags`) as one run over the caller's rows, when every input of the
     /// chunk is finite and so is every output. Returns false, having
     /// written nothing the tiles would not rewrite, when some value is not:
@@ -684,35 +615,44 @@ impl StepInputs<'_> {
         true
     }
 
-    /// [`FastPath::Tiles`]'s chunk: envs `first..` (one per entry of
-    /// `flags`), in tiles of [`TILE`] rows. Each tile's five command fields
-    /// are gathered into ctrl order (`tile`, `[field][env][ctrl]`), so the
-    /// checks see exactly the claimed values; an env with a non-finite one
-    /// is zeroed and flagged without its delay push, as on the env-by-env
-    /// path. Each other env pushes its targets into its delay rings and
-    /// reads its delayed frames back into the tile ([`Self::delay_row`]).
-    /// Then the laws: one run over the tile when a single law covers every
-    /// column and every env is finite, its checks in the same pass (an
-    /// undelayed tile's command values too, unless the plan has input
-    /// planes: checked env by env only when that pass finds something);
-    /// else the gathered runs env by env. Outputs and output planes are
-    /// then checked per env. The state the laws computed is committed for
-    /// the envs whose outputs are finite. Returns the number of envs zeroed.
-    fn tiles(
-        &self,
-        first: usize,
-        ctrl: &mut [f32],
-        ring: &mut [f32],
-        states: &mut [DelayState],
-        flags: &mut [u8],
-        tile: &mut [f32],
-    ) -> usize {
-        let nc = self.plan.num_ctrl();
-        let ring_stride = self.plan.ring_stride();
-        let num_buffers = self.plan.buffers().len();
-        let runs = self.plan.gathered_runs();
+    /// A chunk's tiles: envs `first..` (one per entry of
+    /// `rows.flags`), in tiles of [`TILE`] rows. Each tile's five command
+    /// fields are gathered into ctrl order (`tile`, `[field][env][ctrl]`),
+    /// so the checks see exactly the claimed values; an env with a
+    /// non-finite one is zeroed and flagged without its delay push. Each
+    /// other env pushes its targets into its delay rings and reads its
+    /// delayed frames back into the tile ([`Self::delay_row`]). Then the
+    /// laws: one run over the tile when a single law covers every column
+    /// and every env is finite, its checks in the same pass (an undelayed
+    /// tile's command values too, unless the plan has input planes: checked
+    /// env by env only when that pass finds something); else the gathered
+    /// runs env by env. Then each env's per-env stages, output checks and
+    /// commits ([`Self::finish_env`]); a tile run whole without per-env
+    /// stages commits at once. Returns the number of envs zeroed.
+    fn tiles(&self, first: usize, rows: EnvRows<'_>, tile: &mut [f32]) -> usize {
+        let EnvRows {
+            ctrl,
+            ring,
+            states,
+            mj,
+            effort,
+            learned,
+            headers,
+            flags,
+        } = rows;
+        let plan = self.plan;
+        let nc = plan.num_ctrl();
+        let ring_stride = plan.ring_stride();
+        let num_buffers = plan.buffers().len();
+        let (mj_stride, effort_width) = (
+            plan.mj().state_stride().max(1),
+            plan.mj().effort_width().max(1),
+        );
+        let learned_stride = plan.learned().state_stride.max(1);
+        let runs = plan.gathered_runs();
         let whole_tile = matches!(runs, [run] if run.len == nc);
-        let has_inputs = !self.plan.input_planes().is_empty();
+        let has_inputs = !plan.input_planes().is_empty();
+        let per_env_stage = plan.mj().runs_per_step() || !plan.learned().is_empty();
         let mut zeroed = 0;
         for (k, tile_flags) in flags.chunks_mut(TILE).enumerate() {
             let (n, local) = (tile_flags.len(), k * TILE);
@@ -762,13 +702,17 @@ impl StepInputs<'_> {
                     ..runs[0]
                 };
                 let suspect = self.run(&whole, e0 * nc, &g, &[], &[], out, 1.0, true);
-                if !suspect {
+                if !suspect && !per_env_stage {
                     self.commit(e0, n);
                     tile_flags.fill(0);
                     continue;
                 }
                 if !checked_first {
-                    check_inputs(tile, tile_flags);
+                    if suspect {
+                        check_inputs(tile, tile_flags);
+                    } else {
+                        tile_flags.fill(0);
+                    }
                 }
             } else {
                 for (i, (out, flag)) in out.chunks_exact_mut(nc).zip(tile_flags.iter()).enumerate()
@@ -789,15 +733,25 @@ impl StepInputs<'_> {
                 .zip(tile_flags.iter_mut())
                 .enumerate()
             {
-                let env = e0 + i;
-                if *flag == 0 && (nonfinite_bits(out) | self.output_bits(env)) != 0 {
+                let (env, r) = (e0 + i, local + i);
+                let mj = &mut mj[r * mj_stride..][..mj_stride];
+                let effort = &mut effort[r * effort_width..][..effort_width];
+                if *flag == 0
+                    && !self.finish_env(
+                        env,
+                        out,
+                        &ring[r * ring_stride..][..ring_stride],
+                        &states[r * num_buffers..][..num_buffers],
+                        mj,
+                        effort,
+                        &mut learned[r * learned_stride..][..learned_stride],
+                        &mut headers[r],
+                    )
+                {
                     *flag = 1;
                 }
                 if *flag != 0 {
-                    out.fill(0.0);
-                    self.zero_outputs(env);
-                } else {
-                    self.commit(env, 1);
+                    self.zero_env(env, out, mj, effort);
                 }
                 zeroed += usize::from(*flag);
             }
