@@ -630,16 +630,6 @@ impl StepInputs<'_> {
     /// commits ([`Self::finish_env`]); a tile run whole without per-env
     /// stages commits at once. Returns the number of envs zeroed.
     fn tiles(&self, first: usize, rows: EnvRows<'_>, tile: &mut [f32]) -> usize {
-        let EnvRows {
-            ctrl,
-            ring,
-            states,
-            mj,
-            effort,
-            learned,
-            headers,
-            flags,
-        } = rows;
         let plan = self.plan;
         let nc = plan.num_ctrl();
         let ring_stride = plan.ring_stride();
@@ -654,7 +644,7 @@ impl StepInputs<'_> {
         let has_inputs = !plan.input_planes().is_empty();
         let per_env_stage = plan.mj().runs_per_step() || !plan.learned().is_empty();
         let mut zeroed = 0;
-        for (k, tile_flags) in flags.chunks_mut(TILE).enumerate() {
+        for (k, tile_flags) in rows.flags.chunks_mut(TILE).enumerate() {
             let (n, local) = (tile_flags.len(), k * TILE);
             let e0 = first + local;
             let tile = &mut tile[..5 * n * nc];
@@ -680,8 +670,8 @@ impl StepInputs<'_> {
             if num_buffers > 0 {
                 for (i, flag) in tile_flags.iter().enumerate() {
                     if *flag == 0 {
-                        let ring = &mut ring[(local + i) * ring_stride..][..ring_stride];
-                        let states = &mut states[(local + i) * num_buffers..][..num_buffers];
+                        let ring = &mut rows.ring[(local + i) * ring_stride..][..ring_stride];
+                        let states = &mut rows.states[(local + i) * num_buffers..][..num_buffers];
                         self.delay_row(e0 + i, n, i, tile, ring, states);
                     }
                 }
@@ -695,7 +685,7 @@ impl StepInputs<'_> {
                     &self.cmd[f][e0 * nc..(e0 + n) * nc]
                 }
             });
-            let out = &mut ctrl[local * nc..(local + n) * nc];
+            let out = &mut rows.ctrl[local * nc..(local + n) * nc];
             if whole_tile && !any_bad {
                 let whole = Run {
                     len: n * nc,
@@ -734,18 +724,18 @@ impl StepInputs<'_> {
                 .enumerate()
             {
                 let (env, r) = (e0 + i, local + i);
-                let mj = &mut mj[r * mj_stride..][..mj_stride];
-                let effort = &mut effort[r * effort_width..][..effort_width];
+                let mj = &mut rows.mj[r * mj_stride..][..mj_stride];
+                let effort = &mut rows.effort[r * effort_width..][..effort_width];
                 if *flag == 0
                     && !self.finish_env(
                         env,
                         out,
-                        &ring[r * ring_stride..][..ring_stride],
-                        &states[r * num_buffers..][..num_buffers],
+                        &rows.ring[r * ring_stride..][..ring_stride],
+                        &rows.states[r * num_buffers..][..num_buffers],
                         mj,
                         effort,
-                        &mut learned[r * learned_stride..][..learned_stride],
-                        &mut headers[r],
+                        &mut rows.learned[r * learned_stride..][..learned_stride],
+                        &mut rows.headers[r],
                     )
                 {
                     *flag = 1;
