@@ -1,9 +1,9 @@
 //! Sinew's GPU backend: the laws of `sinew-core` as WGSL compute kernels
 //! (`shaders/` at the repository root) over buffers that stay on the device.
 //!
-//! A step uploads the command, records its dispatches (env stage where a
-//! plan delays, law stage, output stage) into one compute pass and submits
-//! once, for all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
+//! A step uploads the command, records its two dispatches (the law stage,
+//! one thread per element; the output stage, one thread per env) into one
+//! compute pass and submits once, for all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
 //! [`Backend::nonfinite_envs`], …). Setters and resets write only the rows
 //! they touch. [`WgpuBackend::encode_step`] records the step into a caller's
 //! encoder over caller-owned buffers, for simulators that live on the GPU.
@@ -744,8 +744,8 @@ fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
     (x, groups.div_ceil(x))
 }
 
-/// The two dispatches of one step in one compute pass (timestamped at its beginning and end when `timestamps` is
-/// given).
+/// The two dispatches of one step in one compute pass (timestamped at its
+/// beginning and end when `timestamps` is given).
 fn record(
     ctx: &GpuContext,
     k: &Pipelines,
