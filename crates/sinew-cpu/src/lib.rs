@@ -294,11 +294,15 @@ impl CpuBackend {
         let learned_stride = plan.learned().state_stride.max(1);
         let one_run = self.one_run;
         let serial = self.serial;
-        // A few chunks per thread: enough to balance, few enough to amortize.
-        let chunk = plan
-            .num_envs()
-            .div_ceil(rayon::current_num_threads() * 4)
-            .max(16);
+        // A few chunks per thread: enough to balance, few enough to amortize
+        // (one on the caller's thread alone).
+        let chunk = if serial {
+            plan.num_envs().max(1)
+        } else {
+            plan.num_envs()
+                .div_ceil(rayon::current_num_threads() * 4)
+                .max(16)
+        };
         let tile_stride = 5 * TILE.min(chunk) * num_ctrl;
         let need = plan.num_envs().div_ceil(chunk) * tile_stride;
         if self.tile.len() < need {
