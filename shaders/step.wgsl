@@ -1,20 +1,23 @@
 // The step: two dispatches recorded into one compute pass.
 //   law_stage    one thread per (env, ctrl column): the non-finite check of
-//                its own command values (OR-ed into its env's flag); a
-//                delayed column's push and lag draw computed without a write
-//                to find its frame (the ring slot the push overwrites is the
-//                command itself); then the column's kind's law through
-//                `kind_law`, the switch the generated prelude holds for the
-//                kinds of the plan (a learned column evaluates its network
-//                there). An env at fault is computed too and zeroed after.
+//                its own command values; a delayed column's push and lag
+//                draw computed without a write to find its frame (the ring
+//                slot the push overwrites is the command itself); the
+//                column's kind's law through `kind_law`, the switch the
+//                generated prelude holds for the kinds of the plan (a learned
+//                column evaluates its network there); the non-finite check
+//                of its ctrl value and output planes. Both verdicts are OR-ed
+//                into its env's flag. An env at fault is computed too and
+//                zeroed after.
 //   output_stage one thread per env: zeroes an env at fault; else the MuJoCo
-//                stage, the non-finite output check, the delay pushes and lag
-//                draws, the state, activation and learned-state commits;
-//                writes the env's flag for the report.
+//                stage and its output check, the delay pushes and lag draws,
+//                the state, activation and learned-state commits; writes the
+//                env's flag for the report.
 // The step counter has two slots, each written by one stage and read by
 // the other, so no thread reads a value another thread of its dispatch
 // writes.
-// Together they are the loop body of `StepInputs::env` in crates/sinew-cpu/src/lib.rs.
+// Together they are the loop body of `StepInputs::tiles` and
+// `StepInputs::finish_env` in crates/sinew-cpu/src/lib.rs.
 
 // Command fields (`CommandField` discriminants, generated in the prelude as
 // FIELD_POSITION, FIELD_VELOCITY, FIELD_EFFORT; the order of `CMD_FIELDS`).
@@ -141,9 +144,9 @@ struct BufferDesc {
 @group(0) @binding(4) var<storage, read_write> ring: array<f32>;
 // [env][buffer].
 @group(0) @binding(5) var<storage, read_write> states: array<DelayState>;
-// [env]: 1 when the step zeroed the env (the report); then [env]: non-zero
-// when the step's inputs are not all finite (set by law_stage, read and
-// cleared by output_stage).
+// [env]: 1 when the step zeroed the env (the report); then [env]: the law
+// stage's verdict, bit 0 an input and bit 1 an output not finite (set by
+// law_stage, read and cleared by output_stage).
 @group(0) @binding(6) var<storage, read_write> flags: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> columns: array<ColumnDesc>;
 @group(0) @binding(8) var<storage, read> buffers: array<BufferDesc>;
@@ -307,10 +310,18 @@ fn law_stage(
     for (var p = 0u; p < dims.num_inputs; p++) {
         bad |= nonfinite_bits(input_at(p, env, m));
     }
-    if bad != 0u {
-        atomicOr(&flags[dims.num_envs + env], 1u);
+    let value = eval_law(env, c, 1.0);
+    ctrl[i] = value;
+    // The element's outputs too, read where neighbouring threads read
+    // theirs: bit 1 of the verdict (the MuJoCo stage checks its own).
+    var outputs_bad = nonfinite_bits(value);
+    for (var o = 0u; o < dims.num_outputs; o++) {
+        outputs_bad |= nonfinite_bits(state[outputs_offset() + o * plane() + i]);
     }
-    ctrl[i] = eval_law(env, c, 1.0);
+    let verdict = bad | (outputs_bad << 1u);
+    if verdict != 0u {
+        atomicOr(&flags[dims.num_envs + env], verdict);
+    }
 }
 
 // The law of ctrl column `c` of `env`, its raw force scaled by `scale`
@@ -388,11 +399,12 @@ fn output_stage(
         return;
     }
     let row = env * dims.num_ctrl;
-    // The input check's verdict, cleared for the next step: an env at
-    // fault does not push into its delay rings.
-    let inputs_bad = atomicLoad(&flags[dims.num_envs + env]);
+    // The law stage's verdict, cleared for the next step: bit 0, an input
+    // at fault (the env does not push into its delay rings); bit 1, an
+    // output.
+    let verdict = atomicLoad(&flags[dims.num_envs + env]);
     atomicStore(&flags[dims.num_envs + env], 0u);
-    if inputs_bad != 0u {
+    if (verdict & 1u) != 0u {
         for (var c = 0u; c < dims.num_ctrl; c++) {
             ctrl[row + c] = 0.0;
             zero_outputs(row + c);
@@ -402,20 +414,21 @@ fn output_stage(
         return;
     }
     let m = dims.num_mj;
-    var bad = 0u;
+    var bad = verdict >> 1u;
     if words[dims.mj_members_offset] > 0u {
-        bad |= mj_env_stage(env);
+        // The stage rewrites ctrl and outputs: checked after it instead.
+        bad = mj_env_stage(env);
         for (var k = 0u; k < m; k++) {
             bad |= nonfinite_bits(mj_state[env * 2u * m + m + k]);
         }
         for (var j = 0u; j < dims.effort_width; j++) {
             bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
         }
-    }
-    for (var c = 0u; c < dims.num_ctrl; c++) {
-        bad |= nonfinite_bits(ctrl[row + c]);
-        for (var o = 0u; o < dims.num_outputs; o++) {
-            bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
+        for (var c = 0u; c < dims.num_ctrl; c++) {
+            bad |= nonfinite_bits(ctrl[row + c]);
+            for (var o = 0u; o < dims.num_outputs; o++) {
+                bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
+            }
         }
     }
     // After the MuJoCo stage, which evaluates laws again (their frames
