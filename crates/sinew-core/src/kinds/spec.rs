@@ -154,6 +154,20 @@ pub(crate) const fn param(
     }
 }
 
+/// A parameter with aliases (another system's names for it), for a kind's spec.
+pub(crate) const fn aliased(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    unit: &'static str,
+    doc: &'static str,
+    domain: Domain,
+) -> ParamSpec {
+    ParamSpec {
+        aliases,
+        ..param(name, unit, doc, domain)
+    }
+}
+
 /// A state slot that resets to 0, for a kind's spec.
 pub(crate) const fn zeroed_state(
     name: &'static str,

@@ -98,18 +98,7 @@ const OUT_DAMPING: usize = 1;
 const OUT_COMMAND: usize = 2;
 
 /// A parameter with its BAM aliases.
-pub(crate) const fn param(
-    name: &'static str,
-    aliases: &'static [&'static str],
-    unit: &'static str,
-    doc: &'static str,
-    domain: Domain,
-) -> ParamSpec {
-    ParamSpec {
-        aliases,
-        ..super::spec::param(name, unit, doc, domain)
-    }
-}
+pub(crate) use super::spec::aliased as param;
 
 /// The M1–M6 friction budget's coefficients (BAM's parameter names), the
 /// last 13 parameters of every servo kind.

@@ -11,7 +11,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::spec::{Domain, Kind, LawIo, ParamSpec, Stage, StateSpec};
+use super::spec::{aliased, Domain, Kind, LawIo, ParamSpec, Stage, StateSpec};
 use super::{clip, invalid, CommandField, CtrlMeaning};
 use crate::error::Error;
 use crate::robot::{BiasType, DynType, GainType};
@@ -59,23 +59,6 @@ const fn range_spec(
     doc: &'static str,
 ) -> ParamSpec {
     aliased(name, alias, "(actuator units)", doc, Domain::Extended)
-}
-
-/// A parameter with MuJoCo's array name as its alias.
-const fn aliased(
-    name: &'static str,
-    aliases: &'static [&'static str],
-    unit: &'static str,
-    doc: &'static str,
-    domain: Domain,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        aliases,
-        unit,
-        doc,
-        domain,
-    }
 }
 
 /// Slot of `gainprm[0]` among [`MjGeneralCfg`]'s parameters (`gainprm[k]` at `+k`).
