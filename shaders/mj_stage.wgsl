@@ -50,12 +50,13 @@ fn mj_length_velocity(a: MjActuator, env: u32) -> vec2<f32> {
 
 // One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
 // forwarded controls on entry and `actuator_force` on exit; writes the
-// act_dots and the joint efforts. Returns 1 when a next activation is not
-// finite.
+// act_dots (an output plane), the next activations (the next state's
+// MJ_ACT_SLOT) and the joint efforts. Returns 1 when a next activation is
+// not finite.
 fn mj_env_stage(env: u32) -> u32 {
     let m = dims.num_mj;
     let row = env * dims.num_ctrl;
-    let srow = env * 2u * m;
+    let act_dot = outputs_offset() + words[dims.mj_members_offset + 2u] * plane();
     let erow = env * dims.effort_width;
     var wild = false;
     for (var k = 0u; k < m; k++) {
@@ -70,9 +71,10 @@ fn mj_env_stage(env: u32) -> u32 {
         let c = row + a.ctrl_column;
         let u = select(ctrl[c], 0.0, wild);
         let lv = mj_length_velocity(a, env);
-        let out = mj_force(a, u, mj_state[srow + k], lv.x, lv.y);
+        let out = mj_force(a, u, state[MJ_ACT_SLOT * plane() + c], lv.x, lv.y);
         ctrl[c] = out.force;
-        mj_state[srow + m + k] = out.act_dot;
+        state[act_dot + c] = out.act_dot;
+        state[(dims.num_state_slots + MJ_ACT_SLOT) * plane() + c] = out.act_next;
         bad |= nonfinite_bits(out.act_next);
     }
     let members = dims.mj_members_offset;
@@ -85,7 +87,7 @@ fn mj_env_stage(env: u32) -> u32 {
         let len = words[at + 3u];
         var total = 0.0;
         for (var i = first; i < first + len; i++) {
-            let member = members + 2u + 4u * words[i];
+            let member = members + 3u + 4u * words[i];
             let c = words[member];
             if words[member + 3u] == MJ_FROM_LAW {
                 total += state[raw + c];
@@ -95,7 +97,7 @@ fn mj_env_stage(env: u32) -> u32 {
         }
         let scale = mj_tendon_scale(total, lo, hi);
         for (var i = first; i < first + len; i++) {
-            let member = members + 2u + 4u * words[i];
+            let member = members + 3u + 4u * words[i];
             let c = words[member];
             if words[member + 3u] != MJ_FROM_LAW {
                 ctrl[row + c] = ctrl[row + c] * scale;
@@ -118,7 +120,7 @@ fn mj_env_stage(env: u32) -> u32 {
         effort[erow + j] = 0.0;
     }
     for (var k = 0u; k < words[members]; k++) {
-        let member = members + 2u + 4u * k;
+        let member = members + 3u + 4u * k;
         let value = ctrl[row + words[member]];
         // An actuator's ctrl is its force; a law member's its effort.
         var factor = 1.0;

@@ -11,7 +11,7 @@
 //                zeroed after.
 //   output_stage one thread per env: zeroes an env at fault; else the MuJoCo
 //                stage and its output check, the delay pushes and lag draws,
-//                the state, activation and learned-state commits; writes the
+//                the state and learned-state commits; writes the
 //                env's flag for the report.
 // The step counter has two slots, each written by one stage and read by
 // the other, so no thread reads a value another thread of its dispatch
@@ -158,17 +158,15 @@ struct BufferDesc {
 @group(0) @binding(10) var<storage, read_write> counter: array<u32>;
 // The MuJoCo stage's actuators, in ctrl-column order.
 @group(0) @binding(11) var<storage, read> mj: array<MjActuator>;
-// [env][2 · num_mj]: activations, then act_dots.
-@group(0) @binding(12) var<storage, read_write> mj_state: array<f32>;
 // [env][effort_width]: joint efforts.
-@group(0) @binding(13) var<storage, read_write> effort: array<f32>;
+@group(0) @binding(12) var<storage, read_write> effort: array<f32>;
 // [env][2]: learned headers (commit count, fresh flag); then
 // [env][learned_stride]: histories and LSTM states, f32 bits.
-@group(0) @binding(14) var<storage, read_write> learned: array<u32>;
+@group(0) @binding(13) var<storage, read_write> learned: array<u32>;
 // [slot][env][ctrl column] state, then as many slots of next state; then
 // the input planes, [plane][env][target]; then the output planes,
 // [plane][env][ctrl column].
-@group(0) @binding(15) var<storage, read_write> state: array<f32>;
+@group(0) @binding(14) var<storage, read_write> state: array<f32>;
 
 fn inputs_offset() -> u32 {
     return 2u * dims.num_state_slots * dims.num_envs * dims.num_ctrl;
@@ -374,12 +372,8 @@ fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
     return kind_law(column.kind);
 }
 
-// Zeroes an env's joint efforts and act_dots (its activations stay).
+// Zeroes an env's joint efforts.
 fn mj_zero(env: u32) {
-    let m = dims.num_mj;
-    for (var k = 0u; k < m; k++) {
-        mj_state[env * 2u * m + m + k] = 0.0;
-    }
     for (var j = 0u; j < dims.effort_width; j++) {
         effort[env * dims.effort_width + j] = 0.0;
     }
@@ -413,14 +407,10 @@ fn output_stage(
         atomicStore(&flags[env], 1u);
         return;
     }
-    let m = dims.num_mj;
     var bad = verdict >> 1u;
     if words[dims.mj_members_offset] > 0u {
         // The stage rewrites ctrl and outputs: checked after it instead.
         bad = mj_env_stage(env);
-        for (var k = 0u; k < m; k++) {
-            bad |= nonfinite_bits(mj_state[env * 2u * m + m + k]);
-        }
         for (var j = 0u; j < dims.effort_width; j++) {
             bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
         }
@@ -445,17 +435,13 @@ fn output_stage(
         atomicStore(&flags[env], 1u);
     } else {
         atomicStore(&flags[env], 0u);
-        // The kinds' state (twin of `StepInputs::commit`).
+        // The state, MuJoCo's activations included (twin of
+        // `StepInputs::commit`).
         let s = dims.num_state_slots;
         for (var k = 0u; k < s; k++) {
             for (var c = 0u; c < dims.num_ctrl; c++) {
                 state[k * plane() + row + c] = state[(s + k) * plane() + row + c];
             }
-        }
-        // Twin of `MjStage::commit`.
-        for (var k = 0u; k < m; k++) {
-            let at = env * 2u * m + k;
-            mj_state[at] = mj_next_act(mj_env_actuator(k, row), mj_state[at], mj_state[at + m]);
         }
         // Twin of `LearnedStage::commit`.
         if dims.num_learned > 0u {

@@ -191,20 +191,6 @@ impl Backend for Engine {
     fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error> {
         each_backend!(self, b => b.read_delay_states(group, out))
     }
-    fn set_activation(
-        &mut self,
-        group: &str,
-        env_ids: EnvIds<'_>,
-        values: Values<'_>,
-    ) -> Result<(), Error> {
-        each_backend!(self, b => b.set_activation(group, env_ids, values))
-    }
-    fn read_activation(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
-        each_backend!(self, b => b.read_activation(group, out))
-    }
-    fn read_act_dot(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
-        each_backend!(self, b => b.read_act_dot(group, out))
-    }
     fn read_joint_effort(&mut self, out: &mut [f32]) -> Result<(), Error> {
         each_backend!(self, b => b.read_joint_effort(out))
     }

@@ -39,7 +39,7 @@ fn filterexact_activation_follows_the_closed_form() {
             2,
             h,
         ));
-        b.set_activation("s", EnvIds::All, Values::Scalar(a0))
+        b.set_state("s", "act", EnvIds::All, Values::Scalar(a0))
             .unwrap();
         let mut cmd = ActuatorCmd::zeros(2, 1);
         cmd.position_target.fill(u);
@@ -47,7 +47,7 @@ fn filterexact_activation_follows_the_closed_form() {
             b.step(&cmd).unwrap();
         }
         let mut act = [0.0f32; 2];
-        b.read_activation("s", &mut act).unwrap();
+        b.read_state("s", "act", &mut act).unwrap();
         let exact = f64::from(u)
             + (f64::from(a0) - f64::from(u)) * (-200.0 * f64::from(h) / f64::from(tau)).exp();
         for a in act {
@@ -75,15 +75,15 @@ fn nonfinite_env_keeps_its_activation_and_spares_the_others() {
             3,
             0.01,
         ));
-        b.set_activation("c", EnvIds::All, Values::PerEnv(&[0.5, 0.5, 0.5]))
+        b.set_state("c", "act", EnvIds::All, Values::PerEnv(&[0.5, 0.5, 0.5]))
             .unwrap();
         let mut cmd = ActuatorCmd::zeros(3, 1);
         cmd.effort_target.copy_from_slice(&[1.0, f32::NAN, 1.0]);
         b.step(&cmd).unwrap();
         assert_eq!(b.nonfinite_envs().unwrap(), [1], "[{name}]");
         let (mut act, mut act_dot, mut effort, mut ctrl) = ([0.0; 3], [0.0; 3], [9.0; 3], [9.0; 3]);
-        b.read_activation("c", &mut act).unwrap();
-        b.read_act_dot("c", &mut act_dot).unwrap();
+        b.read_state("c", "act", &mut act).unwrap();
+        b.read_output("act_dot", &mut act_dot).unwrap();
         b.read_joint_effort(&mut effort).unwrap();
         b.read_ctrl(&mut ctrl).unwrap();
         // act_dot = (1 − 0.5)/0.1 = 5; Euler: 0.5 + 5·0.01 = 0.55.
@@ -93,7 +93,7 @@ fn nonfinite_env_keeps_its_activation_and_spares_the_others() {
         assert_eq!(effort, ctrl, "[{name}]");
         // A reset zeroes the selected envs' activations only.
         b.reset(EnvIds::List(&[2])).unwrap();
-        b.read_activation("c", &mut act).unwrap();
+        b.read_state("c", "act", &mut act).unwrap();
         assert_eq!(act, [0.55, 0.5, 0.0], "[{name}]");
     }
 }
@@ -233,7 +233,7 @@ fn builtin_and_wrapped_groups_compute_their_force() {
         let mut effort = [[0.0f32; 3]; 2];
         for (i, backend) in [&mut a, &mut b].into_iter().enumerate() {
             backend
-                .set_activation("m", EnvIds::All, Values::Scalar(0.6))
+                .set_state("m", "act", EnvIds::All, Values::Scalar(0.6))
                 .unwrap();
             backend.step(&cmd).unwrap();
             backend.read_ctrl(&mut out[i]).unwrap();
@@ -333,15 +333,24 @@ fn mujoco_configuration_errors_name_the_field() {
         ];
         let mut b = make(plan(&robot, groups, 2, 0.002));
         let err = b
-            .set_activation("pd", EnvIds::All, Values::Scalar(1.0))
+            .set_state("pd", "act", EnvIds::All, Values::Scalar(1.0))
             .unwrap_err();
         assert!(matches!(err, Error::NoActivation { .. }), "[{name}] {err}");
         let err = b
-            .set_activation("m", EnvIds::All, Values::PerEnv(&[0.0, f32::NAN]))
+            .set_state("m", "act", EnvIds::All, Values::PerEnv(&[0.0, f32::NAN]))
             .unwrap_err();
-        assert!(err.to_string().contains("activation"), "[{name}] {err}");
+        assert_eq!(
+            err.to_string(),
+            "group `m`: act = NaN is invalid: must be finite",
+            "[{name}]"
+        );
+        // A MuJoCo-law group's other state names are refused by name.
+        let err = b
+            .set_state("m", "bristle", EnvIds::All, Values::Scalar(0.0))
+            .unwrap_err();
+        assert!(matches!(err, Error::UnknownState { .. }), "[{name}] {err}");
         let mut act = [7.0f32; 2];
-        b.read_activation("m", &mut act).unwrap();
+        b.read_state("m", "act", &mut act).unwrap();
         assert_eq!(act, [0.0, 0.0], "[{name}] nothing was written");
         let mut short = [0.0f32; 1];
         assert!(b.read_joint_effort(&mut short).is_err(), "[{name}]");
@@ -382,7 +391,7 @@ fn mujoco_ranges_dynamics_and_gear_are_randomized_per_env() {
             b.set_param("servo", field, EnvIds::List(&[env]), Values::Scalar(v))
                 .unwrap();
         }
-        b.set_activation("servo", EnvIds::All, Values::Scalar(0.3))
+        b.set_state("servo", "act", EnvIds::All, Values::Scalar(0.3))
             .unwrap();
         let mut cmd = ActuatorCmd::zeros(4, 1);
         cmd.effort_target.fill(1.0);
@@ -391,7 +400,7 @@ fn mujoco_ranges_dynamics_and_gear_are_randomized_per_env() {
         b.step(&cmd).unwrap();
         let (mut force, mut act, mut effort) = ([0.0; 4], [0.0; 4], [0.0; 4]);
         b.read_ctrl(&mut force).unwrap();
-        b.read_activation("servo", &mut act).unwrap();
+        b.read_state("servo", "act", &mut act).unwrap();
         b.read_joint_effort(&mut effort).unwrap();
         for env in 0..4 {
             let (gear, tau, hi): (f64, f64, f64) = match env {
@@ -553,12 +562,12 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
             (
                 vec![0.0; num_envs * nc],
                 vec![0.0; num_envs * nj],
-                [vec![0.0; num_envs * 2], vec![0.0; num_envs * 2]],
+                [vec![0.0; num_envs * 2], vec![0.0; num_envs * nc]],
             ),
             (
                 vec![1.0; num_envs * nc],
                 vec![1.0; num_envs * nj],
-                [vec![1.0; num_envs * 2], vec![1.0; num_envs * 2]],
+                [vec![1.0; num_envs * 2], vec![1.0; num_envs * nc]],
             ),
         ];
         for (b, (ctrl, effort, [act, act_dot])) in
@@ -567,8 +576,8 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
             b.step(&cmd).unwrap();
             b.read_ctrl(ctrl).unwrap();
             b.read_joint_effort(effort).unwrap();
-            b.read_activation("servo", act).unwrap();
-            b.read_act_dot("servo", act_dot).unwrap();
+            b.read_state("servo", "act", act).unwrap();
+            b.read_output("act_dot", act_dot).unwrap();
         }
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         let [(c0, e0, [a0, d0]), (c1, e1, [a1, d1])] = &out;

@@ -526,7 +526,8 @@ fn run_parity(subject: &mut dyn Subject, plan: Plan, data_seed: u64, steps: usiz
             let envs = rng.subset(num_envs, 0.5);
             let act: Vec<f32> = envs.iter().map(|_| rng.range(-0.3, 1.2)).collect();
             ops.push(Box::new(move |b| {
-                b.set_activation("muscle", EnvIds::List(&envs), Values::PerEnv(&act))
+                let values = Values::PerEnv(&act);
+                b.set_state("muscle", "act", EnvIds::List(&envs), values)
                     .unwrap()
             }));
         }
@@ -560,23 +561,29 @@ fn run_parity(subject: &mut dyn Subject, plan: Plan, data_seed: u64, steps: usiz
         let want_bad = reference.nonfinite_envs().unwrap().to_vec();
         let got_bad = subject.backend().nonfinite_envs().unwrap().to_vec();
         assert_eq!(got_bad, want_bad, "[{name}] step {step}: non-finite envs");
+        // Each group's activation (its one target's), and the act_dot plane.
+        let (mut w_rate, mut g_rate) = (want.clone(), vec![f32::NAN; want.len()]);
+        reference.read_output("act_dot", &mut w_rate).unwrap();
+        (subject.backend())
+            .read_output("act_dot", &mut g_rate)
+            .unwrap();
         for group in MUJOCO {
-            let n = num_envs;
-            for act_dot in [false, true] {
-                let (mut w, mut g) = (vec![0.0; n], vec![f32::NAN; n]);
-                if act_dot {
-                    reference.read_act_dot(group, &mut w).unwrap();
-                    subject.backend().read_act_dot(group, &mut g).unwrap();
-                } else {
-                    reference.read_activation(group, &mut w).unwrap();
-                    subject.backend().read_activation(group, &mut g).unwrap();
-                }
-                if let Some(env) = (0..n).find(|&e| !tol.accepts(g[e], w[e])) {
+            let c = plan.groups()[plan.group_index(group).unwrap()].ctrl_columns[0];
+            let (mut w, mut g) = (vec![0.0; num_envs], vec![f32::NAN; num_envs]);
+            reference.read_state(group, "act", &mut w).unwrap();
+            subject.backend().read_state(group, "act", &mut g).unwrap();
+            let rate = |plane: &[f32]| -> Vec<f32> {
+                plane.iter().skip(c).step_by(num_ctrl).copied().collect()
+            };
+            let pairs = [
+                ("activation", g, w),
+                ("act_dot", rate(&g_rate), rate(&w_rate)),
+            ];
+            for (what, g, w) in pairs {
+                if let Some(env) = (0..num_envs).find(|&e| !tol.accepts(g[e], w[e])) {
                     panic!(
-                        "[{name}] step {step}, env {env}: `{group}` {}: {name} {:e}, cpu {:e}",
-                        if act_dot { "act_dot" } else { "activation" },
-                        g[env],
-                        w[env]
+                        "[{name}] step {step}, env {env}: `{group}` {what}: {name} {:e}, cpu {:e}",
+                        g[env], w[env]
                     );
                 }
             }
@@ -825,7 +832,7 @@ fn parity_every_registered_kind() {
                         .unwrap();
                     }
                 }
-                for state in info.cfg.actuator.state() {
+                for state in info.state() {
                     let envs = rng.subset(num_envs, 0.2);
                     let values: Vec<f32> = envs.iter().map(|_| rng.range(-1.0, 1.0)).collect();
                     for b in [&mut reference as &mut dyn Backend, &mut subject] {
@@ -923,7 +930,7 @@ fn parity_every_registered_kind() {
                 let (name, n) = (&info.cfg.name, num_envs * info.targets.len());
                 let names = info.cfg.actuator.params().iter().map(|p| (p.name, true));
                 let names = names.filter(|_| step % 8 == 7);
-                let states = info.cfg.actuator.state().iter().map(|s| (s.name, false));
+                let states = info.state().iter().map(|s| (s.name, false));
                 for (what, is_param) in names.chain(states) {
                     let (mut w, mut g) = (vec![0.0; n], vec![f32::NAN; n]);
                     if is_param {

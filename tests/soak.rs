@@ -227,7 +227,7 @@ fn soak_cpu_and_gpu_agree_in_lockstep() {
         if step % 2003 == 2002 {
             let act = rng.range(-1.0, 1.0);
             for e in [&mut *cpu, &mut *wgpu] {
-                e.set_activation("filter", EnvIds::All, Values::Scalar(act))
+                e.set_state("filter", "act", EnvIds::All, Values::Scalar(act))
                     .unwrap();
             }
         }

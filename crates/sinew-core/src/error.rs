@@ -279,7 +279,7 @@ pub enum Error {
         /// The parameters it has.
         known: String,
     },
-    /// The group's kind has no state slot of this name.
+    /// The group has no state slot of this name.
     #[error("group `{group}` ({kind}) has no state `{name}`; its state slots are [{known}]")]
     UnknownState {
         /// The group.
@@ -353,7 +353,7 @@ pub enum Error {
         reason: String,
     },
     /// The group computes no MuJoCo force, so it has no activation.
-    #[error("group `{group}` computes no MuJoCo force, so it has no activation; use an MjGeneral kind or set compute_force")]
+    #[error("group `{group}` computes no MuJoCo force, so it has no activation (state `act`); use an MjGeneral kind or set compute_force")]
     NoActivation {
         /// The group.
         group: String,

@@ -35,7 +35,7 @@ pub use group::GroupCfg;
 pub use kinds::*;
 pub use net::{LearnedColumn, LearnedStage, NetLayer};
 pub use plan::{
-    CtrlColumn, EnvIds, GroupInfo, Lags, MjLaws, MjMember, MjPathEntry, MjStage, MjTendonLimit,
+    CtrlColumn, EnvIds, GroupInfo, Lags, MjDriver, MjMember, MjPathEntry, MjStage, MjTendonLimit,
     ParamRef, Plan, PlanOptions, Values, MJ_FROM_LAW,
 };
 pub use robot::{BiasType, DynType, FixedTendon, GainType, NativeActuator, Robot, Transmission};
@@ -105,9 +105,9 @@ pub trait Backend {
     fn read_ctrl(&mut self, out: &mut [f32]) -> Result<(), Error>;
 
     /// Clears the delay state of these envs (history, push count, lag, step
-    /// count, phase), writes every kind state slot's reset value and zeroes
-    /// their MuJoCo activations (as `mj_resetData`); parameters and other
-    /// envs do not move.
+    /// count, phase) and writes every state slot's reset value (MuJoCo's
+    /// activations [`MJ_ACT`] go to 0, as `mj_resetData`); parameters and
+    /// other envs do not move.
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error>;
 
     /// Writes a parameter (by name or mjlab alias) for some envs, in place.
@@ -134,9 +134,10 @@ pub trait Backend {
     /// Copies a parameter's `(num_envs, group targets)` values into `out`.
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error>;
 
-    /// Writes a state slot of a group's kind (by name, see
-    /// [`ActuatorCfg::state`]) for some envs; values must be finite. The
-    /// next step reads it.
+    /// Writes a state slot of a group (by name, see [`GroupInfo::state`]:
+    /// its kind's slots, or MuJoCo's activation [`MJ_ACT`] for a
+    /// MuJoCo-law group) for some envs; values must be finite. The next
+    /// step reads it.
     fn set_state(
         &mut self,
         group: &str,
@@ -171,25 +172,6 @@ pub trait Backend {
     /// phase) of every env for the group's delay buffer into `out`
     /// (`num_envs` long).
     fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error>;
-
-    /// Sets the MuJoCo activation (`act`) of a MuJoCo-law group's
-    /// actuators for some envs (values must be finite). Stateless actuators
-    /// keep the value but never read it.
-    fn set_activation(
-        &mut self,
-        group: &str,
-        env_ids: EnvIds<'_>,
-        values: Values<'_>,
-    ) -> Result<(), Error>;
-
-    /// Copies a MuJoCo-law group's activations, `(num_envs, group targets)`,
-    /// into `out`: after a step, MuJoCo's `act` after `mj_step`.
-    fn read_activation(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error>;
-
-    /// Copies the last step's `act_dot` of a MuJoCo-law group,
-    /// `(num_envs, group targets)`, into `out` (0 for stateless actuators
-    /// and zeroed envs).
-    fn read_act_dot(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error>;
 
     /// Copies the last step's joint efforts, `(num_envs, num_joints)`, into
     /// `out`: MuJoCo's `qfrc_actuator` from the MuJoCo-law groups (the sum

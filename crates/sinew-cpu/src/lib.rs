@@ -22,8 +22,8 @@ use rayon::prelude::*;
 use sinew_core::net::{LearnedHeader, FRESH_HEADER};
 use sinew_core::plan::{Run, TargetSource};
 use sinew_core::{
-    AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjLaws, ParamRef, Plan, Values,
-    LEARNED_LIMIT_SLOTS,
+    AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
+    LEARNED_LIMIT_SLOTS, MJ_ACT_SLOT,
 };
 
 /// The CPU backend: every table and history in host memory.
@@ -51,8 +51,6 @@ pub struct CpuBackend {
     ring: Vec<f32>,
     /// `(num_envs, num_buffers)`.
     states: Vec<DelayState>,
-    /// `(num_envs, mj state_stride)`: MuJoCo activations, then `act_dot`s.
-    mj_state: Vec<f32>,
     /// True once a MuJoCo-law parameter beyond the gain and bias terms was
     /// written ([`sinew_core::MjStage::env_forces`]'s `wide`).
     mj_wide: bool,
@@ -136,7 +134,6 @@ struct EnvRows<'a> {
     ctrl: &'a mut [f32],
     ring: &'a mut [f32],
     states: &'a mut [DelayState],
-    mj: &'a mut [f32],
     effort: &'a mut [f32],
     learned: &'a mut [f32],
     headers: &'a mut [LearnedHeader],
@@ -151,10 +148,7 @@ type ChunkRows<'a> = (
             (
                 (
                     (
-                        (
-                            ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
-                            &'a mut [f32],
-                        ),
+                        ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
                         &'a mut [f32],
                     ),
                     &'a mut [f32],
@@ -215,7 +209,7 @@ impl CpuBackend {
         let weight = num_ctrl * if heavy { HEAVY } else { 1 } + 2 * delayed;
         let serial = num_envs.saturating_mul(weight) <= SERIAL_WORK;
         let commits = (plan.runs().iter())
-            .map(|r| (r.kind.spec().state.len(), r.ctrl_start, r.len))
+            .map(|r| (plan.groups()[r.group].state().len(), r.ctrl_start, r.len))
             .filter(|&(slots, _, _)| slots > 0)
             .collect();
         CpuBackend {
@@ -234,7 +228,6 @@ impl CpuBackend {
             outputs: vec![0.0; num_envs * (plan.output_planes().len() * num_ctrl).max(1)],
             ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
             states,
-            mj_state: vec![0.0; num_envs * plan.mj().state_stride().max(1)],
             mj_wide: false,
             efforts_current: true,
             effort: vec![0.0; num_envs * plan.mj().effort_width().max(1)],
@@ -289,7 +282,6 @@ impl CpuBackend {
         let num_ctrl = plan.num_ctrl().max(1);
         let ring_stride = plan.ring_stride().max(1);
         let num_buffers = plan.buffers().len().max(1);
-        let mj_stride = plan.mj().state_stride().max(1);
         let effort_width = plan.mj().effort_width().max(1);
         let learned_stride = plan.learned().state_stride.max(1);
         let one_run = self.one_run;
@@ -310,8 +302,7 @@ impl CpuBackend {
             self.tile.resize(need, 0.0);
         }
         let body = |rows: ChunkRows<'_>| -> usize {
-            let (c, ((((((((ctrl, ring), states), mj), effort), learned), headers), flags), tile)) =
-                rows;
+            let (c, (((((((ctrl, ring), states), effort), learned), headers), flags), tile)) = rows;
             let first = c * chunk;
             if one_run && inputs.one_run(first, ctrl, flags) {
                 return 0;
@@ -320,7 +311,6 @@ impl CpuBackend {
                 ctrl,
                 ring,
                 states,
-                mj,
                 effort,
                 learned,
                 headers,
@@ -334,7 +324,6 @@ impl CpuBackend {
                 out.$chunks(num_ctrl * chunk)
                     .zip(self.ring.$chunks(ring_stride * chunk))
                     .zip(self.states.$chunks(num_buffers * chunk))
-                    .zip(self.mj_state.$chunks(mj_stride * chunk))
                     .zip(self.effort.$chunks(effort_width * chunk))
                     .zip(self.learned.$chunks(learned_stride * chunk))
                     .zip(self.learned_headers.$chunks(chunk))
@@ -428,9 +417,10 @@ fn nonfinite_bits(values: &[f32]) -> u32 {
         .fold(0, |acc, v| acc | u32::from(v.to_bits() & EXP == EXP))
 }
 
-/// One env's law members of the force coupling ([`MjLaws`]): their raw
-/// forces in the env's output row, and their laws evaluated again.
-struct EnvLaws<'s, 'a> {
+/// One env's side of the MuJoCo stage ([`MjDriver`]): its activations in
+/// the state tables and `act_dot`s in their output plane; its law members'
+/// raw forces in their output plane, and their laws evaluated again.
+struct MjEnv<'s, 'a> {
     step: &'s StepInputs<'a>,
     env: usize,
     rows: &'s [&'a [f32]; 5],
@@ -438,7 +428,23 @@ struct EnvLaws<'s, 'a> {
     states: &'s [DelayState],
 }
 
-impl MjLaws for EnvLaws<'_, '_> {
+impl MjDriver for MjEnv<'_, '_> {
+    fn act(&self, column: usize) -> f32 {
+        let at = self.env * self.step.plan.num_ctrl() + column;
+        // SAFETY: this env's rows are touched by this thread alone.
+        unsafe { self.step.state.span(MJ_ACT_SLOT, at, 1)[0] }
+    }
+
+    fn set_act(&mut self, column: usize, act_dot: f32, act_next: f32) {
+        let plan = self.step.plan;
+        let at = self.env * plan.num_ctrl() + column;
+        // SAFETY: as above.
+        unsafe {
+            self.step.next.span_mut(MJ_ACT_SLOT, at, 1)[0] = act_next;
+            (self.step.outputs).span_mut(plan.mj().act_dot_plane as usize, at, 1)[0] = act_dot;
+        }
+    }
+
     fn raw_force(&self, column: usize) -> f32 {
         let plan = self.step.plan;
         let at = self.env * plan.num_ctrl() + column;
@@ -479,7 +485,6 @@ impl StepInputs<'_> {
         ctrl: &mut [f32],
         ring: &[f32],
         states: &[DelayState],
-        mj_state: &mut [f32],
         effort: &mut [f32],
         learned_state: &mut [f32],
         learned_header: &mut LearnedHeader,
@@ -505,7 +510,7 @@ impl StepInputs<'_> {
         let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
         let mut finite = true;
         if mj.runs_per_step() {
-            let mut laws = EnvLaws {
+            let mut driver = MjEnv {
                 step: self,
                 env,
                 rows: &rows,
@@ -516,20 +521,15 @@ impl StepInputs<'_> {
                 rows[3],
                 rows[4],
                 ctrl,
-                mj_state,
                 effort,
                 param,
                 self.mj_wide,
-                &mut laws,
+                &mut driver,
             );
-            finite &= nonfinite_bits(&mj_state[mj.actuators.len()..]) == 0;
             finite &= nonfinite_bits(effort) == 0;
         }
         finite &= nonfinite_bits(ctrl) == 0 && self.output_bits(env) == 0;
         if finite {
-            if mj.runs_per_step() {
-                mj.commit(mj_state, param, self.mj_wide);
-            }
             if !learned.is_empty() {
                 *learned_header = learned.commit(*learned_header);
             }
@@ -538,16 +538,12 @@ impl StepInputs<'_> {
         finite
     }
 
-    /// Zeroes env `env`'s outputs: its ctrl row, output planes, joint
-    /// efforts and `act_dot`s (its activations stay).
-    fn zero_env(&self, env: usize, ctrl: &mut [f32], mj_state: &mut [f32], effort: &mut [f32]) {
+    /// Zeroes env `env`'s outputs: its ctrl row, output planes and joint
+    /// efforts (its state stays).
+    fn zero_env(&self, env: usize, ctrl: &mut [f32], effort: &mut [f32]) {
         ctrl.fill(0.0);
         self.zero_outputs(env);
         effort.fill(0.0);
-        let m = self.plan.mj().actuators.len();
-        if let Some(act_dot) = mj_state.get_mut(m..) {
-            act_dot.fill(0.0);
-        }
     }
 
     /// Non-zero when some value of env `env`'s rows of the input planes is
@@ -638,10 +634,7 @@ impl StepInputs<'_> {
         let nc = plan.num_ctrl();
         let ring_stride = plan.ring_stride();
         let num_buffers = plan.buffers().len();
-        let (mj_stride, effort_width) = (
-            plan.mj().state_stride().max(1),
-            plan.mj().effort_width().max(1),
-        );
+        let effort_width = plan.mj().effort_width().max(1);
         let learned_stride = plan.learned().state_stride.max(1);
         let runs = plan.gathered_runs();
         let whole_tile = matches!(runs, [run] if run.len == nc);
@@ -728,7 +721,6 @@ impl StepInputs<'_> {
                 .enumerate()
             {
                 let (env, r) = (e0 + i, local + i);
-                let mj = &mut rows.mj[r * mj_stride..][..mj_stride];
                 let effort = &mut rows.effort[r * effort_width..][..effort_width];
                 if *flag == 0
                     && !self.finish_env(
@@ -736,7 +728,6 @@ impl StepInputs<'_> {
                         out,
                         &rows.ring[r * ring_stride..][..ring_stride],
                         &rows.states[r * num_buffers..][..num_buffers],
-                        mj,
                         effort,
                         &mut rows.learned[r * learned_stride..][..learned_stride],
                         &mut rows.headers[r],
@@ -745,7 +736,7 @@ impl StepInputs<'_> {
                     *flag = 1;
                 }
                 if *flag != 0 {
-                    self.zero_env(env, out, mj, effort);
+                    self.zero_env(env, out, effort);
                 }
                 zeroed += usize::from(*flag);
             }
@@ -955,33 +946,13 @@ impl Backend for CpuBackend {
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         self.plan
             .reset_delay_states(env_ids, &mut self.states, self.step)?;
-        let stride = self.plan.mj().state_stride();
         let n = self.plan.check_env_ids(env_ids)?;
         for i in 0..n {
             let env = Plan::env_at(env_ids, i);
             self.learned_headers[env] = FRESH_HEADER;
-            self.mj_state[env * stride..(env + 1) * stride].fill(0.0);
         }
         self.plan.reset_state(env_ids, &mut self.state);
         Ok(())
-    }
-
-    fn set_activation(
-        &mut self,
-        group: &str,
-        env_ids: EnvIds<'_>,
-        values: Values<'_>,
-    ) -> Result<(), Error> {
-        self.plan
-            .write_activation(group, env_ids, values, &mut self.mj_state, |_| {})
-    }
-
-    fn read_activation(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
-        self.plan.read_mj_state(group, false, &self.mj_state, out)
-    }
-
-    fn read_act_dot(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
-        self.plan.read_mj_state(group, true, &self.mj_state, out)
     }
 
     fn read_joint_effort(&mut self, out: &mut [f32]) -> Result<(), Error> {

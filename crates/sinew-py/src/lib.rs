@@ -474,7 +474,7 @@ impl Engine {
                     a.kind_id().spec().key.to_owned(),
                     g.targets.clone(),
                     a.params().iter().map(|p| p.name.to_owned()).collect(),
-                    a.state().iter().map(|s| s.name.to_owned()).collect(),
+                    g.state().iter().map(|s| s.name.to_owned()).collect(),
                 )
             })
             .collect()

@@ -9,7 +9,7 @@ use crate::shaders;
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
-const BINDINGS: [(u32, Binding); 16] = [
+const BINDINGS: [(u32, Binding); 15] = [
     (0, Binding::Uniform),
     (1, Binding::Read),       // cmd
     (2, Binding::ReadWrite),  // ctrl
@@ -22,14 +22,13 @@ const BINDINGS: [(u32, Binding); 16] = [
     (9, Binding::Read),       // words
     (10, Binding::ReadWrite), // counter
     (11, Binding::Read),      // mj
-    (12, Binding::ReadWrite), // mj_state
-    (13, Binding::ReadWrite), // effort
-    (14, Binding::ReadWrite), // learned
-    (15, Binding::ReadWrite), // state
+    (12, Binding::ReadWrite), // effort
+    (13, Binding::ReadWrite), // learned
+    (14, Binding::ReadWrite), // state
 ];
 
 /// Storage buffers the step module binds in one stage.
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 15;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 14;
 
 #[derive(Clone, Copy)]
 enum Binding {

@@ -75,8 +75,8 @@ pub struct Dims {
     /// state buffer after the input planes.
     pub num_outputs: u32,
     /// Offset in the words table of the force coupling's members: their
-    /// count, the raw-force output plane, then each
-    /// [`sinew_core::MjMember`] (four words).
+    /// count, the raw-force output plane, the `act_dot` output plane, then
+    /// each [`sinew_core::MjMember`] (four words).
     pub mj_members_offset: u32,
 }
 
@@ -207,7 +207,7 @@ impl Layout {
             words.extend([joint, lo.to_bits(), hi.to_bits()]);
         }
         let mj_members_offset = words.len() as u32;
-        words.extend([mj.members.len() as u32, mj.raw_plane]);
+        words.extend([mj.members.len() as u32, mj.raw_plane, mj.act_dot_plane]);
         words.extend_from_slice(bytemuck::cast_slice(&mj.members));
         let learned = plan.learned();
         let learned_columns_offset = words.len() as u32;

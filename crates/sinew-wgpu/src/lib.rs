@@ -83,7 +83,6 @@ struct DeviceBuffers {
     words: wgpu::Buffer,
     counter: wgpu::Buffer,
     mj: wgpu::Buffer,
-    mj_state: wgpu::Buffer,
     effort: wgpu::Buffer,
     learned: wgpu::Buffer,
     state: wgpu::Buffer,
@@ -139,7 +138,6 @@ impl WgpuBackend {
         check("parameter", layout.params_len * 4)?;
         check("delay ring", num_envs * plan.ring_stride() * 4)?;
         check("delay state", num_envs * nb * STATE_BYTES as usize)?;
-        check("MuJoCo state", num_envs * mj.state_stride() * 4)?;
         check("joint effort", num_envs * mj.effort_width() * 4)?;
         let learned_words = num_envs * (2 + plan.learned().state_stride);
         check("learned state", learned_words * 4)?;
@@ -234,7 +232,6 @@ impl WgpuBackend {
                 bytemuck::cast_slice(&mj.actuators),
                 storage,
             ),
-            mj_state: zeroed("sinew mujoco state", num_envs * mj.state_stride() * 4),
             effort: zeroed("sinew joint effort", num_envs * mj.effort_width() * 4),
             learned: init(
                 "sinew learned state",
@@ -522,14 +519,6 @@ impl WgpuBackend {
         Ok(state)
     }
 
-    /// The whole MuJoCo state, `(num_envs, state_stride)`, read back.
-    fn mj_state_host(&mut self) -> Result<Vec<f32>, Error> {
-        let mut state = vec![0.0f32; self.plan.num_envs() * self.plan.mj().state_stride()];
-        let src = self.buffers.mj_state.clone();
-        self.read_into(&src, 0, &mut state)?;
-        Ok(state)
-    }
-
     fn write<T: Pod>(&self, dst: &wgpu::Buffer, offset: u64, values: &[T]) {
         if !values.is_empty() {
             self.ctx
@@ -704,22 +693,8 @@ fn bind_group(
     ctrl: &wgpu::Buffer,
 ) -> wgpu::BindGroup {
     let resources = [
-        &b.dims,
-        cmd,
-        ctrl,
-        &b.params,
-        &b.ring,
-        &b.states,
-        &b.flags,
-        &b.columns,
-        &b.descs,
-        &b.words,
-        &b.counter,
-        &b.mj,
-        &b.mj_state,
-        &b.effort,
-        &b.learned,
-        &b.state,
+        &b.dims, cmd, ctrl, &b.params, &b.ring, &b.states, &b.flags, &b.columns, &b.descs,
+        &b.words, &b.counter, &b.mj, &b.effort, &b.learned, &b.state,
     ];
     let entries: Vec<wgpu::BindGroupEntry> = resources
         .iter()
@@ -837,17 +812,6 @@ impl Backend for WgpuBackend {
 
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         let n = self.plan.check_env_ids(env_ids)?;
-        let stride = self.plan.mj().state_stride();
-        if stride > 0 && env_ids == EnvIds::All {
-            let zeros = vec![0.0f32; self.plan.num_envs() * stride];
-            self.write(&self.buffers.mj_state, 0, &zeros);
-        } else if stride > 0 {
-            let zeros = vec![0.0f32; stride];
-            for i in 0..n {
-                let env = Plan::env_at(env_ids, i);
-                self.write(&self.buffers.mj_state, (env * stride) as u64 * 4, &zeros);
-            }
-        }
         if !self.plan.learned().is_empty() {
             if env_ids == EnvIds::All {
                 let headers = fresh_learned(self.plan.num_envs(), 2 * self.plan.num_envs());
@@ -950,43 +914,6 @@ impl Backend for WgpuBackend {
                 bytemuck::bytes_of(&lag),
             );
         })
-    }
-
-    fn set_activation(
-        &mut self,
-        group: &str,
-        env_ids: EnvIds<'_>,
-        values: Values<'_>,
-    ) -> Result<(), Error> {
-        // Write through a host copy of the touched rows: read them, change
-        // the group's columns, upload the rows.
-        self.plan.mj_indices_of(group)?;
-        let stride = self.plan.mj().state_stride();
-        let mut state = self.mj_state_host()?;
-        let mut touched = Vec::new();
-        self.plan
-            .write_activation(group, env_ids, values, &mut state, |env| touched.push(env))?;
-        if env_ids == EnvIds::All {
-            self.write(&self.buffers.mj_state, 0, &state);
-        } else {
-            for env in touched {
-                let row = &state[env * stride..(env + 1) * stride];
-                self.write(&self.buffers.mj_state, (env * stride) as u64 * 4, row);
-            }
-        }
-        Ok(())
-    }
-
-    fn read_activation(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
-        self.plan.mj_indices_of(group)?;
-        let state = self.mj_state_host()?;
-        self.plan.read_mj_state(group, false, &state, out)
-    }
-
-    fn read_act_dot(&mut self, group: &str, out: &mut [f32]) -> Result<(), Error> {
-        self.plan.mj_indices_of(group)?;
-        let state = self.mj_state_host()?;
-        self.plan.read_mj_state(group, true, &state, out)
     }
 
     fn read_joint_effort(&mut self, out: &mut [f32]) -> Result<(), Error> {

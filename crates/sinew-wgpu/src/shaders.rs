@@ -66,6 +66,11 @@ pub fn prelude(kinds: &[KindId]) -> String {
     ] {
         let _ = writeln!(out, "const {name}: u32 = {}u;", field as u32);
     }
+    let _ = writeln!(
+        out,
+        "const MJ_ACT_SLOT: u32 = {}u;",
+        sinew_core::MJ_ACT_SLOT
+    );
     for &kind in KindId::ALL {
         let spec = kind.spec();
         let prefix = wgsl_constant(spec.key);

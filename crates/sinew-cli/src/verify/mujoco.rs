@@ -405,12 +405,9 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
             let k = 100 + 2 * n as u32;
             cmd.fields_mut()[cfg.command_field as usize][column] = nudge(a.ctrl, k) as f32;
             if let Some(act) = a.act {
-                b.set_activation(
-                    &group,
-                    EnvIds::All,
-                    Values::Scalar(nudge(act, k + 1) as f32),
-                )
-                .map_err(|e| format!("set_activation: {e}"))?;
+                let value = Values::Scalar(nudge(act, k + 1) as f32);
+                b.set_state(&group, sinew::MJ_ACT.name, EnvIds::All, value)
+                    .map_err(|e| format!("set_state: {e}"))?;
             }
         }
         b.step(&cmd).map_err(|e| format!("step: {e}"))?;
@@ -420,20 +417,23 @@ fn run(case: &Value, id: &str, make: MakeBackend<'_>, tally: &mut Tally) -> Resu
         let mut effort = vec![0.0f32; b.plan().num_targets()];
         b.read_joint_effort(&mut effort[..robot.joints.len()])
             .map_err(|e| format!("read_joint_effort: {e}"))?;
+        let mut act_dot = vec![0.0f32; b.plan().num_ctrl()];
+        if actuators.iter().any(|a| a.act_dot.is_some()) {
+            b.read_output(sinew::ACT_DOT.name, &mut act_dot)
+                .map_err(|e| format!("read_output: {e}"))?;
+        }
         let mut out = Vec::new();
         for (i, a) in actuators.iter().enumerate() {
             let info = &b.plan().groups()[i];
-            let group = info.cfg.name.clone();
-            out.push(ctrl[info.ctrl_columns[0]]);
-            let mut one = [0.0f32];
+            let (group, c) = (info.cfg.name.clone(), info.ctrl_columns[0]);
+            out.push(ctrl[c]);
             if a.act_dot.is_some() {
-                b.read_act_dot(&group, &mut one)
-                    .map_err(|e| format!("read_act_dot: {e}"))?;
-                out.push(one[0]);
+                out.push(act_dot[c]);
             }
             if a.act_next.is_some() {
-                b.read_activation(&group, &mut one)
-                    .map_err(|e| format!("read_activation: {e}"))?;
+                let mut one = [0.0f32];
+                b.read_state(&group, sinew::MJ_ACT.name, &mut one)
+                    .map_err(|e| format!("read_state: {e}"))?;
                 out.push(one[0]);
             }
         }

@@ -582,12 +582,9 @@ impl<'a> Step<'a> {
         for (i, m) in self.members.iter().enumerate() {
             for (name, &value) in m.slots.iter().zip(&mut values) {
                 let (group, value) = (Self::group(i), Values::Scalar(value));
-                if m.general {
-                    self.backend.set_activation(&group, EnvIds::All, value)
-                } else {
-                    self.backend.set_state(&group, name, EnvIds::All, value)
-                }
-                .map_err(error)?;
+                (self.backend)
+                    .set_state(&group, name, EnvIds::All, value)
+                    .map_err(error)?;
             }
         }
         Ok(())
@@ -597,18 +594,20 @@ impl<'a> Step<'a> {
     fn slot(&mut self, i: usize, name: &str, rate: bool, one: &mut [f32; 1]) -> Result<(), Stop> {
         let (group, c) = (Self::group(i), self.targets[i].1);
         let b = &mut *self.backend;
-        match (self.members[i].general, rate) {
-            (true, true) => b.read_act_dot(&group, one),
-            (true, false) => b.read_activation(&group, one),
-            (false, false) => b.read_state(&group, name, one),
-            (false, true) => {
-                let mut row = vec![0.0f32; b.plan().num_ctrl()];
-                let read = b.read_output(&format!("act_dot_{name}"), &mut row);
-                one[0] = row[c];
-                read
-            }
+        if !rate {
+            return b.read_state(&group, name, one).map_err(error);
         }
-        .map_err(error)
+        // A `<general>` actuator's rate is the MuJoCo stage's `act_dot`
+        // plane; MuJoCo 4's kinds name a plane per slot.
+        let plane = if self.members[i].general {
+            sinew::ACT_DOT.name.to_owned()
+        } else {
+            format!("act_dot_{name}")
+        };
+        let mut row = vec![0.0f32; b.plan().num_ctrl()];
+        b.read_output(&plane, &mut row).map_err(error)?;
+        one[0] = row[c];
+        Ok(())
     }
 
     /// Every actuator's slots, in order.

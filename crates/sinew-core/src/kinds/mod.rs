@@ -40,7 +40,7 @@ pub use mj_stateful::{
 pub use remotized_pd::{lookup_limit, RemotizedPdCfg};
 pub use spec::{
     planes_of, Domain, Kind, KindVisitor, LawIo, ParamSpec, PlaneSpec, SpecInfo, Stage, StateSpec,
-    MAX_INPUTS, MAX_OUTPUTS, MAX_PARAMS, MAX_STATE, RAW_FORCE,
+    ACT_DOT, MAX_INPUTS, MAX_OUTPUTS, MAX_PARAMS, MAX_STATE, MJ_ACT, MJ_ACT_SLOT, RAW_FORCE,
 };
 pub use wrapped::{detect_command_field, WrappedCfg};
 

@@ -138,6 +138,30 @@ pub const RAW_FORCE: PlaneSpec = zeroed_plane(
     "the actuator force before tendon scaling and the force-range clamp (actuator space)",
 );
 
+/// The state slot of every column in [`Stage::MuJoCo`]: MuJoCo's `act`,
+/// which the plan's MuJoCo stage advances by `act_dot` each step (kept but
+/// never read by a stateless actuator). It is the group's only slot: the
+/// kinds whose columns reach that stage forward their command and keep no
+/// state of their own.
+pub const MJ_ACT: StateSpec = StateSpec {
+    name: "act",
+    unit: "the actuator's activation unit",
+    doc: "MuJoCo's activation `act` (after `mj_step`)",
+    reset: 0.0,
+};
+
+/// The slot of [`MJ_ACT`] in a MuJoCo-law group's state table (its only slot).
+pub const MJ_ACT_SLOT: usize = 0;
+
+/// The output plane the plan's MuJoCo stage writes for each column in
+/// [`Stage::MuJoCo`] (0 elsewhere): MuJoCo's `act_dot`, the rate the
+/// stage advanced [`MJ_ACT`] by (0 for a stateless actuator).
+pub const ACT_DOT: PlaneSpec = zeroed_plane(
+    "act_dot",
+    "activation unit/s",
+    "MuJoCo's `act_dot` of the step (0 for stateless actuators)",
+);
+
 /// A parameter with no aliases, for a kind's spec.
 pub(crate) const fn param(
     name: &'static str,

@@ -107,7 +107,6 @@ impl Plan {
                     .collect(),
                 ctrl_columns: Vec::new(),
                 delay_buffer: None,
-                mj_indices: Vec::new(),
                 input_planes: Vec::new(),
                 output_planes: Vec::new(),
                 field,
@@ -163,7 +162,7 @@ impl Plan {
         // which is its target order too (targets are in definition order).
 
         let buffers = assign_buffers(&mut infos)?;
-        let mj = mj_stage(robot, &mut infos, &ctrl, options.timestep)?;
+        let mj = mj_stage(robot, &infos, &ctrl, options.timestep)?;
         let learned = LearnedStage::compile(&infos, &ctrl);
         let mut plan = Plan {
             num_envs,
@@ -260,35 +259,33 @@ impl Plan {
         }
         self.claimed = claimed;
 
-        // Parameter and state slots: `[slot][ctrl]`, a kind's slot k at k.
-        let slots = |of: fn(&ActuatorCfg) -> usize| {
-            self.groups
-                .iter()
-                .map(|g| of(&g.cfg.actuator))
-                .max()
-                .unwrap_or(0)
-        };
-        let (num_params, num_state) = (slots(|a| a.params().len()), slots(|a| a.state().len()));
+        // Parameter and state slots: `[slot][ctrl]`, a group's slot k at k.
+        let slots = |of: fn(&GroupInfo) -> usize| self.groups.iter().map(of).max().unwrap_or(0);
+        let num_params = slots(|g| g.cfg.actuator.params().len());
+        let num_state = slots(|g| g.state().len());
         let num_ctrl = self.ctrl.len();
         self.param_defaults = vec![0.0; num_params * num_ctrl];
         self.state_resets = vec![0.0; num_state * num_ctrl];
         for (c, column) in self.ctrl.iter().enumerate() {
-            let actuator = &self.groups[column.group].cfg.actuator;
+            let group = &self.groups[column.group];
+            let actuator = &group.cfg.actuator;
             for k in 0..actuator.params().len() {
                 self.param_defaults[k * num_ctrl + c] = actuator.param_value(k);
             }
-            for (k, state) in actuator.state().iter().enumerate() {
+            for (k, state) in group.state().iter().enumerate() {
                 self.state_resets[k * num_ctrl + c] = state.reset;
             }
         }
 
-        // Input and output planes: the union over the plan's kinds.
+        // Input and output planes: the union over the plan's kinds, and the
+        // MuJoCo stage's `act_dot`.
         (self.inputs, self.outputs) = crate::kinds::planes_of(&self.kinds());
-        let raw = self
-            .outputs
-            .iter()
-            .position(|p| p.name == crate::RAW_FORCE.name);
+        let raw = (self.outputs.iter()).position(|p| p.name == crate::RAW_FORCE.name);
         self.mj.raw_plane = raw.unwrap_or(0) as u32;
+        if !self.mj.actuators.is_empty() {
+            self.mj.act_dot_plane = self.outputs.len() as u32;
+            self.outputs.push(crate::kinds::ACT_DOT);
+        }
         for group in &mut self.groups {
             let spec = group.kind().spec();
             group.input_planes = crate::kinds::spec::plane_map(spec.inputs, &self.inputs);

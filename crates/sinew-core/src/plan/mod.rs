@@ -19,7 +19,7 @@ mod build;
 mod mujoco;
 mod tables;
 
-pub use mujoco::{MjLaws, MjMember, MjPathEntry, MjStage, MjTendonLimit, MJ_FROM_LAW};
+pub use mujoco::{MjDriver, MjMember, MjPathEntry, MjStage, MjTendonLimit, MJ_FROM_LAW};
 pub use tables::{EnvIds, Lags, ParamRef, Values};
 
 /// Options of the whole actuator set.
@@ -68,9 +68,6 @@ pub struct GroupInfo {
     pub ctrl_columns: Vec<usize>,
     /// Index of its delay buffer in [`Plan::buffers`].
     pub delay_buffer: Option<usize>,
-    /// For a MuJoCo-law group, each target's index in [`MjStage::actuators`]
-    /// (its activation column); empty otherwise.
-    pub mj_indices: Vec<usize>,
     /// Each of its kind's [`Kind::INPUTS`](crate::Kind::INPUTS): the plane's
     /// index in [`Plan::input_planes`].
     pub input_planes: Vec<usize>,
@@ -83,6 +80,16 @@ impl GroupInfo {
     /// Its kind.
     pub fn kind(&self) -> KindId {
         self.cfg.actuator.kind_id()
+    }
+
+    /// Its state slots, `[slot][env][ctrl]` in the plan's state table: its
+    /// kind's ([`ActuatorCfg::state`]), or MuJoCo's activation
+    /// ([`MJ_ACT`](crate::MJ_ACT)) for a group in [`Stage::MuJoCo`].
+    pub fn state(&self) -> &'static [StateSpec] {
+        match self.stage {
+            Stage::MuJoCo => &[crate::kinds::MJ_ACT],
+            Stage::Law | Stage::Learned => self.cfg.actuator.state(),
+        }
     }
 }
 
@@ -223,7 +230,6 @@ impl Plan {
             self.inputs.len() * self.num_targets,
             self.outputs.len() * c,
             self.ring_stride,
-            self.mj.state_stride(),
             self.mj.effort_width(),
             self.learned.state_stride,
         ]

@@ -1,6 +1,5 @@
 //! The MuJoCo stage of a plan: MuJoCo-law columns compiled into
-//! [`MjActuator`]s with their transmission paths and force ranges, and the
-//! plan's activation accessors.
+//! [`MjActuator`]s with their transmission paths and force ranges.
 
 use super::*;
 use std::borrow::Cow;
@@ -39,9 +38,17 @@ pub struct MjMember {
     pub actuator: u32,
 }
 
-/// What the MuJoCo stage needs from the driver for the columns whose own
-/// law computes their force ([`MJ_FROM_LAW`] members).
-pub trait MjLaws {
+/// What the MuJoCo stage needs from the driver: the activations of its
+/// actuators (each column's [`MJ_ACT`](crate::MJ_ACT) slot) and, for the
+/// columns whose own law computes their force ([`MJ_FROM_LAW`] members),
+/// their raw forces and a second evaluation.
+pub trait MjDriver {
+    /// The column's activation before this step.
+    fn act(&self, column: usize) -> f32;
+    /// Stores the column's `act_dot` (its [`ACT_DOT`](crate::ACT_DOT)
+    /// output) and its next activation, committed with the rest of the
+    /// env's state only when the env's outputs are finite.
+    fn set_act(&mut self, column: usize, act_dot: f32, act_next: f32);
     /// The raw force the column's law recorded this step.
     fn raw_force(&self, column: usize) -> f32;
     /// Evaluates the column's law again with its raw force scaled by
@@ -75,8 +82,7 @@ pub struct MjTendonLimit {
 /// ranges.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MjStage {
-    /// One per MuJoCo-law ctrl column, in ctrl-column order; the index is
-    /// the actuator's column in the activation state.
+    /// One per MuJoCo-law ctrl column, in ctrl-column order.
     pub actuators: Vec<MjActuator>,
     /// Every coupled column, in ctrl-column order.
     pub members: Vec<MjMember>,
@@ -85,6 +91,9 @@ pub struct MjStage {
     /// The output plane of [`RAW_FORCE`](crate::RAW_FORCE) in the plan
     /// (0 when no kind declares it).
     pub raw_plane: u32,
+    /// The output plane [`ACT_DOT`](crate::ACT_DOT) in the plan (0 without
+    /// actuators).
+    pub act_dot_plane: u32,
     /// Tendons with an `actuatorfrcrange` and at least one actuator.
     pub tendon_limits: Vec<MjTendonLimit>,
     /// `(joint, [lo, hi])` of joints with an `actuatorfrcrange`.
@@ -105,11 +114,6 @@ impl MjStage {
     /// True when the plan couples no column.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
-    }
-
-    /// Floats of MuJoCo state per env: the activations, then the `act_dot`s.
-    pub fn state_stride(&self) -> usize {
-        2 * self.actuators.len()
     }
 
     /// The transmission path of one of [`MjStage::actuators`].
@@ -194,34 +198,32 @@ impl MjStage {
 
     /// One env's MuJoCo stage (WGSL `mj_env_stage`): `ctrl` holds each
     /// actuator's forwarded control on entry and its `actuator_force` on
-    /// exit; `pos`/`vel` are the env's command rows; `state` is its
-    /// `[act.., act_dot..]` row, of which only the `act_dot`s are written;
-    /// `effort` its joint-effort row; `param(slot)` is the env's row of
+    /// exit; `pos`/`vel` are the env's command rows; `effort` its
+    /// joint-effort row; `param(slot)` is the env's row of
     /// parameter slot `slot`, indexed by ctrl column (an [`MjGeneralCfg`](crate::MjGeneralCfg)
     /// actuator's parameters), `wide` true once any of them but
     /// `gainprm[0..3]` and `biasprm[0..3]` may differ from the compiled
-    /// values (a cheaper step until then); `laws` reads and
+    /// values (a cheaper step until then); `env` reads the activations,
+    /// stores the `act_dot`s and next activations, and reads and
     /// re-evaluates the law members. Returns false when some next
-    /// activation is not finite. The activations advance in
-    /// [`MjStage::commit`], once the env is known to be finite.
+    /// activation is not finite.
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     pub fn env_forces<'p>(
         &self,
         pos: &[f32],
         vel: &[f32],
         ctrl: &mut [f32],
-        state: &mut [f32],
         effort: &mut [f32],
         param: impl Fn(usize) -> &'p [f32],
         wide: bool,
-        laws: &mut impl MjLaws,
+        env: &mut impl MjDriver,
     ) -> bool {
         if wide {
-            self.forces::<true>(pos, vel, ctrl, state, effort, param, laws)
+            self.forces::<true>(pos, vel, ctrl, effort, param, env)
         } else if self.plain {
-            self.plain_forces(pos, vel, ctrl, state, effort, param)
+            self.plain_forces(pos, vel, ctrl, effort, param, env)
         } else {
-            self.forces::<false>(pos, vel, ctrl, state, effort, param, laws)
+            self.forces::<false>(pos, vel, ctrl, effort, param, env)
         }
     }
 
@@ -254,18 +256,16 @@ impl MjStage {
         pos: &[f32],
         vel: &[f32],
         ctrl: &mut [f32],
-        state: &mut [f32],
         effort: &mut [f32],
         param: impl Fn(usize) -> &'p [f32],
+        env: &mut impl MjDriver,
     ) -> bool {
         use crate::kinds::{mj_force_after, mj_force_limit, mj_force_with};
         let table = self.table::<false>(param);
-        let m = self.actuators.len();
-        let (act, act_dot) = state.split_at_mut(m);
         let wild = self.clamp_controls::<false>(&table, ctrl);
         effort.fill(0.0);
         let mut next_finite = true;
-        for (k, a) in self.actuators.iter().enumerate() {
+        for a in &self.actuators {
             let c = a.ctrl_column as usize;
             let u = if wild { 0.0 } else { ctrl[c] };
             let e = self.path[a.path_offset as usize];
@@ -274,8 +274,8 @@ impl MjStage {
             let length = a.gear * (0.0 + e.coef * pos[j]);
             let velocity = a.gear * (0.0 + e.coef * vel[j]);
             let (gain3, bias3) = gain_bias(a, &table);
-            let out = mj_force_with(a, gain3, bias3, u, act[k], length, velocity);
-            act_dot[k] = out.act_dot;
+            let out = mj_force_with(a, gain3, bias3, u, env.act(c), length, velocity);
+            env.set_act(c, out.act_dot, out.act_next);
             next_finite &= out.act_next.is_finite();
             let mut force = mj_force_limit(a, out.force);
             if a.bias_type == crate::BiasType::DcMotor as u32 {
@@ -302,18 +302,15 @@ impl MjStage {
         pos: &[f32],
         vel: &[f32],
         ctrl: &mut [f32],
-        state: &mut [f32],
         effort: &mut [f32],
         param: impl Fn(usize) -> &'p [f32],
-        laws: &mut impl MjLaws,
+        laws: &mut impl MjDriver,
     ) -> bool {
         use crate::kinds::{mj_force_after, mj_force_limit, mj_force_with, mj_tendon_scale};
         let table = self.table::<WIDE>(param);
-        let m = self.actuators.len();
-        let (act, act_dot) = state.split_at_mut(m);
         let wild = self.clamp_controls::<WIDE>(&table, ctrl);
         let mut next_finite = true;
-        for (k, a) in self.actuators.iter().enumerate() {
+        for a in &self.actuators {
             // The gain and bias terms from the table without a copy of the
             // actuator, unless every parameter may differ.
             let a = env_actuator::<WIDE>(a, &table, false);
@@ -321,9 +318,9 @@ impl MjStage {
             let u = if wild { 0.0 } else { ctrl[c] };
             let (length, velocity) = self.length_velocity(&a, pos, vel);
             let (gain3, bias3) = gain_bias(&a, &table);
-            let out = mj_force_with(&a, gain3, bias3, u, act[k], length, velocity);
+            let out = mj_force_with(&a, gain3, bias3, u, laws.act(c), length, velocity);
             ctrl[c] = out.force;
-            act_dot[k] = out.act_dot;
+            laws.set_act(c, out.act_dot, out.act_next);
             next_finite &= out.act_next.is_finite();
         }
         for limit in &self.tendon_limits {
@@ -372,24 +369,6 @@ impl MjStage {
             effort[j as usize] = crate::kinds::clip(effort[j as usize], lo, hi);
         }
         next_finite
-    }
-
-    /// Advances one env's activations by the `act_dot`s
-    /// [`MjStage::env_forces`] stored (WGSL `mj_commit`); `param` as there.
-    pub fn commit<'p>(&self, state: &mut [f32], param: impl Fn(usize) -> &'p [f32], wide: bool) {
-        use crate::kinds::mj_next_act;
-        let (act, act_dot) = state.split_at_mut(self.actuators.len());
-        // The activation range and step are the compiled ones until wide.
-        if !wide {
-            for (k, a) in self.actuators.iter().enumerate() {
-                act[k] = mj_next_act(a, act[k], act_dot[k]);
-            }
-            return;
-        }
-        let table = self.table::<true>(param);
-        for (k, a) in self.actuators.iter().enumerate() {
-            act[k] = mj_next_act(&env_actuator::<true>(a, &table, false), act[k], act_dot[k]);
-        }
     }
 }
 
@@ -488,7 +467,7 @@ fn gain_bias(a: &MjActuator, table: &Option<MjTable<'_>>) -> ([f32; 3], [f32; 3]
 
 pub(super) fn mj_stage(
     robot: &Robot,
-    infos: &mut [GroupInfo],
+    infos: &[GroupInfo],
     ctrl: &[CtrlColumn],
     timestep: f32,
 ) -> Result<MjStage, Error> {
@@ -537,6 +516,11 @@ pub(super) fn mj_stage(
             actuator: MJ_FROM_LAW,
         };
         if mujoco {
+            // Its one state slot is the activation (`GroupInfo::state`).
+            assert!(
+                info.cfg.actuator.state().is_empty(),
+                "only kinds without state forward their command to the MuJoCo stage"
+            );
             let t = info
                 .ctrl_columns
                 .iter()
@@ -552,7 +536,6 @@ pub(super) fn mj_stage(
             }
             (actuator.path_offset, actuator.path_len) = (path_offset, path_len);
             stage.actuators.push(actuator);
-            infos[column.group].mj_indices.push(k);
             member.actuator = k as u32;
         }
         stage.members.push(member);
@@ -594,82 +577,6 @@ impl Plan {
         let narrow = (MJ_SLOT_GAIN..MJ_SLOT_GAIN + 3).contains(&slot)
             || (MJ_SLOT_BIAS..MJ_SLOT_BIAS + 3).contains(&slot);
         self.groups[g].kind() == KindId::MjGeneral && !narrow
-    }
-
-    /// The MuJoCo-state columns of a group, after checking it has them.
-    pub fn mj_indices_of(&self, group: &str) -> Result<&[usize], Error> {
-        let g = self.group_index(group)?;
-        let indices = &self.groups[g].mj_indices;
-        if indices.is_empty() {
-            return Err(Error::NoActivation {
-                group: group.to_owned(),
-            });
-        }
-        Ok(indices)
-    }
-
-    /// Writes activations of a MuJoCo-law group into a `(num_envs,
-    /// state_stride)` state table after checking everything (finite values,
-    /// shape, env ids); nothing is written on error. Calls `touched(env)`
-    /// for each env written.
-    pub fn write_activation(
-        &self,
-        group: &str,
-        env_ids: EnvIds<'_>,
-        values: Values<'_>,
-        state: &mut [f32],
-        mut touched: impl FnMut(usize),
-    ) -> Result<(), Error> {
-        let indices = self.mj_indices_of(group)?;
-        let n = self.check_env_ids(env_ids)?;
-        let given = values.checked(group, "activation", n, indices.len())?;
-        if let Some(&bad) = given.iter().find(|v| !v.is_finite()) {
-            return Err(crate::kinds::invalid(
-                group,
-                "activation",
-                bad,
-                "an activation must be finite",
-            ));
-        }
-        let stride = self.mj.state_stride();
-        for i in 0..n {
-            let env = Self::env_at(env_ids, i);
-            for (t, &k) in indices.iter().enumerate() {
-                state[env * stride + k] = values.at(i, t, indices.len());
-            }
-            touched(env);
-        }
-        Ok(())
-    }
-
-    /// Copies a MuJoCo-law group's activations (`act_dot == false`) or
-    /// activation rates (`act_dot == true`) from a `(num_envs,
-    /// state_stride)` state table into `out`, `(num_envs, group targets)`.
-    pub fn read_mj_state(
-        &self,
-        group: &str,
-        act_dot: bool,
-        state: &[f32],
-        out: &mut [f32],
-    ) -> Result<(), Error> {
-        let indices = self.mj_indices_of(group)?;
-        let what = if act_dot {
-            "the act_dot buffer"
-        } else {
-            "the activation buffer"
-        };
-        Self::check_len(what, out.len(), self.num_envs * indices.len())?;
-        let stride = self.mj.state_stride();
-        let shift = if act_dot { self.mj.actuators.len() } else { 0 };
-        for (row, state_row) in out
-            .chunks_exact_mut(indices.len())
-            .zip(state.chunks_exact(stride))
-        {
-            for (o, &k) in row.iter_mut().zip(indices) {
-                *o = state_row[shift + k];
-            }
-        }
-        Ok(())
     }
 
     /// Checks a `(num_envs, num_joints)` joint-effort buffer's length.

@@ -181,9 +181,12 @@ impl Plan {
     ) -> Result<(usize, usize, &'static StateSpec), Error> {
         let g = self.group_index(group)?;
         let actuator = &self.groups[g].cfg.actuator;
-        let state = actuator.state();
+        let state = self.groups[g].state();
         match state.iter().position(|s| s.name == name) {
             Some(k) => Ok((g, k, &state[k])),
+            None if name == crate::MJ_ACT.name => Err(Error::NoActivation {
+                group: group.to_owned(),
+            }),
             None => Err(Error::UnknownState {
                 group: group.to_owned(),
                 kind: actuator.kind_name(),
