@@ -1,7 +1,9 @@
 // Learned networks (LearnedMlp, LstmNet). Twin of the learned stage in
 // crates/sinew-core/src/net.rs; the kinds' Rust law forwards the position
 // target to that stage, while on the GPU the law itself runs the network
-// (one thread per (env, column)), then the DC clip.
+// (one thread per (env, column)), then the DC clip. A column's history or
+// recurrent state is its group's state slots (net.rs gives the layout),
+// read with io_state and written with io_set_state.
 
 fn learned_mlp_law() -> f32 {
     return learned_law(law_aux, true);
@@ -17,9 +19,9 @@ fn learned_law(k: u32, mlp: bool) -> f32 {
     let error = io_target(FIELD_POSITION) - io_pos();
     var raw: f32;
     if mlp {
-        raw = mlp_effort(col, law_env, error, io_vel());
+        raw = mlp_effort(col, error, io_vel());
     } else {
-        raw = lstm_effort(col, law_env, error, io_vel());
+        raw = lstm_effort(col, error, io_vel());
     }
     // Both learned kinds declare the same parameters (LEARNED_PARAMS).
     return dc_motor_clip(
@@ -32,14 +34,14 @@ fn learned_law(k: u32, mlp: bool) -> f32 {
 }
 
 fn learned_column(k: u32) -> LearnedColumn {
-    let at = dims.learned_columns_offset + 16u * k;
-    var w: array<u32, 16>;
-    for (var j = 0u; j < 16u; j++) {
+    let at = dims.learned_columns_offset + 15u * k;
+    var w: array<u32, 15>;
+    for (var j = 0u; j < 15u; j++) {
         w[j] = words[at + j];
     }
     return LearnedColumn(
-        w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12],
-        bitcast<f32>(w[13]), bitcast<f32>(w[14]), bitcast<f32>(w[15]),
+        w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11],
+        bitcast<f32>(w[12]), bitcast<f32>(w[13]), bitcast<f32>(w[14]),
     );
 }
 
@@ -53,11 +55,6 @@ fn net_layer(l: u32) -> NetLayer {
 
 fn net_weight(at: u32) -> f32 {
     return params[dims.net_weights_offset + at];
-}
-
-// Offset in `learned` of an env's state row.
-fn learned_row(env: u32) -> u32 {
-    return 2u * dims.num_envs + env * dims.learned_stride;
 }
 
 // `count` dense layers from `first` on one row (twin of `dense`).
@@ -78,24 +75,23 @@ fn dense_stack(first: u32, count: u32, input: array<f32, NET_MAX_WIDTH>) -> f32 
     return x[0];
 }
 
-// An MLP column's scaled output before the DC clip (twin of
-// `LearnedStage::mlp_column`): writes this step's frame into the rings.
-fn mlp_effort(col: LearnedColumn, env: u32, error: f32, vel: f32) -> f32 {
-    let count = learned[2u * env];
-    let fresh = learned[2u * env + 1u];
-    let len = col.history_len;
-    let at = learned_row(env) + col.state_offset;
-    if fresh != 0u {
-        let fill_error = select(error, 0.0, col.history_init != 0u);
-        let fill_vel = select(vel, 0.0, col.history_init != 0u);
-        for (var s = 0u; s < len; s++) {
-            learned[at + s] = bitcast<u32>(fill_error);
-            learned[at + len + s] = bitcast<u32>(fill_vel);
-        }
+// The frame `lag` steps back of one half of an MLP's history (0: errors, 1:
+// velocities), `now` its value this step (twin of `mlp_column`'s `frame`).
+fn mlp_frame(col: LearnedColumn, fresh: bool, lag: u32, half: u32, now: f32) -> f32 {
+    if lag == 0u {
+        return now;
     }
-    let now = count % len;
-    learned[at + now] = bitcast<u32>(error);
-    learned[at + len + now] = bitcast<u32>(vel);
+    if fresh {
+        return select(now, 0.0, col.history_init != 0u);
+    }
+    return io_state(half * (col.history_len - 1u) + lag);
+}
+
+// An MLP column's scaled output before the DC clip (twin of
+// `LearnedStage::mlp_column`): reads the taps, writes the history shifted
+// by one step.
+fn mlp_effort(col: LearnedColumn, error: f32, vel: f32) -> f32 {
+    let fresh = io_state(MLP_FRESH) != 0.0;
     let n = col.num_taps;
     var pos_half = 0u;
     var vel_half = n;
@@ -106,36 +102,35 @@ fn mlp_effort(col: LearnedColumn, env: u32, error: f32, vel: f32) -> f32 {
     var x: array<f32, NET_MAX_WIDTH>;
     for (var k = 0u; k < n; k++) {
         let t = words[dims.learned_taps_offset + col.taps_offset + k];
-        let slot = (count + dims.learned_period - t) % len;
-        x[pos_half + k] = col.pos_scale * bitcast<f32>(learned[at + slot]);
-        x[vel_half + k] = col.vel_scale * bitcast<f32>(learned[at + len + slot]);
+        x[pos_half + k] = col.pos_scale * mlp_frame(col, fresh, t, 0u, error);
+        x[vel_half + k] = col.vel_scale * mlp_frame(col, fresh, t, 1u, vel);
     }
+    let lags = col.history_len - 1u;
+    for (var lag = 1u; lag <= lags; lag++) {
+        io_set_state(lag, mlp_frame(col, fresh, lag - 1u, 0u, error));
+        io_set_state(lags + lag, mlp_frame(col, fresh, lag - 1u, 1u, vel));
+    }
+    io_set_state(MLP_FRESH, 0.0);
     return dense_stack(col.first_layer, col.num_layers, x) * col.torque_scale;
 }
 
+// Slot `k` of this column's next state, as written this step.
+fn next_state(k: u32) -> f32 {
+    return state[(dims.num_state_slots + k) * plane() + law_at];
+}
+
 // An LSTM column's output before the DC clip (twin of
-// `LearnedStage::lstm_column`): reads the half of the state the count
-// names (zeros when fresh), writes the other.
-fn lstm_effort(col: LearnedColumn, env: u32, error: f32, vel: f32) -> f32 {
-    let count = learned[2u * env];
-    let fresh = learned[2u * env + 1u];
+// `LearnedStage::lstm_column`): per layer `l`, reads the hidden and cell
+// states at slots 2·l·hidden.. and writes the next ones there.
+fn lstm_effort(col: LearnedColumn, error: f32, vel: f32) -> f32 {
     let hidden = col.hidden;
     let gates = 4u * hidden;
-    let half = col.lstm_layers * 2u * hidden;
-    let at = learned_row(env) + col.state_offset;
-    var old_at = at;
-    var new_at = at + half;
-    if count % 2u == 1u {
-        old_at = at + half;
-        new_at = at;
-    }
     var x: array<f32, NET_MAX_WIDTH>;
     x[0] = error;
     x[1] = vel;
     for (var l = 0u; l < col.lstm_layers; l++) {
         let layer = net_layer(col.first_layer + l);
-        let h_old = old_at + 2u * l * hidden;
-        let h_new = new_at + 2u * l * hidden;
+        let h_at = 2u * l * hidden;
         for (var u = 0u; u < hidden; u++) {
             var pre: vec4<f32>;
             for (var q = 0u; q < 4u; q++) {
@@ -146,20 +141,17 @@ fn lstm_effort(col: LearnedColumn, env: u32, error: f32, vel: f32) -> f32 {
                 }
                 var from_h = 0.0;
                 for (var j = 0u; j < hidden; j++) {
-                    let h = select(bitcast<f32>(learned[h_old + j]), 0.0, fresh != 0u);
-                    from_h += h * net_weight(layer.weight_hh + j * gates + r);
+                    from_h += io_state(h_at + j) * net_weight(layer.weight_hh + j * gates + r);
                 }
                 pre[q] = (from_x + net_weight(layer.bias + r)) + (from_h + net_weight(layer.bias_hh + r));
             }
-            let c_old = select(bitcast<f32>(learned[h_old + hidden + u]), 0.0, fresh != 0u);
-            let hc = lstm_unit(pre, c_old);
-            learned[h_new + u] = bitcast<u32>(hc.x);
-            learned[h_new + hidden + u] = bitcast<u32>(hc.y);
+            let hc = lstm_unit(pre, io_state(h_at + hidden + u));
+            io_set_state(h_at + u, hc.x);
+            io_set_state(h_at + hidden + u, hc.y);
         }
         for (var u = 0u; u < hidden; u++) {
-            x[u] = bitcast<f32>(learned[h_new + u]);
+            x[u] = next_state(h_at + u);
         }
     }
     return dense_stack(col.first_layer + col.lstm_layers, col.num_layers - col.lstm_layers, x);
 }
-

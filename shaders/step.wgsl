@@ -11,7 +11,7 @@
 //                zeroed after.
 //   output_stage one thread per env: zeroes an env at fault; else the MuJoCo
 //                stage and its output check, the delay pushes and lag draws,
-//                the state and learned-state commits; writes the
+//                the state commit; writes the
 //                env's flag for the report.
 // The step counter has two slots, each written by one stage and read by
 // the other, so no thread reads a value another thread of its dispatch
@@ -59,23 +59,20 @@ struct Dims {
     num_joint_limits: u32,
     effort_width: u32,
     // The learned stage (`LearnedStage`): columns, whose `LearnedColumn`
-    // records (16 words), network layers (`NetLayer`, 8 words) and taps are
+    // records (15 words), network layers (`NetLayer`, 8 words) and taps are
     // in `words` at these offsets; the weights are in `params`.
     num_learned: u32,
     learned_columns_offset: u32,
     net_layers_offset: u32,
     learned_taps_offset: u32,
     net_weights_offset: u32,
-    // u32s of learned state per env, after the per-env headers.
-    learned_stride: u32,
-    learned_period: u32,
     // Input planes, [plane][env][target] in `state` after the state and the
     // next state; then output planes, [plane][env][ctrl].
     num_inputs: u32,
     num_outputs: u32,
     // The force coupling's members (`MjStage::members`) in `words`: their
-    // count, the raw-force output plane, then (ctrl column, path offset,
-    // path len, actuator or MJ_FROM_LAW) each.
+    // count, the raw-force output plane, the act_dot output plane, then
+    // (ctrl column, path offset, path len, actuator or MJ_FROM_LAW) each.
     mj_members_offset: u32,
 }
 
@@ -88,7 +85,6 @@ struct LearnedColumn {
     num_layers: u32,
     lstm_layers: u32,
     hidden: u32,
-    state_offset: u32,
     history_len: u32,
     taps_offset: u32,
     num_taps: u32,
@@ -160,13 +156,10 @@ struct BufferDesc {
 @group(0) @binding(11) var<storage, read> mj: array<MjActuator>;
 // [env][effort_width]: joint efforts.
 @group(0) @binding(12) var<storage, read_write> effort: array<f32>;
-// [env][2]: learned headers (commit count, fresh flag); then
-// [env][learned_stride]: histories and LSTM states, f32 bits.
-@group(0) @binding(13) var<storage, read_write> learned: array<u32>;
 // [slot][env][ctrl column] state, then as many slots of next state; then
 // the input planes, [plane][env][target]; then the output planes,
 // [plane][env][ctrl column].
-@group(0) @binding(14) var<storage, read_write> state: array<f32>;
+@group(0) @binding(13) var<storage, read_write> state: array<f32>;
 
 fn inputs_offset() -> u32 {
     return 2u * dims.num_state_slots * dims.num_envs * dims.num_ctrl;
@@ -442,11 +435,6 @@ fn output_stage(
             for (var c = 0u; c < dims.num_ctrl; c++) {
                 state[k * plane() + row + c] = state[(s + k) * plane() + row + c];
             }
-        }
-        // Twin of `LearnedStage::commit`.
-        if dims.num_learned > 0u {
-            learned[2u * env] = (learned[2u * env] + 1u) % dims.learned_period;
-            learned[2u * env + 1u] = 0u;
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use sinew::{
     Activation, ActuatorCfg, ActuatorCmd, Dense, EnvIds, Error, GroupCfg, HistoryInit,
-    LearnedMlpCfg, LstmNet, LstmNetCfg, Mlp, NetSpec, Plan, PlanOptions, Robot,
+    LearnedMlpCfg, LstmNet, LstmNetCfg, Mlp, NetSpec, Plan, PlanOptions, Robot, Values,
 };
 use sinew_cli::verify::LEARNED_TOLERANCE;
 
@@ -376,6 +376,93 @@ fn histories_backfill_or_start_from_zeros_after_a_reset() {
             }
             assert_eq!(got, want, "[{backend}] {init:?}");
         }
+    }
+}
+
+/// A learned group's history and recurrent state are its state slots:
+/// read, written and reset by name like any kind's.
+#[test]
+fn learned_state_is_read_and_written_by_name() {
+    let robot = Robot::from_joints(["a"]);
+    for (backend, make, tol) in backends() {
+        // An MLP over taps 0..3 summing the errors: state `fresh`, then the
+        // errors and velocities one and two steps back.
+        let cfg = LearnedMlpCfg::new(sum_net(3), 1e3, 1e4, 1e3).with_history_length(3);
+        let groups = vec![GroupCfg::new("m", ["a"], cfg)];
+        let mut b = make(Plan::new(&robot, groups, 2, PlanOptions::default()).unwrap());
+        let names: Vec<&str> = b.plan().groups()[0]
+            .state()
+            .iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(names, ["fresh", "error_1", "error_2", "vel_1", "vel_2"]);
+        let read = |b: &mut Box<dyn sinew::Backend>, name: &str| {
+            let mut out = [f32::NAN; 2];
+            b.read_state("m", name, &mut out).unwrap();
+            out
+        };
+        assert_eq!(read(&mut b, "fresh"), [1.0, 1.0], "[{backend}]");
+        let mut cmd = ActuatorCmd::zeros(2, 1);
+        cmd.position_target.fill(1.0);
+        cmd.vel.fill(0.5);
+        b.step(&cmd).unwrap();
+        // The first frame backfilled the history.
+        assert_eq!(read(&mut b, "fresh"), [0.0, 0.0], "[{backend}]");
+        assert_eq!(read(&mut b, "error_2"), [1.0, 1.0], "[{backend}]");
+        assert_eq!(read(&mut b, "vel_1"), [0.5, 0.5], "[{backend}]");
+        // Env 1's last error, rewritten: e = 2, then 10 and 1 back.
+        b.set_state("m", "error_1", EnvIds::List(&[1]), Values::Scalar(10.0))
+            .unwrap();
+        cmd.position_target.fill(2.0);
+        b.step(&cmd).unwrap();
+        let mut ctrl = [0.0; 2];
+        b.read_ctrl(&mut ctrl).unwrap();
+        assert_eq!(ctrl, [4.0, 13.0], "[{backend}] 2 + 1 + 1, 2 + 10 + 1");
+        assert_eq!(read(&mut b, "error_2"), [1.0, 10.0], "[{backend}]");
+        b.reset(EnvIds::List(&[0])).unwrap();
+        assert_eq!(read(&mut b, "fresh"), [1.0, 0.0], "[{backend}]");
+        assert_eq!(read(&mut b, "error_1"), [0.0, 2.0], "[{backend}]");
+
+        // An LSTM: its hidden and cell states, read from one backend and
+        // written into a fresh one, carry the whole recurrence.
+        let cfg = LstmNetCfg::new(small_lstm(), 50.0, 80.0, 30.0);
+        let plan = Plan::new(
+            &robot,
+            vec![GroupCfg::new("l", ["a"], cfg)],
+            2,
+            PlanOptions::default(),
+        )
+        .unwrap();
+        let names: Vec<&str> = plan.groups()[0].state().iter().map(|s| s.name).collect();
+        assert_eq!(names, ["h0_0", "h0_1", "c0_0", "c0_1"]);
+        let (mut first, mut second) = (make(plan.clone()), make(plan));
+        let mut cmd = ActuatorCmd::zeros(2, 1);
+        for (k, target) in [0.4, -0.7, 0.2].into_iter().enumerate() {
+            cmd.position_target.fill(target);
+            cmd.vel.fill(0.3 * k as f32);
+            first.step(&cmd).unwrap();
+        }
+        for name in &names {
+            let mut values = [f32::NAN; 2];
+            first.read_state("l", name, &mut values).unwrap();
+            assert!(values.iter().all(|v| *v != 0.0), "[{backend}] {name}");
+            (second.set_state("l", name, EnvIds::All, Values::PerEnv(&values))).unwrap();
+        }
+        cmd.position_target.fill(0.9);
+        let (mut want, mut got) = ([0.0; 2], [0.0; 2]);
+        for (b, out) in [(&mut first, &mut want), (&mut second, &mut got)] {
+            b.step(&cmd).unwrap();
+            b.read_ctrl(out).unwrap();
+        }
+        assert!(
+            want.iter().zip(&got).all(|(w, g)| tol.accepts(*g, *w)),
+            "[{backend}] {got:?} vs {want:?}"
+        );
+        // A reset zeroes them.
+        first.reset(EnvIds::All).unwrap();
+        let mut h = [f32::NAN; 2];
+        first.read_state("l", "c0_1", &mut h).unwrap();
+        assert_eq!(h, [0.0, 0.0], "[{backend}]");
     }
 }
 

@@ -203,8 +203,6 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 net_layers_offset,
                 learned_taps_offset,
                 net_weights_offset,
-                learned_stride,
-                learned_period,
                 num_inputs,
                 num_outputs,
                 mj_members_offset
@@ -220,7 +218,6 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 num_layers,
                 lstm_layers,
                 hidden,
-                state_offset,
                 history_len,
                 taps_offset,
                 num_taps,

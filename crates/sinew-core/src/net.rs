@@ -1,24 +1,25 @@
 //! The compiled learned-network stage of a plan: every learned column's
-//! network as flat weight tables, its history or recurrent state per env,
-//! and the per-env evaluation both backends run (WGSL: `shaders/net.wgsl`
-//! and the learned functions of `shaders/step.wgsl`).
+//! network as flat weight tables, and the per-env evaluation both backends
+//! run (WGSL: `shaders/net.wgsl` and `shaders/learned.wgsl`).
 //!
-//! State per env is `[header][column states]`. The header is a commit count
-//! (modulo [`LearnedStage::period`]) and a fresh flag set by a reset. An MLP
-//! column keeps two rings of `history_len` slots (errors, velocities; at
-//! least the largest tap + 1, a power of two): a step
-//! writes its frame into slot `count mod len` (every slot when fresh, with
-//! the frame or zeros per [`HistoryInit`]) and reads tap
-//! `t` at slot `(count − t) mod len`. An LSTM column keeps two halves of
-//! `[layer][h, c]`: a step reads half `count mod 2` (zeros when fresh) and
-//! writes the other. Only a commit, after the env's outputs are known to be
-//! finite, advances the count and clears the flag, so a zeroed env's state
-//! reads as if the step never happened.
+//! A column's history or recurrent state is its group's state slots in the
+//! plan's `[slot][env][ctrl]` state tables (the kinds' `state_slots`). An
+//! MLP column with `H` frames of history (its largest tap + 1) keeps
+//! [`MLP_FRESH`] (1 after a reset), then its past position errors (slot
+//! `lag`, for lags `1..H`), then its past velocities (slot `H − 1 + lag`).
+//! A step reads lag 0 from its own frame and lag `t` from its slot (or, while
+//! fresh, the frame itself or 0 per [`HistoryInit`]), and writes the history
+//! shifted by one. An LSTM column keeps, per layer `l`, the hidden state at
+//! slots `2·l·hidden + u` and the cell state after it (0 after a reset).
+//! The state advances with the env's other state: only when the env's
+//! outputs are finite, so a zeroed env's networks read as if the step never
+//! happened.
 
 use bytemuck::{Pod, Zeroable};
 
 use crate::kinds::{
-    dc_motor_clip, Activation, ActuatorCfg, Dense, HistoryInit, InputOrder, LstmNet, NET_MAX_WIDTH,
+    dc_motor_clip, Activation, ActuatorCfg, Dense, HistoryInit, InputOrder, LstmNet, MLP_FRESH,
+    NET_MAX_WIDTH,
 };
 use crate::plan::{CtrlColumn, GroupInfo};
 
@@ -58,7 +59,7 @@ pub struct NetLayer {
     pub bias_hh: u32,
 }
 
-/// One learned ctrl column (WGSL: sixteen words of the words table).
+/// One learned ctrl column (WGSL: fifteen words of the words table).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Pod, Zeroable)]
 #[repr(C)]
 pub struct LearnedColumn {
@@ -76,9 +77,7 @@ pub struct LearnedColumn {
     pub lstm_layers: u32,
     /// Hidden size (LSTM).
     pub hidden: u32,
-    /// Offset of its state in an env's state row (floats; the header is kept apart).
-    pub state_offset: u32,
-    /// Ring slots (MLP): the largest tap + 1, rounded up to a power of two.
+    /// Frames of history (MLP): the largest tap + 1.
     pub history_len: u32,
     /// Offset of its taps in [`LearnedStage::taps`].
     pub taps_offset: u32,
@@ -107,18 +106,17 @@ pub struct LearnedStage {
     pub columns: Vec<LearnedColumn>,
     /// The MLP columns' taps.
     pub taps: Vec<u32>,
-    /// Floats of state per env.
-    pub state_stride: usize,
-    /// The commit count wraps at this: the longest ring (2 at least with an
-    /// LSTM column), a power of two and so a multiple of every ring length.
-    pub period: u32,
 }
 
-/// One env's learned-state header: `[count, fresh]`.
-pub type LearnedHeader = [u32; 2];
-
-/// The header of an env after a reset (and at construction): count 0, fresh.
-pub const FRESH_HEADER: LearnedHeader = [0, 1];
+/// One env's learned state as the driver keeps it in the plan's state
+/// tables: slot `k` of ctrl column `c`.
+pub trait LearnedState {
+    /// Slot `k` of column `c` before this step.
+    fn get(&self, k: usize, c: usize) -> f32;
+    /// Writes slot `k` of column `c` for after this step (committed with
+    /// the env's other state, only when its outputs are finite).
+    fn set(&mut self, k: usize, c: usize, value: f32);
+}
 
 impl LearnedStage {
     /// True when the plan has no learned column.
@@ -128,10 +126,7 @@ impl LearnedStage {
 
     /// Compiles the learned columns of a plan's groups, in ctrl order.
     pub(crate) fn compile(infos: &[GroupInfo], ctrl: &[CtrlColumn]) -> LearnedStage {
-        let mut stage = LearnedStage {
-            period: 1,
-            ..LearnedStage::default()
-        };
+        let mut stage = LearnedStage::default();
         // (group, first layer, layers, lstm layers) of each network compiled so far.
         let mut compiled: Vec<(usize, u32, u32, u32)> = Vec::new();
         for (c, column) in ctrl.iter().enumerate() {
@@ -166,17 +161,12 @@ impl LearnedStage {
                 first_layer,
                 num_layers,
                 lstm_layers,
-                state_offset: stage.state_stride as u32,
                 ..LearnedColumn::default()
             };
             match actuator {
                 ActuatorCfg::LearnedMlp(cfg) => {
-                    // Any ring of at least the largest tap + 1 slots reads
-                    // the same; powers of two keep every ring length a
-                    // divisor of the largest, the period.
-                    let len = cfg.history_len().next_power_of_two() as u32;
                     col.kind = LEARNED_MLP;
-                    col.history_len = len;
+                    col.history_len = cfg.history_len() as u32;
                     col.taps_offset = stage.taps.len() as u32;
                     col.num_taps = cfg.taps.len() as u32;
                     stage.taps.extend(&cfg.taps);
@@ -184,15 +174,10 @@ impl LearnedStage {
                     col.history_init = cfg.history_init as u32;
                     (col.pos_scale, col.vel_scale, col.torque_scale) =
                         (cfg.pos_scale, cfg.vel_scale, cfg.torque_scale);
-                    stage.state_stride += 2 * len as usize;
-                    stage.period = stage.period.max(len);
                 }
                 ActuatorCfg::LstmNet(cfg) => {
-                    let hidden = cfg.network.hidden();
                     col.kind = LEARNED_LSTM;
-                    col.hidden = hidden as u32;
-                    stage.state_stride += 2 * lstm_layers as usize * 2 * hidden;
-                    stage.period = stage.period.max(2);
+                    col.hidden = cfg.network.hidden() as u32;
                 }
                 _ => unreachable!("only learned kinds are compiled"),
             }
@@ -251,12 +236,12 @@ impl LearnedStage {
         net.layers().len() as u32
     }
 
-    /// One env's learned columns (WGSL: `learned_effort` per column):
-    /// `ctrl` holds each column's delayed position target on entry and its
+    /// One env's learned columns (WGSL: `learned_law` per column): `ctrl`
+    /// holds each column's delayed position target on entry and its
     /// clipped effort on exit. `pos`/`vel` are the env's command rows,
     /// `limits` its rows of the effort-limit, saturation-effort and
-    /// velocity-limit tables, `state` its state row. State is written where
-    /// the header says a step writes; [`LearnedStage::commit`] makes it current.
+    /// velocity-limit tables, `state` its state: read as it was before the
+    /// step, written for after it.
     ///
     /// The networks run compiled for AVX2 when the CPU has it (no FMA, so
     /// the bits are the same).
@@ -266,16 +251,15 @@ impl LearnedStage {
         vel: &[f32],
         limits: [&[f32]; 3],
         ctrl: &mut [f32],
-        state: &mut [f32],
-        header: LearnedHeader,
+        state: &mut impl LearnedState,
     ) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { self.env_efforts_avx2(pos, vel, limits, ctrl, state, header) };
+            unsafe { self.env_efforts_avx2(pos, vel, limits, ctrl, state) };
             return;
         }
-        self.efforts(pos, vel, limits, ctrl, state, header);
+        self.efforts(pos, vel, limits, ctrl, state);
     }
 
     /// [`LearnedStage::env_efforts`] with AVX2 enabled.
@@ -290,10 +274,9 @@ impl LearnedStage {
         vel: &[f32],
         limits: [&[f32]; 3],
         ctrl: &mut [f32],
-        state: &mut [f32],
-        header: LearnedHeader,
+        state: &mut impl LearnedState,
     ) {
-        self.efforts(pos, vel, limits, ctrl, state, header);
+        self.efforts(pos, vel, limits, ctrl, state);
     }
 
     /// The body of [`LearnedStage::env_efforts`].
@@ -304,8 +287,7 @@ impl LearnedStage {
         vel: &[f32],
         limits: [&[f32]; 3],
         ctrl: &mut [f32],
-        state: &mut [f32],
-        header: LearnedHeader,
+        state: &mut impl LearnedState,
     ) {
         // One layer's input and output; each step writes before it reads.
         let mut scratch = [[0.0f32; NET_MAX_WIDTH]; 2];
@@ -313,42 +295,36 @@ impl LearnedStage {
             let (c, m) = (col.ctrl_column as usize, col.cmd_column as usize);
             let error = ctrl[c] - pos[m];
             let raw = match col.kind {
-                LEARNED_MLP => self.mlp_column(col, error, vel[m], state, header, &mut scratch),
-                _ => self.lstm_column(col, error, vel[m], state, header, &mut scratch),
+                LEARNED_MLP => self.mlp_column(col, error, vel[m], state, &mut scratch),
+                _ => self.lstm_column(col, error, vel[m], state, &mut scratch),
             };
             let [fl, sat, vlim] = limits.map(|row| row[c]);
             ctrl[c] = dc_motor_clip(raw, sat, vlim, fl, vel[m]);
         }
     }
 
-    /// The header after a step whose outputs were all finite.
-    pub fn commit(&self, header: LearnedHeader) -> LearnedHeader {
-        [(header[0] + 1) % self.period, 0]
-    }
-
-    /// An MLP column's scaled output, before the DC clip.
+    /// An MLP column's scaled output, before the DC clip (the module
+    /// docs give its state).
     #[inline(always)]
-    fn mlp_column(
+    fn mlp_column<S: LearnedState>(
         &self,
         col: &LearnedColumn,
         error: f32,
         vel: f32,
-        state: &mut [f32],
-        [count, fresh]: LearnedHeader,
+        state: &mut S,
         [x, y]: &mut [[f32; NET_MAX_WIDTH]; 2],
     ) -> f32 {
-        let len = col.history_len as usize;
-        let at = col.state_offset as usize;
-        let (errors, vels) = state[at..at + 2 * len].split_at_mut(len);
-        let now = (count as usize) % len;
-        if fresh != 0 {
-            let backfill = col.history_init == HistoryInit::Backfill as u32;
-            let fill = |x: f32| if backfill { x } else { 0.0 };
-            errors.fill(fill(error));
-            vels.fill(fill(vel));
-        }
-        errors[now] = error;
-        vels[now] = vel;
+        let c = col.ctrl_column as usize;
+        let lags = col.history_len as usize - 1;
+        // The frames `lag` steps back, errors then velocities.
+        let fresh = state.get(MLP_FRESH, c) != 0.0;
+        let backfill = col.history_init == HistoryInit::Backfill as u32;
+        let frame = |state: &S, lag: usize, half: usize, now: f32| match lag {
+            0 => now,
+            _ if fresh && backfill => now,
+            _ if fresh => 0.0,
+            _ => state.get(half * lags + lag, c),
+        };
         let n = col.num_taps as usize;
         let taps = &self.taps[col.taps_offset as usize..][..n];
         let (pos_half, vel_half) = if col.input_order == InputOrder::PosVel as u32 {
@@ -357,40 +333,57 @@ impl LearnedStage {
             (n, 0)
         };
         for (k, &t) in taps.iter().enumerate() {
-            let slot = ((count + self.period - t) % col.history_len) as usize;
-            x[pos_half + k] = col.pos_scale * errors[slot];
-            x[vel_half + k] = col.vel_scale * vels[slot];
+            x[pos_half + k] = col.pos_scale * frame(state, t as usize, 0, error);
+            x[vel_half + k] = col.vel_scale * frame(state, t as usize, 1, vel);
         }
+        // The history after this step: every frame one lag older.
+        for (half, now) in [(0, error), (1, vel)] {
+            for lag in (1..=lags).rev() {
+                let value = frame(state, lag - 1, half, now);
+                state.set(half * lags + lag, c, value);
+            }
+        }
+        state.set(MLP_FRESH, c, 0.0);
         let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
         dense_stack(&self.weights, layers, x, y) * col.torque_scale
     }
 
-    /// An LSTM column's output, before the DC clip.
+    /// An LSTM column's output, before the DC clip (the module docs give
+    /// its state).
     fn lstm_column(
         &self,
         col: &LearnedColumn,
         error: f32,
         vel: f32,
-        state: &mut [f32],
-        [count, fresh]: LearnedHeader,
+        state: &mut impl LearnedState,
         [x, y]: &mut [[f32; NET_MAX_WIDTH]; 2],
     ) -> f32 {
-        let hidden = col.hidden as usize;
-        let half = col.lstm_layers as usize * 2 * hidden;
-        let at = col.state_offset as usize;
-        let (a, b) = state[at..at + 2 * half].split_at_mut(half);
-        let (old, new) = if count % 2 == 0 { (a, b) } else { (b, a) };
-        if fresh != 0 {
-            old.fill(0.0);
-        }
+        let (c, hidden) = (col.ctrl_column as usize, col.hidden as usize);
         let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
         let (lstm, head) = layers.split_at(col.lstm_layers as usize);
         x[0] = error;
         x[1] = vel;
+        let [mut h_old, mut c_old, mut h_new, mut c_new] = [[0.0f32; NET_MAX_WIDTH]; 4];
         for (l, layer) in lstm.iter().enumerate() {
-            let (h_old, c_old) = old[2 * l * hidden..][..2 * hidden].split_at(hidden);
-            let (h_new, c_new) = new[2 * l * hidden..][..2 * hidden].split_at_mut(hidden);
-            lstm_cell(&self.weights, layer, x, h_old, c_old, h_new, c_new);
+            let at = 2 * l * hidden;
+            for u in 0..hidden {
+                h_old[u] = state.get(at + u, c);
+                c_old[u] = state.get(at + hidden + u, c);
+            }
+            let (h_new, c_new) = (&mut h_new[..hidden], &mut c_new[..hidden]);
+            lstm_cell(
+                &self.weights,
+                layer,
+                x,
+                &h_old[..hidden],
+                &c_old[..hidden],
+                h_new,
+                c_new,
+            );
+            for u in 0..hidden {
+                state.set(at + u, c, h_new[u]);
+                state.set(at + hidden + u, c, c_new[u]);
+            }
             x[..hidden].copy_from_slice(h_new);
         }
         dense_stack(&self.weights, head, x, y)
@@ -610,10 +603,7 @@ mod tests {
             bias_hh: vec![0.05, 0.06, 0.07, 0.08],
         };
         let net = LstmNet::new("t", vec![layer.clone()], vec![]).unwrap();
-        let mut stage = LearnedStage {
-            period: 2,
-            ..LearnedStage::default()
-        };
+        let mut stage = LearnedStage::default();
         stage.push_lstm(&net);
         let (x, h, c) = ([0.5f32, -1.5], 0.3f32, -0.2f32);
         let (mut h_new, mut c_new) = ([0.0f32], [0.0f32]);

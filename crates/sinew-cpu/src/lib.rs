@@ -19,7 +19,7 @@ mod io;
 
 use io::{RunLaw, SlotRows};
 use rayon::prelude::*;
-use sinew_core::net::{LearnedHeader, FRESH_HEADER};
+use sinew_core::net::LearnedState;
 use sinew_core::plan::{Run, TargetSource};
 use sinew_core::{
     AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
@@ -39,8 +39,8 @@ pub struct CpuBackend {
     /// `[slot][env][ctrl]`: the state a step computes, committed into
     /// `state` only for envs whose outputs are finite.
     state_next: Vec<f32>,
-    /// Per stateful run: `(state slots, ctrl start, len)`, what an env
-    /// whose outputs are finite commits.
+    /// Per stretch of ctrl columns with state: `(state slots, ctrl start,
+    /// len)`, what an env whose outputs are finite commits.
     commits: Vec<(usize, usize, usize)>,
     /// `[plane][env][ctrl]`: the input planes as last set, in ctrl order
     /// (each ctrl column's command column).
@@ -59,10 +59,6 @@ pub struct CpuBackend {
     /// True when `effort` holds the last step's joint efforts; else they
     /// are sums of `ctrl` ([`sinew_core::MjStage::runs_per_step`]).
     efforts_current: bool,
-    /// `(num_envs, learned state_stride)`: histories and recurrent states.
-    learned: Vec<f32>,
-    /// Per env: the learned state's header.
-    learned_headers: Vec<LearnedHeader>,
     /// Per env: 1 when the last step zeroed it.
     flags: Vec<u8>,
     nonfinite: Vec<u32>,
@@ -135,8 +131,6 @@ struct EnvRows<'a> {
     ring: &'a mut [f32],
     states: &'a mut [DelayState],
     effort: &'a mut [f32],
-    learned: &'a mut [f32],
-    headers: &'a mut [LearnedHeader],
     flags: &'a mut [u8],
 }
 
@@ -146,14 +140,8 @@ type ChunkRows<'a> = (
     (
         (
             (
-                (
-                    (
-                        ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
-                        &'a mut [f32],
-                    ),
-                    &'a mut [f32],
-                ),
-                &'a mut [LearnedHeader],
+                ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
+                &'a mut [f32],
             ),
             &'a mut [u8],
         ),
@@ -208,10 +196,17 @@ impl CpuBackend {
         let delayed: usize = plan.buffers().iter().map(|b| b.cmd_columns.len()).sum();
         let weight = num_ctrl * if heavy { HEAVY } else { 1 } + 2 * delayed;
         let serial = num_envs.saturating_mul(weight) <= SERIAL_WORK;
-        let commits = (plan.runs().iter())
-            .map(|r| (plan.groups()[r.group].state().len(), r.ctrl_start, r.len))
-            .filter(|&(slots, _, _)| slots > 0)
-            .collect();
+        // Per stretch of ctrl columns with as many slots (a run may join
+        // groups of one kind whose settings give them different counts).
+        let mut commits: Vec<(usize, usize, usize)> = Vec::new();
+        for (c, column) in plan.ctrl_columns().iter().enumerate() {
+            let slots = plan.groups()[column.group].state().len();
+            match commits.last_mut() {
+                Some((s, start, len)) if *s == slots && *start + *len == c => *len += 1,
+                _ if slots > 0 => commits.push((slots, c, 1)),
+                _ => {}
+            }
+        }
         CpuBackend {
             one_run,
             serial,
@@ -231,8 +226,6 @@ impl CpuBackend {
             mj_wide: false,
             efforts_current: true,
             effort: vec![0.0; num_envs * plan.mj().effort_width().max(1)],
-            learned: vec![0.0; num_envs * plan.learned().state_stride.max(1)],
-            learned_headers: vec![FRESH_HEADER; num_envs],
             flags: vec![0; num_envs],
             tile: Vec::new(),
             gather: Gather::new(&plan),
@@ -283,7 +276,6 @@ impl CpuBackend {
         let ring_stride = plan.ring_stride().max(1);
         let num_buffers = plan.buffers().len().max(1);
         let effort_width = plan.mj().effort_width().max(1);
-        let learned_stride = plan.learned().state_stride.max(1);
         let one_run = self.one_run;
         let serial = self.serial;
         // A few chunks per thread: enough to balance, few enough to amortize
@@ -302,7 +294,7 @@ impl CpuBackend {
             self.tile.resize(need, 0.0);
         }
         let body = |rows: ChunkRows<'_>| -> usize {
-            let (c, (((((((ctrl, ring), states), effort), learned), headers), flags), tile)) = rows;
+            let (c, (((((ctrl, ring), states), effort), flags), tile)) = rows;
             let first = c * chunk;
             if one_run && inputs.one_run(first, ctrl, flags) {
                 return 0;
@@ -312,8 +304,6 @@ impl CpuBackend {
                 ring,
                 states,
                 effort,
-                learned,
-                headers,
                 flags,
             };
             inputs.tiles(first, rows, tile)
@@ -325,8 +315,6 @@ impl CpuBackend {
                     .zip(self.ring.$chunks(ring_stride * chunk))
                     .zip(self.states.$chunks(num_buffers * chunk))
                     .zip(self.effort.$chunks(effort_width * chunk))
-                    .zip(self.learned.$chunks(learned_stride * chunk))
-                    .zip(self.learned_headers.$chunks(chunk))
                     .zip(self.flags.$chunks(chunk))
                     .zip(self.tile.$chunks(tile_stride))
                     .enumerate()
@@ -417,10 +405,12 @@ fn nonfinite_bits(values: &[f32]) -> u32 {
         .fold(0, |acc, v| acc | u32::from(v.to_bits() & EXP == EXP))
 }
 
-/// One env's side of the MuJoCo stage ([`MjDriver`]): its activations in
-/// the state tables and `act_dot`s in their output plane; its law members'
-/// raw forces in their output plane, and their laws evaluated again.
-struct MjEnv<'s, 'a> {
+/// One env's side of its per-env stages: its learned state in the state
+/// tables ([`LearnedState`]); for the MuJoCo stage ([`MjDriver`]), its
+/// activations in the state tables and `act_dot`s in their output plane,
+/// its law members' raw forces in their output plane, and their laws
+/// evaluated again.
+struct EnvStage<'s, 'a> {
     step: &'s StepInputs<'a>,
     env: usize,
     rows: &'s [&'a [f32]; 5],
@@ -428,7 +418,23 @@ struct MjEnv<'s, 'a> {
     states: &'s [DelayState],
 }
 
-impl MjDriver for MjEnv<'_, '_> {
+impl LearnedState for EnvStage<'_, '_> {
+    #[inline(always)]
+    fn get(&self, k: usize, c: usize) -> f32 {
+        let at = self.env * self.step.plan.num_ctrl() + c;
+        // SAFETY: this env's rows are touched by this thread alone.
+        unsafe { self.step.state.span(k, at, 1)[0] }
+    }
+
+    #[inline(always)]
+    fn set(&mut self, k: usize, c: usize, value: f32) {
+        let at = self.env * self.step.plan.num_ctrl() + c;
+        // SAFETY: as above.
+        unsafe { self.step.next.span_mut(k, at, 1)[0] = value }
+    }
+}
+
+impl MjDriver for EnvStage<'_, '_> {
     fn act(&self, column: usize) -> f32 {
         let at = self.env * self.step.plan.num_ctrl() + column;
         // SAFETY: this env's rows are touched by this thread alone.
@@ -486,37 +492,26 @@ impl StepInputs<'_> {
         ring: &[f32],
         states: &[DelayState],
         effort: &mut [f32],
-        learned_state: &mut [f32],
-        learned_header: &mut LearnedHeader,
     ) -> bool {
         let (t, num_ctrl) = (self.plan.num_targets(), self.plan.num_ctrl());
         let rows = self.cmd.map(|field| &field[env * t..(env + 1) * t]);
-        let learned = self.plan.learned();
-        if !learned.is_empty() {
-            let plane = self.plan.num_envs() * num_ctrl;
-            let limits =
-                LEARNED_LIMIT_SLOTS.map(|k| &self.params[k * plane + env * num_ctrl..][..num_ctrl]);
-            learned.env_efforts(
-                rows[3],
-                rows[4],
-                limits,
-                ctrl,
-                learned_state,
-                *learned_header,
-            );
-        }
-        let mj = self.plan.mj();
         let (plane, row) = (self.plan.num_envs() * num_ctrl, env * num_ctrl);
         let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
+        let mut stage = EnvStage {
+            step: self,
+            env,
+            rows: &rows,
+            ring,
+            states,
+        };
+        let learned = self.plan.learned();
+        if !learned.is_empty() {
+            let limits = LEARNED_LIMIT_SLOTS.map(param);
+            learned.env_efforts(rows[3], rows[4], limits, ctrl, &mut stage);
+        }
+        let mj = self.plan.mj();
         let mut finite = true;
         if mj.runs_per_step() {
-            let mut driver = MjEnv {
-                step: self,
-                env,
-                rows: &rows,
-                ring,
-                states,
-            };
             finite = mj.env_forces(
                 rows[3],
                 rows[4],
@@ -524,15 +519,12 @@ impl StepInputs<'_> {
                 effort,
                 param,
                 self.mj_wide,
-                &mut driver,
+                &mut stage,
             );
             finite &= nonfinite_bits(effort) == 0;
         }
         finite &= nonfinite_bits(ctrl) == 0 && self.output_bits(env) == 0;
         if finite {
-            if !learned.is_empty() {
-                *learned_header = learned.commit(*learned_header);
-            }
             self.commit(env, 1);
         }
         finite
@@ -635,7 +627,6 @@ impl StepInputs<'_> {
         let ring_stride = plan.ring_stride();
         let num_buffers = plan.buffers().len();
         let effort_width = plan.mj().effort_width().max(1);
-        let learned_stride = plan.learned().state_stride.max(1);
         let runs = plan.gathered_runs();
         let whole_tile = matches!(runs, [run] if run.len == nc);
         let has_inputs = !plan.input_planes().is_empty();
@@ -729,8 +720,6 @@ impl StepInputs<'_> {
                         &rows.ring[r * ring_stride..][..ring_stride],
                         &rows.states[r * num_buffers..][..num_buffers],
                         effort,
-                        &mut rows.learned[r * learned_stride..][..learned_stride],
-                        &mut rows.headers[r],
                     )
                 {
                     *flag = 1;
@@ -946,11 +935,6 @@ impl Backend for CpuBackend {
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         self.plan
             .reset_delay_states(env_ids, &mut self.states, self.step)?;
-        let n = self.plan.check_env_ids(env_ids)?;
-        for i in 0..n {
-            let env = Plan::env_at(env_ids, i);
-            self.learned_headers[env] = FRESH_HEADER;
-        }
         self.plan.reset_state(env_ids, &mut self.state);
         Ok(())
     }

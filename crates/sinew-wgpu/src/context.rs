@@ -9,7 +9,7 @@ use crate::shaders;
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
-const BINDINGS: [(u32, Binding); 15] = [
+const BINDINGS: [(u32, Binding); 14] = [
     (0, Binding::Uniform),
     (1, Binding::Read),       // cmd
     (2, Binding::ReadWrite),  // ctrl
@@ -23,12 +23,11 @@ const BINDINGS: [(u32, Binding); 15] = [
     (10, Binding::ReadWrite), // counter
     (11, Binding::Read),      // mj
     (12, Binding::ReadWrite), // effort
-    (13, Binding::ReadWrite), // learned
-    (14, Binding::ReadWrite), // state
+    (13, Binding::ReadWrite), // state
 ];
 
 /// Storage buffers the step module binds in one stage.
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 14;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 13;
 
 #[derive(Clone, Copy)]
 enum Binding {

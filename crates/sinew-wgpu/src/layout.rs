@@ -56,7 +56,7 @@ pub struct Dims {
     pub effort_width: u32,
     /// Learned columns ([`sinew_core::LearnedStage::columns`]).
     pub num_learned: u32,
-    /// Offset in the words table of the [`sinew_core::LearnedColumn`]s (16 words each).
+    /// Offset in the words table of the [`sinew_core::LearnedColumn`]s (15 words each).
     pub learned_columns_offset: u32,
     /// Offset of the [`sinew_core::NetLayer`]s (8 words each).
     pub net_layers_offset: u32,
@@ -64,10 +64,6 @@ pub struct Dims {
     pub learned_taps_offset: u32,
     /// Offset of the network weights in the params buffer.
     pub net_weights_offset: u32,
-    /// u32s of learned state per env ([`sinew_core::LearnedStage::state_stride`]).
-    pub learned_stride: u32,
-    /// [`sinew_core::LearnedStage::period`].
-    pub learned_period: u32,
     /// Input planes ([`Plan::input_planes`]): `[plane][env][target]` in
     /// the state buffer after the state and the next state.
     pub num_inputs: u32,
@@ -246,8 +242,6 @@ impl Layout {
                 net_layers_offset,
                 learned_taps_offset,
                 net_weights_offset,
-                learned_stride: learned.state_stride as u32,
-                learned_period: learned.period,
                 num_inputs: plan.input_planes().len() as u32,
                 num_outputs: plan.output_planes().len() as u32,
                 mj_members_offset,

@@ -35,7 +35,7 @@ pub mod shaders;
 use std::sync::{mpsc, Arc};
 
 use bytemuck::Pod;
-use sinew_core::net::{LearnedColumn, LearnedStage, FRESH_HEADER};
+use sinew_core::net::{LearnedColumn, LearnedStage};
 use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, Lags, ParamRef, Plan, Source, Values};
 use wgpu::util::DeviceExt;
 
@@ -84,7 +84,6 @@ struct DeviceBuffers {
     counter: wgpu::Buffer,
     mj: wgpu::Buffer,
     effort: wgpu::Buffer,
-    learned: wgpu::Buffer,
     state: wgpu::Buffer,
 }
 
@@ -139,8 +138,6 @@ impl WgpuBackend {
         check("delay ring", num_envs * plan.ring_stride() * 4)?;
         check("delay state", num_envs * nb * STATE_BYTES as usize)?;
         check("joint effort", num_envs * mj.effort_width() * 4)?;
-        let learned_words = num_envs * (2 + plan.learned().state_stride);
-        check("learned state", learned_words * 4)?;
         // The state, the next state, the input planes, the output planes.
         let state_len = plan.num_state_slots() * num_envs * num_ctrl;
         let inputs_len = plan.input_planes().len() * plane;
@@ -233,11 +230,6 @@ impl WgpuBackend {
                 storage,
             ),
             effort: zeroed("sinew joint effort", num_envs * mj.effort_width() * 4),
-            learned: init(
-                "sinew learned state",
-                bytemuck::cast_slice(&fresh_learned(num_envs, learned_words)),
-                storage,
-            ),
             state: init(
                 "sinew kind state",
                 bytemuck::cast_slice(&state_host),
@@ -582,16 +574,6 @@ impl WgpuBackend {
     }
 }
 
-/// The learned-state words of `num_envs` fresh envs: every header
-/// [`FRESH_HEADER`], the states zero (`len` words in all).
-fn fresh_learned(num_envs: usize, len: usize) -> Vec<u32> {
-    let mut words = vec![0u32; len];
-    for header in words[..2 * num_envs].chunks_exact_mut(2) {
-        header.copy_from_slice(&FRESH_HEADER);
-    }
-    words
-}
-
 /// Loop iterations a software adapter runs per shader invocation before it
 /// stops the loop without an error (Mesa gallivm's loop limiter: 65 535,
 /// outer and inner loops together), with a margin.
@@ -623,9 +605,15 @@ pub fn env_loop_iterations(plan: &Plan) -> u64 {
     delay + output + mujoco
 }
 
-/// Loop iterations one invocation of the learned law runs for `column`
-/// (every loop of `shaders/learned.wgsl` counted, outer ones included).
-pub fn learned_loop_iterations(stage: &LearnedStage, column: &LearnedColumn) -> u64 {
+/// Loop iterations one invocation of the learned law runs for `column` in
+/// a plan of `num_state_slots` state slots (every loop of
+/// `shaders/learned.wgsl` counted, outer ones included, and the law
+/// thread's copy of the state into the next state).
+pub fn learned_loop_iterations(
+    stage: &LearnedStage,
+    column: &LearnedColumn,
+    num_state_slots: usize,
+) -> u64 {
     let layers = &stage.layers[column.first_layer as usize..][..column.num_layers as usize];
     let (lstm, dense) = layers.split_at(column.lstm_layers as usize);
     let lstm: u64 = lstm
@@ -642,9 +630,9 @@ pub fn learned_loop_iterations(stage: &LearnedStage, column: &LearnedColumn) -> 
             1 + o + o * i
         })
         .sum();
-    // The column's words, the history fill and the taps.
-    let fixed = 16 + u64::from(column.history_len) + u64::from(column.num_taps);
-    lstm + dense + fixed
+    // The column's words, the taps, the history shift and the state copy.
+    let fixed = 15 + u64::from(column.num_taps) + u64::from(column.history_len);
+    lstm + dense + fixed + num_state_slots as u64
 }
 
 /// Refuses, on a software adapter, a plan whose per-env kernels or whose
@@ -676,7 +664,7 @@ fn check_loop_limit(ctx: &GpuContext, plan: &Plan) -> Result<(), Error> {
     }
     let learned = plan.learned();
     for column in &learned.columns {
-        let iterations = learned_loop_iterations(learned, column);
+        let iterations = learned_loop_iterations(learned, column, plan.num_state_slots());
         if iterations > SOFTWARE_LOOP_LIMIT {
             let group = &plan.groups()[plan.ctrl_columns()[column.ctrl_column as usize].group];
             let subject = format!("group `{}`: its network's columns", group.cfg.name);
@@ -694,7 +682,7 @@ fn bind_group(
 ) -> wgpu::BindGroup {
     let resources = [
         &b.dims, cmd, ctrl, &b.params, &b.ring, &b.states, &b.flags, &b.columns, &b.descs,
-        &b.words, &b.counter, &b.mj, &b.effort, &b.learned, &b.state,
+        &b.words, &b.counter, &b.mj, &b.effort, &b.state,
     ];
     let entries: Vec<wgpu::BindGroupEntry> = resources
         .iter()
@@ -812,17 +800,6 @@ impl Backend for WgpuBackend {
 
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
         let n = self.plan.check_env_ids(env_ids)?;
-        if !self.plan.learned().is_empty() {
-            if env_ids == EnvIds::All {
-                let headers = fresh_learned(self.plan.num_envs(), 2 * self.plan.num_envs());
-                self.write(&self.buffers.learned, 0, &headers);
-            } else {
-                for i in 0..n {
-                    let env = Plan::env_at(env_ids, i) as u64;
-                    self.write(&self.buffers.learned, env * 8, &FRESH_HEADER);
-                }
-            }
-        }
         if self.plan.num_state_slots() > 0 {
             self.reset_state(env_ids);
         }

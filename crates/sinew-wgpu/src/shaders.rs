@@ -71,6 +71,7 @@ pub fn prelude(kinds: &[KindId]) -> String {
         "const MJ_ACT_SLOT: u32 = {}u;",
         sinew_core::MJ_ACT_SLOT
     );
+    let _ = writeln!(out, "const MLP_FRESH: u32 = {}u;", sinew_core::MLP_FRESH);
     for &kind in KindId::ALL {
         let spec = kind.spec();
         let prefix = wgsl_constant(spec.key);

@@ -174,6 +174,14 @@ macro_rules! registry {
                 }
             }
 
+            /// The state Sinew keeps per (env, target) for this configuration,
+            /// in slot order ([`Kind::state_slots`]).
+            pub fn state(&self) -> std::borrow::Cow<'static, [StateSpec]> {
+                match self {
+                    $(ActuatorCfg::$variant(c) => Kind::state_slots(c),)*
+                }
+            }
+
             /// The configured value of parameter slot `k` of [`ActuatorCfg::params`].
             pub fn param_value(&self, k: usize) -> f32 {
                 match self {
@@ -341,11 +349,6 @@ impl ActuatorCfg {
     /// The parameters Sinew keeps per (env, target) for this kind, in slot order.
     pub fn params(&self) -> &'static [ParamSpec] {
         self.kind_id().spec().params
-    }
-
-    /// The state Sinew keeps per (env, target) for this kind, in slot order.
-    pub fn state(&self) -> &'static [StateSpec] {
-        self.kind_id().spec().state
     }
 
     /// Where the kind's columns go after the law.

@@ -14,6 +14,8 @@
 //! `state`, `set_state`, `input`, `set_output`, `data`, `data_len`) mirror
 //! [`LawIo`]'s methods.
 
+use std::borrow::Cow;
+
 use super::{ActuatorCfg, CommandField, CtrlMeaning};
 use crate::error::Error;
 
@@ -189,6 +191,24 @@ pub(crate) const fn aliased(
     ParamSpec {
         aliases,
         ..param(name, unit, doc, domain)
+    }
+}
+
+/// A slot name made at run time (a learned group's, which depend on its
+/// settings), interned: each distinct name is allocated once per process,
+/// so the names stay `&'static` like the ones kinds declare.
+pub(crate) fn interned(name: String) -> &'static str {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    match names.get(name.as_str()) {
+        Some(&known) => known,
+        None => {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            names.insert(name);
+            name
+        }
     }
 }
 
@@ -372,7 +392,8 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     const KEY: &'static str;
     /// Its randomizable parameters, in slot order.
     const PARAMS: &'static [ParamSpec];
-    /// Its per-(env, target) state, in slot order.
+    /// Its per-(env, target) state, in slot order (the WGSL prelude names
+    /// each slot's index); see [`Kind::state_slots`].
     const STATE: &'static [StateSpec];
     /// The command fields its law reads, besides `pos` and `vel`.
     const READS: &'static [CommandField];
@@ -391,6 +412,14 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
 
     /// The configured value of parameter slot `k` (`k < PARAMS.len()`).
     fn param_value(&self, k: usize) -> f32;
+
+    /// The state slots of a group of this configuration, in slot order:
+    /// [`Kind::STATE`], unless their number depends on the settings (a
+    /// learned network's history or hidden size, kept by the kind's own
+    /// stage rather than its law).
+    fn state_slots(&self) -> Cow<'static, [StateSpec]> {
+        Cow::Borrowed(Self::STATE)
+    }
 
     /// Reads the kind's settings from the fields a config file gives it (a
     /// scenario group's keys besides the group's own: `name`, `targets`,

@@ -109,6 +109,10 @@ impl Plan {
                 delay_buffer: None,
                 input_planes: Vec::new(),
                 output_planes: Vec::new(),
+                state: match stage {
+                    Stage::MuJoCo => vec![crate::kinds::MJ_ACT],
+                    Stage::Law | Stage::Learned => cfg.actuator.state().into_owned(),
+                },
                 field,
                 stage,
                 data_offset: group_data.len(),

@@ -74,6 +74,8 @@ pub struct GroupInfo {
     /// Each of its kind's [`Kind::OUTPUTS`](crate::Kind::OUTPUTS): the
     /// plane's index in [`Plan::output_planes`].
     pub output_planes: Vec<usize>,
+    /// [`GroupInfo::state`].
+    state: Vec<StateSpec>,
 }
 
 impl GroupInfo {
@@ -83,13 +85,10 @@ impl GroupInfo {
     }
 
     /// Its state slots, `[slot][env][ctrl]` in the plan's state table: its
-    /// kind's ([`ActuatorCfg::state`]), or MuJoCo's activation
-    /// ([`MJ_ACT`](crate::MJ_ACT)) for a group in [`Stage::MuJoCo`].
-    pub fn state(&self) -> &'static [StateSpec] {
-        match self.stage {
-            Stage::MuJoCo => &[crate::kinds::MJ_ACT],
-            Stage::Law | Stage::Learned => self.cfg.actuator.state(),
-        }
+    /// kind's for its settings ([`ActuatorCfg::state`]), or MuJoCo's
+    /// activation ([`MJ_ACT`](crate::MJ_ACT)) for a group in [`Stage::MuJoCo`].
+    pub fn state(&self) -> &[StateSpec] {
+        &self.state
     }
 }
 
@@ -231,7 +230,6 @@ impl Plan {
             self.outputs.len() * c,
             self.ring_stride,
             self.mj.effort_width(),
-            self.learned.state_stride,
         ]
         .iter()
         .try_fold(0u64, |a, &b| a.checked_add(b as u64))?;

@@ -178,7 +178,7 @@ impl Plan {
         &self,
         group: &str,
         name: &str,
-    ) -> Result<(usize, usize, &'static StateSpec), Error> {
+    ) -> Result<(usize, usize, &StateSpec), Error> {
         let g = self.group_index(group)?;
         let actuator = &self.groups[g].cfg.actuator;
         let state = self.groups[g].state();

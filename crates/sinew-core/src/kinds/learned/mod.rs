@@ -12,13 +12,14 @@
 //! built in code ([`Mlp::new`]). Every tensor is checked when the network is
 //! made (shape, chaining, finite values); the error names the tensor.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
 use super::dc_motor::{SATURATION_EFFORT, VELOCITY_LIMIT};
 use super::ideal_pd::{symmetric_ranges, EFFORT_LIMIT};
-use super::spec::{param_slot, Kind, LawIo, ParamSpec, Stage, StateSpec};
+use super::spec::{interned, param_slot, Kind, LawIo, ParamSpec, Stage, StateSpec};
 use super::{invalid, CommandField};
 use crate::error::Error;
 
@@ -237,6 +238,55 @@ impl LearnedMlpCfg {
     }
 }
 
+/// The slot of an MLP column's `fresh` flag: 1 after a reset, when the next
+/// step fills the history before reading it ([`HistoryInit`]); 0 after a
+/// step. Its past frames follow ([`crate::net`] gives the layout).
+pub const MLP_FRESH: usize = 0;
+
+/// A learned MLP group's state: [`MLP_FRESH`], then the position errors
+/// `error_1` … and the velocities `vel_1` … of the `history_len − 1` steps
+/// before this one.
+fn mlp_state(history_len: usize) -> Vec<StateSpec> {
+    let lags = history_len.saturating_sub(1);
+    let mut state = vec![StateSpec {
+        name: "fresh",
+        unit: "",
+        doc: "1 after a reset: the next step fills the history before reading it",
+        reset: 1.0,
+    }];
+    for (what, unit, doc) in [
+        ("error", "rad", "the position error this many steps back"),
+        ("vel", "rad/s", "the velocity this many steps back"),
+    ] {
+        state.extend((1..=lags).map(|lag| StateSpec {
+            name: interned(format!("{what}_{lag}")),
+            unit,
+            doc,
+            reset: 0.0,
+        }));
+    }
+    state
+}
+
+/// An LSTM group's state: per layer `l`, the hidden state `h{l}_{u}` of
+/// each unit `u`, then the cell state `c{l}_{u}` (0 after a reset, as
+/// Isaac Lab's).
+fn lstm_state(layers: usize, hidden: usize) -> Vec<StateSpec> {
+    (0..layers)
+        .flat_map(|l| {
+            let unit = move |(what, doc), u| StateSpec {
+                name: interned(format!("{what}{l}_{u}")),
+                unit: "",
+                doc,
+                reset: 0.0,
+            };
+            let h = (0..hidden).map(move |u| unit(("h", "an LSTM layer's hidden state"), u));
+            let c = (0..hidden).map(move |u| unit(("c", "an LSTM layer's cell state"), u));
+            h.chain(c)
+        })
+        .collect()
+}
+
 /// The DC clip's parameters of a learned column, in slot order
 /// ([`LearnedStage::env_efforts`](crate::LearnedStage::env_efforts) reads them so).
 pub const LEARNED_PARAMS: &[ParamSpec] = &[EFFORT_LIMIT, SATURATION_EFFORT, VELOCITY_LIMIT];
@@ -296,6 +346,10 @@ fn example_weights(n: usize, seed: f32, scale: f32) -> Vec<f32> {
 impl Kind for LearnedMlpCfg {
     learned_kind!("LearnedMlp", "learned_mlp");
 
+    fn state_slots(&self) -> Cow<'static, [StateSpec]> {
+        Cow::Owned(mlp_state(self.history_len()))
+    }
+
     fn example() -> Self {
         // Isaac Lab's ActuatorNetMLP shape: 6 inputs (3 taps), softsign hidden.
         let net = Mlp::new(
@@ -332,6 +386,13 @@ impl Kind for LearnedMlpCfg {
 
 impl Kind for LstmNetCfg {
     learned_kind!("LstmNet", "lstm_net");
+
+    fn state_slots(&self) -> Cow<'static, [StateSpec]> {
+        Cow::Owned(lstm_state(
+            self.network.layers().len(),
+            self.network.hidden(),
+        ))
+    }
 
     fn example() -> Self {
         // Isaac Lab's ActuatorNetLSTM shape, smaller: hidden 4, a linear head.
