@@ -342,6 +342,24 @@ impl CpuBackend {
     }
 }
 
+/// Asks the CPU to bring `values`' cache lines into its caches (a hint:
+/// nothing on other architectures; a prefetch for writing measured the
+/// same).
+#[inline(always)]
+fn prefetch(values: &[f32]) {
+    // Every 64-byte line from the first value's to the last's.
+    #[cfg(target_arch = "x86_64")]
+    for value in values.iter().step_by(16).chain(values.last()) {
+        // SAFETY: a prefetch of a valid address; it reads nothing.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(value).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = values;
+}
+
 /// The first push after a reset: one buffer's ring of one env (slot 0
 /// just written) gets slot 0's frame in every slot.
 fn backfill(ring: &mut [f32], frame: usize) {
@@ -656,10 +674,21 @@ impl StepInputs<'_> {
             let checked_first = num_buffers > 0 || !whole_tile || has_inputs;
             let any_bad = checked_first && check_inputs(tile, tile_flags);
             if num_buffers > 0 {
+                // The tile's pushes and lag draws first, each fetching the
+                // ring frames its env will write and read, so the copies
+                // after find them on the way (many envs' misses in flight
+                // at once, not one env's at a time).
+                for (i, flag) in tile_flags.iter().enumerate() {
+                    if *flag == 0 {
+                        let ring = &rows.ring[(local + i) * ring_stride..][..ring_stride];
+                        let states = &mut rows.states[(local + i) * num_buffers..][..num_buffers];
+                        self.delay_states(e0 + i, ring, states);
+                    }
+                }
                 for (i, flag) in tile_flags.iter().enumerate() {
                     if *flag == 0 {
                         let ring = &mut rows.ring[(local + i) * ring_stride..][..ring_stride];
-                        let states = &mut rows.states[(local + i) * num_buffers..][..num_buffers];
+                        let states = &rows.states[(local + i) * num_buffers..][..num_buffers];
                         self.delay_row(e0 + i, n, i, tile, ring, states);
                     }
                 }
@@ -791,9 +820,28 @@ impl StepInputs<'_> {
         }
     }
 
-    /// One env's delay stage on a tile (env row `i` of `n`): push its three
-    /// target rows into each buffer's ring, draw the lag, and overwrite the
-    /// delayed columns of those rows with the frame the lag selects.
+    /// Env `env`'s pushes and lag draws, one per delay buffer (`ring` and
+    /// `states` its rows), with a prefetch of each ring frame that
+    /// [`Self::delay_row`] then writes and reads.
+    fn delay_states(&self, env: usize, ring: &[f32], states: &mut [DelayState]) {
+        for (buffer, state) in self.plan.buffers().iter().zip(states.iter_mut()) {
+            let frame_len = 3 * buffer.cmd_columns.len();
+            let ring = &ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
+            let (slot, _) = buffer.params.push(state);
+            buffer
+                .params
+                .update_lag(state, self.seed, env as u32, self.step);
+            let read = buffer.params.read_slot(state);
+            for slot in [slot, read] {
+                prefetch(&ring[slot as usize * frame_len..][..frame_len]);
+            }
+        }
+    }
+
+    /// Env `env`'s delay rings after [`Self::delay_states`] (env row `i`
+    /// of a tile of `n`): its targets pushed into each buffer's ring (every
+    /// slot on the first push after a reset), its delayed frames read back
+    /// into the tile.
     fn delay_row(
         &self,
         env: usize,
@@ -801,33 +849,30 @@ impl StepInputs<'_> {
         i: usize,
         tile: &mut [f32],
         ring: &mut [f32],
-        states: &mut [DelayState],
+        states: &[DelayState],
     ) {
         let nc = self.plan.num_ctrl();
         for ((buffer, state), pieces) in self
             .plan
             .buffers()
             .iter()
-            .zip(states.iter_mut())
+            .zip(states)
             .zip(&self.gather.pieces)
         {
             let cols = buffer.cmd_columns.len();
             let frame_len = 3 * cols;
             let ring = &mut ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
-            let (slot, fill) = buffer.params.push(state);
-            let frame = &mut ring[slot as usize * frame_len..][..frame_len];
+            let frame = &mut ring[state.head as usize * frame_len..][..frame_len];
             for (f, dst) in frame.chunks_exact_mut(cols).enumerate() {
                 let src = self.tile_row(tile, f, n, env - i, i);
                 for &(c, r, len) in pieces {
                     dst[r..r + len].copy_from_slice(&src[c..c + len]);
                 }
             }
-            if fill {
+            // The first push after a reset (`pushes` was 0) fills the ring.
+            if state.pushes == 1 {
                 backfill(ring, frame_len);
             }
-            buffer
-                .params
-                .update_lag(state, self.seed, env as u32, self.step);
             let read = buffer.params.read_slot(state) as usize;
             let frame = &ring[read * frame_len..][..frame_len];
             for (f, src) in frame.chunks_exact(cols).enumerate() {
