@@ -16,6 +16,7 @@
 //! ```
 
 mod io;
+mod table;
 
 use io::{RunLaw, SlotRows};
 use rayon::prelude::*;
@@ -25,37 +26,38 @@ use sinew_core::{
     AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
     LEARNED_LIMIT_SLOTS, MJ_ACT_SLOT,
 };
+use table::Table;
 
 /// The CPU backend: every table and history in host memory.
 #[derive(Debug, Clone)]
 pub struct CpuBackend {
     plan: Plan,
     /// `(num_envs, num_ctrl)`.
-    ctrl: Vec<f32>,
+    ctrl: Table,
     /// `[slot][env][ctrl]`: every kind's parameters.
-    params: Vec<f32>,
+    params: Table,
     /// `[slot][env][ctrl]`: every kind's state.
-    state: Vec<f32>,
+    state: Table,
     /// `[slot][env][ctrl]`: the state a step computes, committed into
     /// `state` only for envs whose outputs are finite.
-    state_next: Vec<f32>,
+    state_next: Table,
     /// Per stretch of ctrl columns with state: `(state slots, ctrl start,
     /// len)`, what an env whose outputs are finite commits.
     commits: Vec<(usize, usize, usize)>,
     /// `[plane][env][ctrl]`: the input planes as last set, in ctrl order
     /// (each ctrl column's command column).
-    inputs: Vec<f32>,
+    inputs: Table,
     /// `[plane][env][ctrl]`: the output planes the last step wrote.
-    outputs: Vec<f32>,
+    outputs: Table,
     /// `(num_envs, ring_stride)`: every buffer's `[slot][field][column]` ring.
-    ring: Vec<f32>,
+    ring: Table,
     /// `(num_envs, num_buffers)`.
     states: Vec<DelayState>,
     /// True once a MuJoCo-law parameter beyond the gain and bias terms was
     /// written ([`sinew_core::MjStage::env_forces`]'s `wide`).
     mj_wide: bool,
     /// `(num_envs, mj effort_width)`: joint efforts of the MuJoCo stage.
-    effort: Vec<f32>,
+    effort: Table,
     /// True when `effort` holds the last step's joint efforts; else they
     /// are sums of `ctrl` ([`sinew_core::MjStage::runs_per_step`]).
     efforts_current: bool,
@@ -65,7 +67,7 @@ pub struct CpuBackend {
     step: u32,
     /// Per rayon chunk: its tile (`[field][env][ctrl]`, see
     /// [`StepInputs::tiles`]), sized on the first step.
-    tile: Vec<f32>,
+    tile: Table,
     /// How a tile is filled.
     gather: Gather,
     /// True for one undelayed law without state, planes or per-env stages
@@ -210,24 +212,24 @@ impl CpuBackend {
         CpuBackend {
             one_run,
             serial,
-            ctrl: vec![0.0; num_envs * num_ctrl],
+            ctrl: Table::zeros(num_envs * num_ctrl),
             params,
             state_next: state.clone(),
             state,
             commits,
             inputs: {
-                let mut inputs = vec![0.0; plan.input_planes().len() * num_envs * num_ctrl];
+                let mut inputs = Table::zeros(plan.input_planes().len() * num_envs * num_ctrl);
                 to_ctrl_order(&plan, &plan.input_defaults(), &mut inputs);
                 inputs
             },
-            outputs: vec![0.0; num_envs * (plan.output_planes().len() * num_ctrl).max(1)],
-            ring: vec![0.0; num_envs * plan.ring_stride().max(1)],
+            outputs: Table::zeros(num_envs * (plan.output_planes().len() * num_ctrl).max(1)),
+            ring: Table::zeros(num_envs * plan.ring_stride().max(1)),
             states,
             mj_wide: false,
             efforts_current: true,
-            effort: vec![0.0; num_envs * plan.mj().effort_width().max(1)],
+            effort: Table::zeros(num_envs * plan.mj().effort_width().max(1)),
             flags: vec![0; num_envs],
-            tile: Vec::new(),
+            tile: Table::default(),
             gather: Gather::new(&plan),
             nonfinite: Vec::with_capacity(num_envs),
             step: 0,
@@ -279,19 +281,20 @@ impl CpuBackend {
         let one_run = self.one_run;
         let serial = self.serial;
         // A few chunks per thread: enough to balance, few enough to amortize
-        // (one on the caller's thread alone).
+        // (one on the caller's thread alone); a multiple of 16 envs, so each
+        // chunk's rows start on a cache line.
         let chunk = if serial {
             plan.num_envs().max(1)
         } else {
             plan.num_envs()
                 .div_ceil(rayon::current_num_threads() * 4)
-                .max(16)
+                .next_multiple_of(16)
         };
         let tile_stride = 5 * TILE.min(chunk) * num_ctrl;
         let need = plan.num_envs().div_ceil(chunk) * tile_stride;
         if self.tile.len() < need {
             // Once (or when the thread count grows): a step allocates nothing.
-            self.tile.resize(need, 0.0);
+            self.tile.resize(need);
         }
         let body = |rows: ChunkRows<'_>| -> usize {
             let (c, (((((ctrl, ring), states), effort), flags), tile)) = rows;
@@ -382,11 +385,18 @@ fn to_ctrl_order(plan: &Plan, planes: &[f32], out: &mut [f32]) {
 }
 
 /// Every env's rows of a `[slot][ctrl]` table of defaults: `[slot][env][ctrl]`.
-fn per_env(defaults: &[f32], num_envs: usize, num_ctrl: usize) -> Vec<f32> {
-    defaults
-        .chunks_exact(num_ctrl.max(1))
-        .flat_map(|row| row.repeat(num_envs))
-        .collect()
+fn per_env(defaults: &[f32], num_envs: usize, num_ctrl: usize) -> Table {
+    let mut table = Table::zeros(defaults.len() * num_envs);
+    let rows = defaults.chunks_exact(num_ctrl.max(1));
+    for (plane, row) in table
+        .chunks_exact_mut((num_envs * num_ctrl).max(1))
+        .zip(rows)
+    {
+        for env in plane.chunks_exact_mut(num_ctrl.max(1)) {
+            env.copy_from_slice(row);
+        }
+    }
+    table
 }
 
 /// Everything one env's step reads besides its own rows.
