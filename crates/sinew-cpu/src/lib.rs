@@ -681,8 +681,16 @@ impl StepInputs<'_> {
             // tile is checked before its pushes; an undelayed tile run
             // whole is checked in the law's pass, and env by env only when
             // that pass finds something.
+            // A first check runs over each field of the whole tile, the
+            // envs' flags only when it finds something.
             let checked_first = num_buffers > 0 || !whole_tile || has_inputs;
-            let any_bad = checked_first && check_inputs(tile, tile_flags);
+            let any_bad = checked_first
+                && if self.tile_bits(e0, n, tile) == 0 {
+                    tile_flags.fill(0);
+                    false
+                } else {
+                    check_inputs(tile, tile_flags)
+                };
             if num_buffers > 0 {
                 // The tile's pushes and lag draws first, each fetching the
                 // ring frames its env will write and read, so the copies
@@ -706,10 +714,10 @@ impl StepInputs<'_> {
             // The targets after the delay are the tile's; the rest where
             // `copied` says.
             let g: [&[f32]; 5] = std::array::from_fn(|f| {
-                if f < 3 || self.gather.copied[f] {
+                if f < 3 {
                     &tile[f * n * nc..(f + 1) * n * nc]
                 } else {
-                    &self.cmd[f][e0 * nc..(e0 + n) * nc]
+                    self.tile_field(tile, f, n, e0)
                 }
             });
             let out = &mut rows.ctrl[local * nc..(local + n) * nc];
@@ -790,6 +798,33 @@ impl StepInputs<'_> {
         } else {
             &self.cmd[f][(e0 + i) * nc..(e0 + i + 1) * nc]
         }
+    }
+
+    /// The `n` envs from `e0`'s values of field `f` in ctrl order: their
+    /// rows of the tile or, where it holds no copy ([`Gather::copied`]), of
+    /// the command.
+    #[inline]
+    fn tile_field<'t>(&'t self, tile: &'t [f32], f: usize, n: usize, e0: usize) -> &'t [f32] {
+        let nc = self.plan.num_ctrl();
+        if self.gather.copied[f] {
+            &tile[f * n * nc..(f + 1) * n * nc]
+        } else {
+            &self.cmd[f][e0 * nc..(e0 + n) * nc]
+        }
+    }
+
+    /// Non-zero when some command value of the `n` envs from `e0`, or of
+    /// their rows of the input planes, is NaN or ±inf: one pass per field
+    /// over the whole tile.
+    fn tile_bits(&self, e0: usize, n: usize, tile: &[f32]) -> u32 {
+        let nc = self.plan.num_ctrl();
+        let plane = self.plan.num_envs() * nc;
+        let fields = (0..5).fold(0, |acc, f| {
+            acc | nonfinite_bits(self.tile_field(tile, f, n, e0))
+        });
+        (0..self.plan.input_planes().len()).fold(fields, |acc, k| {
+            acc | nonfinite_bits(&self.inputs[k * plane + e0 * nc..][..n * nc])
+        })
     }
 
     /// Fills `tile` (`[field][env][ctrl]`, `n` envs from `e0`) with the
