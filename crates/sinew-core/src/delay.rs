@@ -270,18 +270,33 @@ impl DelayParams {
     /// mjlab's `_update_lags` for one env at global step `step`, after the push.
     #[inline]
     pub fn update_lag(&self, state: &mut DelayState, seed: u32, env: u32, step: u32) {
+        self.update_lag_keyed(state, self.lag_keys(seed), env, step);
+    }
+
+    /// The part of this buffer's lag draws that depends on neither the env
+    /// nor the step, for [`DelayParams::update_lag_keyed`].
+    pub fn lag_keys(&self, seed: u32) -> LagKeys {
+        LagKeys {
+            candidate: rng_key(seed, self.stream + STREAM_CANDIDATE),
+            hold: rng_key(seed, self.stream + STREAM_HOLD),
+        }
+    }
+
+    /// [`DelayParams::update_lag`] with its keys computed once.
+    #[inline]
+    pub fn update_lag_keyed(&self, state: &mut DelayState, keys: LagKeys, env: u32, step: u32) {
         if self.on_reset == 0 {
             let due = self.update_period == 0
                 || state
                     .step_count
                     .wrapping_add(state.phase)
                     .is_multiple_of(self.update_period);
-            let candidate = self.draw_lag(seed, STREAM_CANDIDATE, env, step);
             // A draw in [0, 1) is always >= a hold probability of 0.
-            let take = self.hold_prob <= 0.0
-                || rng_unit(seed, self.stream + STREAM_HOLD, env, step) >= self.hold_prob;
-            if due && take {
-                state.lag = candidate;
+            let take =
+                || self.hold_prob <= 0.0 || unit(rng_keyed(keys.hold, env, step)) >= self.hold_prob;
+            if due && take() {
+                let range = self.max_lag - self.min_lag + 1;
+                state.lag = self.min_lag + rng_keyed(keys.candidate, env, step) % range;
             }
         }
         state.step_count = state.step_count.wrapping_add(1);
@@ -332,16 +347,38 @@ pub fn hash_u32(mut x: u32) -> u32 {
 /// returns the same bits.
 #[inline(always)]
 pub fn rng_u32(seed: u32, stream: u32, env: u32, counter: u32) -> u32 {
-    let mut h = hash_u32(seed ^ 0x9e37_79b9);
-    h = hash_u32(h ^ stream);
-    h = hash_u32(h ^ env);
-    hash_u32(h ^ counter)
+    rng_keyed(rng_key(seed, stream), env, counter)
+}
+
+/// The (seed, stream) half of [`rng_u32`].
+#[inline(always)]
+fn rng_key(seed: u32, stream: u32) -> u32 {
+    hash_u32(hash_u32(seed ^ 0x9e37_79b9) ^ stream)
+}
+
+/// The (env, counter) half of [`rng_u32`], from its key.
+#[inline(always)]
+fn rng_keyed(key: u32, env: u32, counter: u32) -> u32 {
+    hash_u32(hash_u32(key ^ env) ^ counter)
+}
+
+/// A `u32` draw as a uniform `f32` in `[0, 1)` with its 24 high bits.
+#[inline(always)]
+fn unit(draw: u32) -> f32 {
+    (draw >> 8) as f32 * (1.0 / 16_777_216.0)
 }
 
 /// A uniform `f32` in `[0, 1)` with 24 random bits, from [`rng_u32`].
 #[inline(always)]
 pub fn rng_unit(seed: u32, stream: u32, env: u32, counter: u32) -> f32 {
-    (rng_u32(seed, stream, env, counter) >> 8) as f32 * (1.0 / 16_777_216.0)
+    unit(rng_u32(seed, stream, env, counter))
+}
+
+/// A delay buffer's lag-draw keys ([`DelayParams::lag_keys`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LagKeys {
+    candidate: u32,
+    hold: u32,
 }
 
 #[cfg(test)]

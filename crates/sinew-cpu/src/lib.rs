@@ -20,6 +20,7 @@ mod table;
 
 use io::{RunLaw, SlotRows};
 use rayon::prelude::*;
+use sinew_core::delay::LagKeys;
 use sinew_core::net::LearnedState;
 use sinew_core::plan::{Run, TargetSource};
 use sinew_core::{
@@ -89,6 +90,8 @@ struct Gather {
     /// Per delay buffer: `(ctrl start, ring column, len)` of each stretch
     /// of its columns that is contiguous in ctrl order.
     pieces: Vec<Vec<(usize, usize, usize)>>,
+    /// Per delay buffer: its lag draws' keys for the plan's seed.
+    lag_keys: Vec<LagKeys>,
     /// Whether a tile needs its own copy of each command field. Where ctrl
     /// order is command order, the position and velocity are read from
     /// the command itself; where one buffer also delays every column in
@@ -122,6 +125,9 @@ impl Gather {
         Gather {
             index: (!identity).then(|| columns.iter().map(|c| c.cmd_column as u32).collect()),
             pieces,
+            lag_keys: (plan.buffers().iter())
+                .map(|b| b.params.lag_keys(plan.seed()))
+                .collect(),
             copied: std::array::from_fn(|f| !identity || (f < 3 && !full)),
         }
     }
@@ -269,7 +275,6 @@ impl CpuBackend {
             next: SlotRows::new(&mut self.state_next, num_envs, nc),
             outputs: SlotRows::new(&mut self.outputs, num_envs, nc),
             commits: &self.commits,
-            seed: plan.seed(),
             step: self.step,
             gather: &self.gather,
             mj_wide: self.mj_wide,
@@ -415,7 +420,6 @@ struct StepInputs<'a> {
     outputs: SlotRows,
     /// [`CpuBackend::commits`].
     commits: &'a [(usize, usize, usize)],
-    seed: u32,
     step: u32,
     /// How a tile is filled.
     gather: &'a Gather,
@@ -869,13 +873,12 @@ impl StepInputs<'_> {
     /// `states` its rows), with a prefetch of each ring frame that
     /// [`Self::delay_row`] then writes and reads.
     fn delay_states(&self, env: usize, ring: &[f32], states: &mut [DelayState]) {
-        for (buffer, state) in self.plan.buffers().iter().zip(states.iter_mut()) {
+        let buffers = self.plan.buffers().iter().zip(&self.gather.lag_keys);
+        for ((buffer, &keys), state) in buffers.zip(states.iter_mut()) {
             let frame_len = 3 * buffer.cmd_columns.len();
             let ring = &ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
             let (slot, _) = buffer.params.push(state);
-            buffer
-                .params
-                .update_lag(state, self.seed, env as u32, self.step);
+            (buffer.params).update_lag_keyed(state, keys, env as u32, self.step);
             let read = buffer.params.read_slot(state);
             for slot in [slot, read] {
                 prefetch(&ring[slot as usize * frame_len..][..frame_len]);
