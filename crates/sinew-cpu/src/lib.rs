@@ -292,7 +292,7 @@ impl CpuBackend {
             plan.num_envs().max(1)
         } else {
             plan.num_envs()
-                .div_ceil(rayon::current_num_threads() * 4)
+                .div_ceil(pool_threads() * 4)
                 .next_multiple_of(16)
         };
         let tile_stride = 5 * TILE.min(chunk) * num_ctrl;
@@ -333,7 +333,7 @@ impl CpuBackend {
         let zeroed = if serial {
             chunked!(chunks_mut)
         } else {
-            chunked!(par_chunks_mut)
+            on_own_pool(|| chunked!(par_chunks_mut))
         };
         self.nonfinite.clear();
         if zeroed > 0 {
@@ -366,6 +366,40 @@ fn prefetch(values: &[f32]) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = values;
+}
+
+thread_local! {
+    /// The pool a step from this thread runs in: this thread as its first
+    /// worker and `rayon::current_num_threads() − 1` more. The step then
+    /// starts on the calling thread at once, and runs there whatever no
+    /// other worker has taken by the time it gets to it; a step sent to
+    /// rayon's global pool instead waits for a parked worker to wake, with
+    /// the caller a third thread on two cores (peer PD at 1150 × 29: 9 µs
+    /// on one thread, 23–30 µs through the global pool). `None` where this
+    /// thread is a rayon worker already: its step runs in that pool. One
+    /// pool per stepping thread, kept for the thread's life (rayon leaks a
+    /// pool's registry that uses its building thread).
+    static POOL: Option<rayon::ThreadPool> = rayon::ThreadPoolBuilder::new()
+        .num_threads(rayon::current_num_threads())
+        .use_current_thread()
+        .build()
+        .ok();
+}
+
+/// Runs `op` in this thread's pool ([`POOL`]), or where it is.
+fn on_own_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+    POOL.with(|pool| match pool {
+        Some(pool) => pool.install(op),
+        None => op(),
+    })
+}
+
+/// The threads a step from this thread runs on.
+fn pool_threads() -> usize {
+    POOL.with(|pool| {
+        pool.as_ref()
+            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+    })
 }
 
 /// The first push after a reset: one buffer's ring of one env (slot 0
