@@ -376,8 +376,9 @@ thread_local! {
     /// starts on the calling thread at once, and runs there whatever no
     /// other worker has taken by the time it gets to it; a step sent to
     /// rayon's global pool instead waits for a parked worker to wake, with
-    /// the caller a third thread on two cores (peer PD at 1150 × 29: 9 µs
-    /// on one thread, 23–30 µs through the global pool). `None` where this
+    /// the caller a third thread on two cores (PD took 9 µs at 1100 × 29 on
+    /// one thread, 23–30 µs at 1150 × 29 through the global pool, 5–6 µs
+    /// in this pool). `None` where this
     /// thread is a rayon worker already: its step runs in that pool. One
     /// pool per stepping thread, kept for the thread's life (rayon leaks a
     /// pool's registry that uses its building thread).

@@ -255,8 +255,12 @@ fn mlp_state(history_len: usize) -> Vec<StateSpec> {
         reset: 1.0,
     }];
     for (what, unit, doc) in [
-        ("error", "rad", "the position error this many steps back"),
-        ("vel", "rad/s", "the velocity this many steps back"),
+        (
+            "error",
+            "rad or m",
+            "the position error this many steps back",
+        ),
+        ("vel", "rad/s or m/s", "the velocity this many steps back"),
     ] {
         state.extend((1..=lags).map(|lag| StateSpec {
             name: interned(format!("{what}_{lag}")),
