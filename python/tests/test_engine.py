@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sinew
-from conftest import ROOT
+from conftest import ROOT, write_safetensors
 
 MOTOR = sinew.DcMotor(stiffness=20.0, damping=0.5, effort_limit=23.7, saturation_effort=23.7,
                       velocity_limit=30.1)
@@ -230,6 +230,36 @@ def test_state_is_read_and_written_by_name_and_reset():
     np.testing.assert_array_equal(e.read_state("pid", "integral")[:, 0], [0, 0.25, 0])
     e.reset([1])
     np.testing.assert_array_equal(e.read_state("pid", "integral"), 0.0)
+
+
+def test_mujoco_activation_and_learned_history_are_state_slots(tmp_path):
+    # MuJoCo's `act` is a MuJoCo-law group's state slot, `act_dot` an output.
+    cylinder = sinew.MjGeneral(command_field="effort", dyn_type="filter", dynprm=[0.1],
+                               gainprm=[2.0])
+    e = sinew.Engine(["a"], [sinew.Group("c", ["a"], cylinder)], 2, backend="cpu", dt=0.01)
+    assert e.groups()[0].state == ["act"]
+    assert "act_dot" in e.output_planes
+    e.set_state("c", "act", 0.5)
+    ctrl = e.step(effort_target=np.ones((2, 1), dtype=np.float32))
+    np.testing.assert_allclose(ctrl, 1.0)  # gain · act, before the step's update
+    np.testing.assert_allclose(e.read_output("act_dot"), 5.0)  # (1 − 0.5) / 0.1
+    np.testing.assert_allclose(e.read_state("c", "act"), 0.55)
+    e.reset([1])
+    np.testing.assert_allclose(e.read_state("c", "act")[:, 0], [0.55, 0.0])
+
+    # A learned MLP's history: `fresh`, then the errors and velocities back to its largest tap.
+    net = tmp_path / "sum.safetensors"  # e(t) + e(t − 1)
+    write_safetensors(net, [{"weight": [[1.0, 1.0, 0.0, 0.0]], "bias": [0.0],
+                             "activation": "identity"}])
+    mlp = sinew.LearnedMlp(network=str(net), effort_limit=1e3, saturation_effort=1e4,
+                           velocity_limit=1e3, taps=[0, 1])
+    e = sinew.Engine(["a"], [sinew.Group("m", ["a"], mlp)], 2, backend="cpu")
+    assert e.groups()[0].state == ["fresh", "error_1", "vel_1"]
+    e.step(position_target=np.full((2, 1), 2.0, dtype=np.float32))
+    np.testing.assert_array_equal(e.read_state("m", "error_1"), 2.0)
+    e.set_state("m", "error_1", 5.0, env_ids=[1])
+    ctrl = e.step(position_target=np.full((2, 1), 3.0, dtype=np.float32))
+    np.testing.assert_array_equal(ctrl[:, 0], [5.0, 8.0])  # e(t) + e(t − 1)
 
 
 def test_lags_clamp_and_reset():
