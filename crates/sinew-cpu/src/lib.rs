@@ -481,7 +481,8 @@ fn nonfinite_bits(values: &[f32]) -> u32 {
 /// evaluated again.
 struct EnvStage<'s, 'a> {
     step: &'s StepInputs<'a>,
-    env: usize,
+    /// The env's first element in a `[slot][env][ctrl]` plane.
+    row: usize,
     rows: &'s [&'a [f32]; 5],
     ring: &'s [f32],
     states: &'s [DelayState],
@@ -490,29 +491,26 @@ struct EnvStage<'s, 'a> {
 impl LearnedState for EnvStage<'_, '_> {
     #[inline(always)]
     fn get(&self, k: usize, c: usize) -> f32 {
-        let at = self.env * self.step.plan.num_ctrl() + c;
         // SAFETY: this env's rows are touched by this thread alone.
-        unsafe { self.step.state.span(k, at, 1)[0] }
+        unsafe { self.step.state.span(k, self.row + c, 1)[0] }
     }
 
     #[inline(always)]
     fn set(&mut self, k: usize, c: usize, value: f32) {
-        let at = self.env * self.step.plan.num_ctrl() + c;
         // SAFETY: as above.
-        unsafe { self.step.next.span_mut(k, at, 1)[0] = value }
+        unsafe { self.step.next.span_mut(k, self.row + c, 1)[0] = value }
     }
 }
 
 impl MjDriver for EnvStage<'_, '_> {
     fn act(&self, column: usize) -> f32 {
-        let at = self.env * self.step.plan.num_ctrl() + column;
         // SAFETY: this env's rows are touched by this thread alone.
-        unsafe { self.step.state.span(MJ_ACT_SLOT, at, 1)[0] }
+        unsafe { self.step.state.span(MJ_ACT_SLOT, self.row + column, 1)[0] }
     }
 
     fn set_act(&mut self, column: usize, act_dot: f32, act_next: f32) {
         let plan = self.step.plan;
-        let at = self.env * plan.num_ctrl() + column;
+        let at = self.row + column;
         // SAFETY: as above.
         unsafe {
             self.step.next.span_mut(MJ_ACT_SLOT, at, 1)[0] = act_next;
@@ -521,10 +519,9 @@ impl MjDriver for EnvStage<'_, '_> {
     }
 
     fn raw_force(&self, column: usize) -> f32 {
-        let plan = self.step.plan;
-        let at = self.env * plan.num_ctrl() + column;
+        let plane = self.step.plan.mj().raw_plane as usize;
         // SAFETY: this env's rows are touched by this thread alone.
-        unsafe { self.step.outputs.span(plan.mj().raw_plane as usize, at, 1)[0] }
+        unsafe { self.step.outputs.span(plane, self.row + column, 1)[0] }
     }
 
     fn rescale(&mut self, column: usize, scale: f32) -> f32 {
@@ -535,7 +532,7 @@ impl MjDriver for EnvStage<'_, '_> {
         let mut value = [0.0];
         self.step.run(
             &run.element(column - run.ctrl_start),
-            self.env * plan.num_ctrl(),
+            self.row,
             self.rows,
             self.ring,
             self.states,
@@ -568,7 +565,7 @@ impl StepInputs<'_> {
         let param = |slot: usize| &self.params[slot * plane + row..][..num_ctrl];
         let mut stage = EnvStage {
             step: self,
-            env,
+            row,
             rows: &rows,
             ring,
             states,
