@@ -225,8 +225,13 @@ impl DelayParams {
     /// A lag drawn uniformly in `[min_lag, max_lag]` from stream `purpose`.
     #[inline]
     fn draw_lag(&self, seed: u32, purpose: u32, env: u32, step: u32) -> u32 {
-        let range = self.max_lag - self.min_lag + 1;
-        self.min_lag + rng_u32(seed, self.stream + purpose, env, step) % range
+        self.lag_of(rng_u32(seed, self.stream + purpose, env, step))
+    }
+
+    /// The lag in `[min_lag, max_lag]` a `u32` draw selects.
+    #[inline]
+    fn lag_of(&self, draw: u32) -> u32 {
+        self.min_lag + draw % (self.max_lag - self.min_lag + 1)
     }
 
     /// Resets one env's state at global step `step` (also used at construction).
@@ -250,21 +255,32 @@ impl DelayParams {
         };
     }
 
-    /// Advances the ring for one push and returns the slot to write. When it
-    /// returns `fill = true` the caller writes the frame into every slot (the
-    /// first push after a reset).
+    /// Advances the ring for one push and returns the slot to write (the
+    /// new `head`). After the first push since a reset the caller writes the
+    /// frame into every slot ([`DelayParams::filling`]).
     #[inline]
-    pub fn push(&self, state: &mut DelayState) -> (u32, bool) {
-        let fill = state.pushes == 0;
+    pub fn push(&self, state: &mut DelayState) -> u32 {
         // `(head + 1) % len` without a division (head < len).
         let next = state.head + 1;
-        state.head = if fill || next >= self.len { 0 } else { next };
+        state.head = if state.pushes == 0 || next >= self.len {
+            0
+        } else {
+            next
+        };
         state.pushes = if state.pushes < self.len {
             state.pushes + 1
         } else {
             self.len
         };
-        (state.head, fill)
+        state.head
+    }
+
+    /// True after [`DelayParams::push`] when that push was the first since
+    /// a reset: its frame goes into every slot. (A one-slot ring reads true
+    /// after every push; its one slot is the one written.)
+    #[inline]
+    pub fn filling(&self, state: &DelayState) -> bool {
+        state.pushes == 1
     }
 
     /// mjlab's `_update_lags` for one env at global step `step`, after the push.
@@ -295,8 +311,7 @@ impl DelayParams {
             let take =
                 || self.hold_prob <= 0.0 || unit(rng_keyed(keys.hold, env, step)) >= self.hold_prob;
             if due && take() {
-                let range = self.max_lag - self.min_lag + 1;
-                state.lag = self.min_lag + rng_keyed(keys.candidate, env, step) % range;
+                state.lag = self.lag_of(rng_keyed(keys.candidate, env, step));
             }
         }
         state.step_count = state.step_count.wrapping_add(1);
@@ -398,8 +413,8 @@ mod tests {
         let mut ring = [0.0f32; 3];
         let mut out = Vec::new();
         for (step, x) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
-            let (slot, fill) = p.push(&mut s);
-            if fill {
+            let slot = p.push(&mut s);
+            if p.filling(&s) {
                 ring.fill(x);
             } else {
                 ring[slot as usize] = x;

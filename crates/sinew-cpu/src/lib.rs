@@ -378,10 +378,10 @@ thread_local! {
     /// rayon's global pool instead waits for a parked worker to wake, with
     /// the caller a third thread on two cores (PD took 9 µs at 1100 × 29 on
     /// one thread, 23–30 µs at 1150 × 29 through the global pool, 5–6 µs
-    /// in this pool). `None` where this
-    /// thread is a rayon worker already: its step runs in that pool. One
-    /// pool per stepping thread, kept for the thread's life (rayon leaks a
-    /// pool's registry that uses its building thread).
+    /// in this pool). `None` where this thread is a rayon worker already:
+    /// its step runs in that pool. One pool per stepping thread, kept for
+    /// the thread's life (rayon leaks a pool's registry that uses its
+    /// building thread).
     static POOL: Option<rayon::ThreadPool> = rayon::ThreadPoolBuilder::new()
         .num_threads(rayon::current_num_threads())
         .use_current_thread()
@@ -716,11 +716,11 @@ impl StepInputs<'_> {
                 any
             };
             // An env at fault must not push into its rings, so a delayed
-            // tile is checked before its pushes; an undelayed tile run
-            // whole is checked in the law's pass, and env by env only when
-            // that pass finds something.
-            // A first check runs over each field of the whole tile, the
-            // envs' flags only when it finds something.
+            // tile (like one run env by env, or with input planes) is
+            // checked before its laws: each field over the whole tile
+            // first, env by env only when that finds something. An
+            // undelayed tile run whole is checked in the law's pass, and
+            // env by env only when that pass finds something.
             let checked_first = num_buffers > 0 || !whole_tile || has_inputs;
             let any_bad = checked_first
                 && if self.tile_bits(e0, n, tile) == 0 {
@@ -831,11 +831,7 @@ impl StepInputs<'_> {
         i: usize,
     ) -> &'t [f32] {
         let nc = self.plan.num_ctrl();
-        if self.gather.copied[f] {
-            &tile[(f * n + i) * nc..(f * n + i + 1) * nc]
-        } else {
-            &self.cmd[f][(e0 + i) * nc..(e0 + i + 1) * nc]
-        }
+        &self.tile_field(tile, f, n, e0)[i * nc..(i + 1) * nc]
     }
 
     /// The `n` envs from `e0`'s values of field `f` in ctrl order: their
@@ -911,7 +907,7 @@ impl StepInputs<'_> {
         for ((buffer, &keys), state) in buffers.zip(states.iter_mut()) {
             let frame_len = 3 * buffer.cmd_columns.len();
             let ring = &ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
-            let (slot, _) = buffer.params.push(state);
+            let slot = buffer.params.push(state);
             (buffer.params).update_lag_keyed(state, keys, env as u32, self.step);
             let read = buffer.params.read_slot(state);
             for slot in [slot, read] {
@@ -951,8 +947,7 @@ impl StepInputs<'_> {
                     dst[r..r + len].copy_from_slice(&src[c..c + len]);
                 }
             }
-            // The first push after a reset (`pushes` was 0) fills the ring.
-            if state.pushes == 1 {
+            if buffer.params.filling(state) {
                 backfill(ring, frame_len);
             }
             let read = buffer.params.read_slot(state) as usize;
