@@ -103,31 +103,47 @@ impl KindVisitor for RunLaw<'_> {
     /// non-finite (see [`RunLaw::run`]); else false.
     type Output = bool;
 
-    /// The run's loop, compiled a second time for AVX2 and taken when the
-    /// CPU has it. No FMA is enabled (and Rust never contracts `a·b + c`
-    /// by itself), so both loops give the same bits.
+    /// The run's loop, compiled again for AVX-512 and for AVX2 and taken
+    /// in the widest form the CPU has. No FMA is enabled (and Rust never
+    /// contracts `a·b + c` by itself), so every form gives the same bits.
     #[inline(always)]
     fn visit<K: Kind>(self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            return unsafe {
+        macro_rules! run {
+            ($run:ident) => {
                 if self.check {
-                    self.run_avx2::<K, true>()
+                    self.$run::<K, true>()
                 } else {
-                    self.run_avx2::<K, false>()
+                    self.$run::<K, false>()
                 }
             };
         }
-        if self.check {
-            self.run::<K, true>()
-        } else {
-            self.run::<K, false>()
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F (checked just above).
+                return unsafe { run!(run_avx512) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                return unsafe { run!(run_avx2) };
+            }
         }
+        run!(run)
     }
 }
 
 impl RunLaw<'_> {
+    /// [`RunLaw::run`] with AVX-512F enabled: 16 lanes, and on aligned
+    /// tables one whole cache line per load.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run_avx512<K: Kind, const CHECK: bool>(self) -> bool {
+        self.run::<K, CHECK>()
+    }
+
     /// [`RunLaw::run`] with AVX2 enabled.
     ///
     /// # Safety
