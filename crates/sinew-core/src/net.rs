@@ -243,8 +243,10 @@ impl LearnedStage {
     /// velocity-limit tables, `state` its state: read as it was before the
     /// step, written for after it.
     ///
-    /// The networks run compiled for AVX2 when the CPU has it (no FMA, so
-    /// the bits are the same).
+    /// The networks run compiled for AVX-512 or AVX2 when the CPU has it
+    /// (no FMA, so the bits are the same). An MLP runs for up to
+    /// [`MLP_LANES`] of the env's columns at once, one column per lane, each
+    /// lane's sums in the one-column order.
     pub fn env_efforts(
         &self,
         pos: &[f32],
@@ -254,11 +256,35 @@ impl LearnedStage {
         state: &mut impl LearnedState,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            unsafe { self.env_efforts_avx2(pos, vel, limits, ctrl, state) };
-            return;
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F (checked just above).
+                unsafe { self.env_efforts_avx512(pos, vel, limits, ctrl, state) };
+                return;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                unsafe { self.env_efforts_avx2(pos, vel, limits, ctrl, state) };
+                return;
+            }
         }
+        self.efforts(pos, vel, limits, ctrl, state);
+    }
+
+    /// [`LearnedStage::env_efforts`] with AVX-512F enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn env_efforts_avx512(
+        &self,
+        pos: &[f32],
+        vel: &[f32],
+        limits: [&[f32]; 3],
+        ctrl: &mut [f32],
+        state: &mut impl LearnedState,
+    ) {
         self.efforts(pos, vel, limits, ctrl, state);
     }
 
@@ -291,29 +317,66 @@ impl LearnedStage {
     ) {
         // One layer's input and output; each step writes before it reads.
         let mut scratch = [[0.0f32; NET_MAX_WIDTH]; 2];
-        for col in &self.columns {
+        let mut lanes = [[[0.0f32; MLP_LANES]; NET_MAX_WIDTH]; 2];
+        let clip = |col: &LearnedColumn, raw: f32, ctrl: &mut [f32]| {
             let (c, m) = (col.ctrl_column as usize, col.cmd_column as usize);
-            let error = ctrl[c] - pos[m];
-            let raw = match col.kind {
-                LEARNED_MLP => self.mlp_column(col, error, vel[m], state, &mut scratch),
-                _ => self.lstm_column(col, error, vel[m], state, &mut scratch),
-            };
             let [fl, sat, vlim] = limits.map(|row| row[c]);
             ctrl[c] = dc_motor_clip(raw, sat, vlim, fl, vel[m]);
+        };
+        let error = |col: &LearnedColumn, ctrl: &[f32]| {
+            ctrl[col.ctrl_column as usize] - pos[col.cmd_column as usize]
+        };
+        let mut rest = &self.columns[..];
+        while let Some(col) = rest.first() {
+            if col.kind != LEARNED_MLP {
+                let e = error(col, ctrl);
+                let vel = vel[col.cmd_column as usize];
+                let raw = self.lstm_column(col, e, vel, state, &mut scratch);
+                clip(col, raw, ctrl);
+                rest = &rest[1..];
+                continue;
+            }
+            // The next columns of this network, one per lane.
+            let batch = rest
+                .iter()
+                .take(MLP_LANES)
+                .take_while(|c| {
+                    c.kind == LEARNED_MLP
+                        && c.first_layer == col.first_layer
+                        && c.num_layers == col.num_layers
+                })
+                .count();
+            let (batch, after) = rest.split_at(batch);
+            let [x, y] = &mut lanes;
+            let inputs = 2 * col.num_taps as usize;
+            for (lane, col) in batch.iter().enumerate() {
+                let x1 = &mut scratch[0];
+                let e = error(col, ctrl);
+                self.mlp_inputs(col, e, vel[col.cmd_column as usize], state, x1);
+                for (xl, &xi) in x[..inputs].iter_mut().zip(&x1[..inputs]) {
+                    xl[lane] = xi;
+                }
+            }
+            let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
+            let out = dense_stack_lanes(&self.weights, layers, x, y);
+            for (col, &raw) in batch.iter().zip(&out) {
+                clip(col, raw * col.torque_scale, ctrl);
+            }
+            rest = after;
         }
     }
 
-    /// An MLP column's scaled output, before the DC clip (the module
-    /// docs give its state).
+    /// An MLP column's network input (`x`, the module docs give its
+    /// state), its history shifted for the next step.
     #[inline(always)]
-    fn mlp_column<S: LearnedState>(
+    fn mlp_inputs<S: LearnedState>(
         &self,
         col: &LearnedColumn,
         error: f32,
         vel: f32,
         state: &mut S,
-        [x, y]: &mut [[f32; NET_MAX_WIDTH]; 2],
-    ) -> f32 {
+        x: &mut [f32; NET_MAX_WIDTH],
+    ) {
         let c = col.ctrl_column as usize;
         let lags = col.history_len as usize - 1;
         // The frames `lag` steps back, errors then velocities.
@@ -344,8 +407,6 @@ impl LearnedStage {
             }
         }
         state.set(MLP_FRESH, c, 0.0);
-        let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
-        dense_stack(&self.weights, layers, x, y) * col.torque_scale
     }
 
     /// An LSTM column's output, before the DC clip (the module docs give
@@ -404,6 +465,82 @@ fn dense_stack<'a>(
         std::mem::swap(&mut x, &mut y);
     }
     x[0]
+}
+
+/// Columns an MLP runs at once in [`LearnedStage::env_efforts`].
+pub const MLP_LANES: usize = 16;
+
+/// One value per lane.
+type Lanes = [f32; MLP_LANES];
+
+/// [`dense_stack`] for [`MLP_LANES`] columns of one network at once, each
+/// lane one column's `x`; returns each lane's first output of the last
+/// layer.
+#[inline(always)]
+fn dense_stack_lanes<'a>(
+    weights: &[f32],
+    layers: &[NetLayer],
+    mut x: &'a mut [Lanes; NET_MAX_WIDTH],
+    mut y: &'a mut [Lanes; NET_MAX_WIDTH],
+) -> Lanes {
+    for layer in layers {
+        dense_lanes(weights, layer, x, y);
+        std::mem::swap(&mut x, &mut y);
+    }
+    x[0]
+}
+
+/// `acc += x·w` in every lane.
+#[inline(always)]
+fn axpy(acc: &mut Lanes, x: &Lanes, w: f32) {
+    *acc = std::array::from_fn(|l| acc[l] + x[l] * w);
+}
+
+/// [`dense`] for every lane: per lane the same additions in the same order.
+#[inline(always)]
+fn dense_lanes(weights: &[f32], l: &NetLayer, x: &[Lanes], y: &mut [Lanes]) {
+    /// Outputs summed together: independent sums to hide the additions'
+    /// latency.
+    const BLOCK: usize = 4;
+    let (n_in, n_out) = (l.inputs as usize, l.outputs as usize);
+    let w = &weights[l.weight as usize..][..n_in * n_out];
+    let (x, y) = (&x[..n_in], &mut y[..n_out]);
+    let mut blocks = y.chunks_exact_mut(BLOCK);
+    for (b, yb) in blocks.by_ref().enumerate() {
+        let mut acc = [[0.0f32; MLP_LANES]; BLOCK];
+        for (xi, row) in x.iter().zip(w.chunks_exact(n_out)) {
+            let row = &row[b * BLOCK..][..BLOCK];
+            for (acc, &wo) in acc.iter_mut().zip(row) {
+                axpy(acc, xi, wo);
+            }
+        }
+        yb.copy_from_slice(&acc);
+    }
+    let done = n_out - blocks.into_remainder().len();
+    for (o, yo) in y.iter_mut().enumerate().skip(done) {
+        let mut acc = [0.0f32; MLP_LANES];
+        for (xi, row) in x.iter().zip(w.chunks_exact(n_out)) {
+            axpy(&mut acc, xi, row[o]);
+        }
+        *yo = acc;
+    }
+    let bias = &weights[l.bias as usize..][..n_out];
+    // One loop per activation, so each vectorizes.
+    let each = |y: &mut [Lanes], f: fn(f32) -> f32| {
+        for (yo, &bo) in y.iter_mut().zip(bias) {
+            for v in yo {
+                *v = f(*v + bo);
+            }
+        }
+    };
+    match Activation::ALL[l.activation as usize] {
+        Activation::Identity => each(y, |x| Activation::Identity.apply(x)),
+        Activation::Relu => each(y, |x| Activation::Relu.apply(x)),
+        Activation::Elu => each(y, |x| Activation::Elu.apply(x)),
+        Activation::Tanh => each(y, |x| Activation::Tanh.apply(x)),
+        Activation::Softsign => each(y, |x| Activation::Softsign.apply(x)),
+        Activation::Sigmoid => each(y, |x| Activation::Sigmoid.apply(x)),
+    }
 }
 
 /// Dense layers on one row of `inputs` ([`Mlp::forward`](crate::Mlp::forward)).
@@ -516,16 +653,17 @@ mod tests {
     use super::*;
     use crate::kinds::{Activation, Dense, LstmLayer, Mlp};
 
-    /// The register-held sums of the common widths are the general loop's
-    /// additions in the same order: the same bits, every activation.
+    /// The register-held sums of the common widths, and every lane of the
+    /// many-column form, are the general loop's additions in the same
+    /// order: the same bits, every activation.
     #[test]
-    fn common_widths_sum_as_the_general_loop() {
+    fn common_widths_and_lanes_sum_as_the_general_loop() {
         let mut seed = 7u32;
         let mut draw = || {
             seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             (seed >> 8) as f32 / (1u32 << 24) as f32 * 4.0 - 2.0
         };
-        for n_out in [8, 16, 32, 64, 7] {
+        for n_out in [8, 16, 32, 64, 7, 1, 6] {
             for &activation in &Activation::ALL {
                 let n_in = 13;
                 let weights: Vec<f32> = (0..n_in * n_out + n_out).map(|_| draw()).collect();
@@ -541,13 +679,29 @@ mod tests {
                 let x: Vec<f32> = (0..NET_MAX_WIDTH).map(|_| draw()).collect();
                 let mut y = [0.0f32; NET_MAX_WIDTH];
                 dense(&weights, &layer, &x, &mut y);
+                // Lane `l` holds `x` shifted by `l`: every lane differs.
+                let x_lanes: Vec<Lanes> = (0..NET_MAX_WIDTH)
+                    .map(|i| std::array::from_fn(|l| x[(i + l) % NET_MAX_WIDTH]))
+                    .collect();
+                let mut y_lanes = [[0.0f32; MLP_LANES]; NET_MAX_WIDTH];
+                dense_lanes(&weights, &layer, &x_lanes, &mut y_lanes);
                 for o in 0..n_out {
-                    let mut sum = 0.0f32;
-                    for i in 0..n_in {
-                        sum += x[i] * weights[i * n_out + o];
+                    for l in 0..MLP_LANES {
+                        let mut sum = 0.0f32;
+                        for i in 0..n_in {
+                            sum += x_lanes[i][l] * weights[i * n_out + o];
+                        }
+                        let want = activation.apply(sum + weights[n_in * n_out + o]);
+                        if l == 0 {
+                            assert_eq!(y[o].to_bits(), want.to_bits(), "{n_out} {activation} {o}");
+                        }
+                        let got = y_lanes[o][l];
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "{n_out} {activation} {o} {l}"
+                        );
                     }
-                    let want = activation.apply(sum + weights[n_in * n_out + o]);
-                    assert_eq!(y[o].to_bits(), want.to_bits(), "{n_out} {activation} {o}");
                 }
             }
         }
