@@ -18,7 +18,7 @@
 mod io;
 mod table;
 
-use io::{RunLaw, SlotRows};
+use io::{RunLaw, SlotRows, EXP_BITS};
 use rayon::prelude::*;
 use sinew_core::delay::LagKeys;
 use sinew_core::net::LearnedState;
@@ -847,15 +847,21 @@ impl StepInputs<'_> {
         }
     }
 
-    /// Non-zero when some command value of the `n` envs from `e0`, or of
-    /// their rows of the input planes, is NaN or ±inf: one pass per field
-    /// over the whole tile.
+    /// Zero when every command value of the `n` envs from `e0`, and every
+    /// value of their rows of the input planes, is finite; non-zero when
+    /// some may not be (the caller then checks env by env).
     fn tile_bits(&self, e0: usize, n: usize, tile: &[f32]) -> u32 {
         let nc = self.plan.num_ctrl();
         let plane = self.plan.num_envs() * nc;
-        let fields = (0..5).fold(0, |acc, f| {
-            acc | nonfinite_bits(self.tile_field(tile, f, n, e0))
-        });
+        // One pass over the five fields: the sum of an element's values
+        // times zero is ±0 when all are finite, NaN when one is not (or the
+        // sum overflows, which only sends the caller to its exact checks).
+        let [f0, f1, f2, f3, f4] = std::array::from_fn(|f| self.tile_field(tile, f, n, e0));
+        let mut sums = 0u32;
+        for ((((&a, &b), &c), &d), &e) in f0.iter().zip(f1).zip(f2).zip(f3).zip(f4) {
+            sums |= ((((a + b) + (c + d)) + e) * 0.0).to_bits();
+        }
+        let fields = u32::from(sums & EXP_BITS == EXP_BITS);
         (0..self.plan.input_planes().len()).fold(fields, |acc, k| {
             acc | nonfinite_bits(&self.inputs[k * plane + e0 * nc..][..n * nc])
         })
