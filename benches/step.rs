@@ -50,11 +50,11 @@ fn setup<B: Backend>(
     Some((backend, cmd))
 }
 
-/// The learned MLP, compute-bound, runs at the size that matters for
-/// comparison with mjlab (Go1: 12 joints, 4096 envs); every other kind at
-/// every size.
+/// The learned networks, compute-bound, run at the size that matters for
+/// comparison with mjlab and Isaac Lab (Go1 and ANYmal: 12 joints, 4096
+/// envs); every other kind at every size.
 fn measured(kind: &str, num_envs: usize, num_targets: usize) -> bool {
-    kind != "learned_mlp" || (num_envs, num_targets) == (4096, 12)
+    !kind.starts_with("learned_") || (num_envs, num_targets) == (4096, 12)
 }
 
 /// `a = b + s·c` over arrays far larger than the caches, on all rayon threads.

@@ -10,14 +10,14 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sinew::{
     Activation, ActuatorCmd, Backend, BuiltinPositionCfg, DcMotorCfg, DelayCfg, Dense, Engine,
-    EnvIds, GpuContext, GroupCfg, IdealPdCfg, LearnedMlpCfg, MjPositionCfg, Mlp, PlanOptions,
-    Robot, Values,
+    EnvIds, GpuContext, GroupCfg, IdealPdCfg, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg,
+    MjPositionCfg, Mlp, PlanOptions, Robot, Values,
 };
 
 use crate::CliError;
 
 /// The workloads, by name.
-pub const KINDS: [&str; 10] = [
+pub const KINDS: [&str; 11] = [
     "pd",
     "dc",
     "delayed_dc",
@@ -25,6 +25,7 @@ pub const KINDS: [&str; 10] = [
     "passthrough",
     "mujoco",
     "learned_mlp",
+    "learned_lstm",
     "servo",
     "muscle_pair",
     "mj_dcmotor",
@@ -53,6 +54,43 @@ pub fn go1_shaped_mlp() -> Mlp {
     Mlp::new("go1-shaped", layers).expect("a valid network")
 }
 
+/// A network of Isaac Lab's `ActuatorNetLSTM` shape (the ANYdrive net):
+/// 2 inputs, 2 LSTM layers of 32 hidden units, a linear head, with fixed
+/// pseudo-random weights (for timing only).
+pub fn anydrive_shaped_lstm() -> LstmNet {
+    let mut state = 5u64;
+    let hidden = 32;
+    let mut draw = |n: usize| -> Vec<f32> {
+        let scale = 1.0 / (hidden as f32).sqrt();
+        (0..n)
+            .map(|_| (2.0 * lcg(&mut state) - 1.0) * scale)
+            .collect()
+    };
+    let layers = (0..2)
+        .map(|l| {
+            let inputs = if l == 0 { 2 } else { hidden };
+            LstmLayer {
+                name: ("lstm.".into(), format!("_l{l}")),
+                inputs,
+                hidden,
+                weight_ih: draw(4 * hidden * inputs),
+                weight_hh: draw(4 * hidden * hidden),
+                bias_ih: draw(4 * hidden),
+                bias_hh: draw(4 * hidden),
+            }
+        })
+        .collect();
+    let head = Dense::new(
+        "linear",
+        1,
+        hidden,
+        draw(hidden),
+        draw(1),
+        Activation::Identity,
+    );
+    LstmNet::new("anydrive-shaped", layers, vec![head]).expect("a valid network")
+}
+
 fn dc(kp: f32) -> DcMotorCfg {
     DcMotorCfg {
         stiffness: kp,
@@ -71,7 +109,8 @@ fn dc(kp: f32) -> DcMotorCfg {
 /// `<position kp=40 kv=1 timeconst=0.02 forcerange=±30>` on every joint,
 /// computed by Sinew: an activation per (env, joint) and joint efforts.
 /// `learned_mlp` is mjlab's Go1 learned actuator: [`go1_shaped_mlp`] over a
-/// history of 3, then the DC clip. `servo` is BAM's XL-330 voltage law with
+/// history of 3, then the DC clip. `learned_lstm` is Isaac Lab's
+/// `ActuatorNetLSTM` ([`anydrive_shaped_lstm`]), then the DC clip. `servo` is BAM's XL-330 voltage law with
 /// its shipped M6 friction (`xl330/m6`) on every joint, its torque enable and
 /// external torque input planes at their defaults, its friction and command
 /// outputs written. `muscle_pair` is MIMo's muscle model, joint `t` with the
@@ -117,6 +156,11 @@ pub fn workload_groups(kind: &str, num_targets: usize) -> Option<Vec<GroupCfg>> 
             "g",
             all,
             LearnedMlpCfg::new(go1_shaped_mlp(), 23.7, 23.7, 30.0).with_scales(-1.0, 1.0, 1.0),
+        )],
+        "learned_lstm" => vec![GroupCfg::new(
+            "g",
+            all,
+            LstmNetCfg::new(anydrive_shaped_lstm(), 80.0, 120.0, 7.5),
         )],
         "servo" => {
             let fit = sinew::bam::bam_fit("xl330/m6").expect("a shipped fit");
@@ -173,6 +217,9 @@ pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
         // The five command fields and three limits in; the two newest
         // history slots written, six taps read; ctrl out.
         "learned_mlp" => 68.0,
+        // The five command fields and three limits in; both layers' hidden
+        // and cell states (128 values) read and written; ctrl out.
+        "learned_lstm" => 44.0 + 2.0 * 128.0 * 4.0,
         // The five command fields, two input planes and 20 parameters in;
         // ctrl and three outputs (friction loss, damping, command) out.
         "servo" => 124.0,

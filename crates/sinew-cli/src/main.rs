@@ -57,7 +57,7 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         envs: Option<Vec<usize>>,
         /// Workloads, comma-separated: pd, dc, delayed_dc, delay_dc, passthrough, mujoco,
-        /// learned_mlp, servo, muscle_pair, mj_dcmotor (default all).
+        /// learned_mlp, learned_lstm, servo, muscle_pair, mj_dcmotor (default all).
         #[arg(long, value_delimiter = ',', conflicts_with = "scenario")]
         kinds: Vec<String>,
         /// Targets per env.

@@ -315,52 +315,51 @@ impl LearnedStage {
         ctrl: &mut [f32],
         state: &mut impl LearnedState,
     ) {
-        // One layer's input and output; each step writes before it reads.
-        let mut scratch = [[0.0f32; NET_MAX_WIDTH]; 2];
+        // One layer's input and output per lane; each step writes before
+        // it reads.
         let mut lanes = [[[0.0f32; MLP_LANES]; NET_MAX_WIDTH]; 2];
-        let clip = |col: &LearnedColumn, raw: f32, ctrl: &mut [f32]| {
-            let (c, m) = (col.ctrl_column as usize, col.cmd_column as usize);
-            let [fl, sat, vlim] = limits.map(|row| row[c]);
-            ctrl[c] = dc_motor_clip(raw, sat, vlim, fl, vel[m]);
-        };
-        let error = |col: &LearnedColumn, ctrl: &[f32]| {
-            ctrl[col.ctrl_column as usize] - pos[col.cmd_column as usize]
-        };
         let mut rest = &self.columns[..];
         while let Some(col) = rest.first() {
-            if col.kind != LEARNED_MLP {
-                let e = error(col, ctrl);
-                let vel = vel[col.cmd_column as usize];
-                let raw = self.lstm_column(col, e, vel, state, &mut scratch);
-                clip(col, raw, ctrl);
-                rest = &rest[1..];
-                continue;
-            }
             // The next columns of this network, one per lane.
             let batch = rest
                 .iter()
                 .take(MLP_LANES)
                 .take_while(|c| {
-                    c.kind == LEARNED_MLP
+                    c.kind == col.kind
                         && c.first_layer == col.first_layer
                         && c.num_layers == col.num_layers
                 })
                 .count();
             let (batch, after) = rest.split_at(batch);
-            let [x, y] = &mut lanes;
-            let inputs = 2 * col.num_taps as usize;
+            let mut errors = [0.0f32; MLP_LANES];
+            let mut vels = [0.0f32; MLP_LANES];
             for (lane, col) in batch.iter().enumerate() {
-                let x1 = &mut scratch[0];
-                let e = error(col, ctrl);
-                self.mlp_inputs(col, e, vel[col.cmd_column as usize], state, x1);
-                for (xl, &xi) in x[..inputs].iter_mut().zip(&x1[..inputs]) {
-                    xl[lane] = xi;
-                }
+                let (c, m) = (col.ctrl_column as usize, col.cmd_column as usize);
+                errors[lane] = ctrl[c] - pos[m];
+                vels[lane] = vel[m];
             }
             let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
-            let out = dense_stack_lanes(&self.weights, layers, x, y);
-            for (col, &raw) in batch.iter().zip(&out) {
-                clip(col, raw * col.torque_scale, ctrl);
+            let raw = if col.kind == LEARNED_MLP {
+                let [x, y] = &mut lanes;
+                let inputs = 2 * col.num_taps as usize;
+                let mut x1 = [0.0f32; NET_MAX_WIDTH];
+                for (lane, col) in batch.iter().enumerate() {
+                    self.mlp_inputs(col, errors[lane], vels[lane], state, &mut x1);
+                    for (xl, &xi) in x[..inputs].iter_mut().zip(&x1[..inputs]) {
+                        xl[lane] = xi;
+                    }
+                }
+                let out = dense_stack_lanes(&self.weights, layers, x, y);
+                std::array::from_fn(|lane| {
+                    out[lane] * batch.get(lane).map_or(1.0, |c| c.torque_scale)
+                })
+            } else {
+                self.lstm_lanes(batch, errors, vels, state, &mut lanes)
+            };
+            for ((col, &raw), &v) in batch.iter().zip(&raw).zip(&vels) {
+                let c = col.ctrl_column as usize;
+                let [fl, sat, vlim] = limits.map(|row| row[c]);
+                ctrl[c] = dc_motor_clip(raw, sat, vlim, fl, v);
             }
             rest = after;
         }
@@ -409,45 +408,127 @@ impl LearnedStage {
         state.set(MLP_FRESH, c, 0.0);
     }
 
-    /// An LSTM column's output, before the DC clip (the module docs give
-    /// its state).
-    fn lstm_column(
+    /// The outputs, before the DC clip, of up to [`MLP_LANES`] LSTM columns
+    /// of one network (the module docs give their state), one per lane:
+    /// per lane the one-column arithmetic of WGSL `lstm_unit`. Compiled,
+    /// like the networks, for AVX-512 and AVX2; kept out of
+    /// [`LearnedStage::env_efforts`]'s body, whose MLPs would otherwise pay
+    /// for its large stack frame.
+    #[inline(never)]
+    fn lstm_lanes<S: LearnedState>(
         &self,
-        col: &LearnedColumn,
-        error: f32,
-        vel: f32,
-        state: &mut impl LearnedState,
-        [x, y]: &mut [[f32; NET_MAX_WIDTH]; 2],
-    ) -> f32 {
-        let (c, hidden) = (col.ctrl_column as usize, col.hidden as usize);
+        batch: &[LearnedColumn],
+        errors: Lanes,
+        vels: Lanes,
+        state: &mut S,
+        lanes: &mut [[Lanes; NET_MAX_WIDTH]; 2],
+    ) -> Lanes {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F (checked just above).
+                return unsafe { self.lstm_lanes_avx512(batch, errors, vels, state, lanes) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                return unsafe { self.lstm_lanes_avx2(batch, errors, vels, state, lanes) };
+            }
+        }
+        self.lstm_body(batch, errors, vels, state, lanes)
+    }
+
+    /// [`LearnedStage::lstm_lanes`] with AVX-512F enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn lstm_lanes_avx512<S: LearnedState>(
+        &self,
+        batch: &[LearnedColumn],
+        errors: Lanes,
+        vels: Lanes,
+        state: &mut S,
+        lanes: &mut [[Lanes; NET_MAX_WIDTH]; 2],
+    ) -> Lanes {
+        self.lstm_body(batch, errors, vels, state, lanes)
+    }
+
+    /// [`LearnedStage::lstm_lanes`] with AVX2 enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn lstm_lanes_avx2<S: LearnedState>(
+        &self,
+        batch: &[LearnedColumn],
+        errors: Lanes,
+        vels: Lanes,
+        state: &mut S,
+        lanes: &mut [[Lanes; NET_MAX_WIDTH]; 2],
+    ) -> Lanes {
+        self.lstm_body(batch, errors, vels, state, lanes)
+    }
+
+    /// The body of [`LearnedStage::lstm_lanes`].
+    #[inline(always)]
+    fn lstm_body<S: LearnedState>(
+        &self,
+        batch: &[LearnedColumn],
+        errors: Lanes,
+        vels: Lanes,
+        state: &mut S,
+        [x, y]: &mut [[Lanes; NET_MAX_WIDTH]; 2],
+    ) -> Lanes {
+        use crate::kinds::{net_sigmoid, net_tanh};
+        let col = &batch[0];
+        let hidden = col.hidden as usize;
         let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
         let (lstm, head) = layers.split_at(col.lstm_layers as usize);
-        x[0] = error;
-        x[1] = vel;
-        let [mut h_old, mut c_old, mut h_new, mut c_new] = [[0.0f32; NET_MAX_WIDTH]; 4];
+        x[0] = errors;
+        x[1] = vels;
+        let g = 4 * hidden;
+        let mut from_x = [[0.0f32; MLP_LANES]; 4 * NET_MAX_WIDTH];
+        let mut from_h = [[0.0f32; MLP_LANES]; 4 * NET_MAX_WIDTH];
+        let (from_x, from_h) = (&mut from_x[..g], &mut from_h[..g]);
+        let mut cells = [[0.0f32; MLP_LANES]; NET_MAX_WIDTH];
         for (l, layer) in lstm.iter().enumerate() {
             let at = 2 * l * hidden;
+            // The old hidden state in `y`, the old cell state in `cells`.
+            let n_in = layer.inputs as usize;
             for u in 0..hidden {
-                h_old[u] = state.get(at + u, c);
-                c_old[u] = state.get(at + hidden + u, c);
+                for (lane, col) in batch.iter().enumerate() {
+                    let c = col.ctrl_column as usize;
+                    y[u][lane] = state.get(at + u, c);
+                    cells[u][lane] = state.get(at + hidden + u, c);
+                }
             }
-            let (h_new, c_new) = (&mut h_new[..hidden], &mut c_new[..hidden]);
-            lstm_cell(
-                &self.weights,
-                layer,
-                x,
-                &h_old[..hidden],
-                &c_old[..hidden],
-                h_new,
-                c_new,
-            );
+            let w_ih = &self.weights[layer.weight as usize..][..n_in * g];
+            weighted_sums_lanes(w_ih, &x[..n_in], from_x);
+            let w_hh = &self.weights[layer.weight_hh as usize..][..hidden * g];
+            weighted_sums_lanes(w_hh, &y[..hidden], from_h);
+            let b_ih = &self.weights[layer.bias as usize..][..g];
+            let b_hh = &self.weights[layer.bias_hh as usize..][..g];
+            let pre =
+                |r: usize, lane: usize| (from_x[r][lane] + b_ih[r]) + (from_h[r][lane] + b_hh[r]);
             for u in 0..hidden {
-                state.set(at + u, c, h_new[u]);
-                state.set(at + hidden + u, c, c_new[u]);
+                for (lane, col) in batch.iter().enumerate() {
+                    let i = net_sigmoid(pre(u, lane));
+                    let f = net_sigmoid(pre(hidden + u, lane));
+                    let cell = net_tanh(pre(2 * hidden + u, lane));
+                    let o = net_sigmoid(pre(3 * hidden + u, lane));
+                    let c_new = f * cells[u][lane] + i * cell;
+                    let h_new = o * net_tanh(c_new);
+                    let c = col.ctrl_column as usize;
+                    state.set(at + u, c, h_new);
+                    state.set(at + hidden + u, c, c_new);
+                    y[u][lane] = h_new;
+                }
             }
-            x[..hidden].copy_from_slice(h_new);
+            x[..hidden].copy_from_slice(&y[..hidden]);
         }
-        dense_stack(&self.weights, head, x, y)
+        dense_stack_lanes(&self.weights, head, x, y)
     }
 }
 
@@ -499,12 +580,36 @@ fn axpy(acc: &mut Lanes, x: &Lanes, w: f32) {
 /// [`dense`] for every lane: per lane the same additions in the same order.
 #[inline(always)]
 fn dense_lanes(weights: &[f32], l: &NetLayer, x: &[Lanes], y: &mut [Lanes]) {
+    let (n_in, n_out) = (l.inputs as usize, l.outputs as usize);
+    let y = &mut y[..n_out];
+    weighted_sums_lanes(&weights[l.weight as usize..][..n_in * n_out], &x[..n_in], y);
+    let bias = &weights[l.bias as usize..][..n_out];
+    // One loop per activation, so each vectorizes.
+    let each = |y: &mut [Lanes], f: fn(f32) -> f32| {
+        for (yo, &bo) in y.iter_mut().zip(bias) {
+            for v in yo {
+                *v = f(*v + bo);
+            }
+        }
+    };
+    match Activation::ALL[l.activation as usize] {
+        Activation::Identity => each(y, |x| Activation::Identity.apply(x)),
+        Activation::Relu => each(y, |x| Activation::Relu.apply(x)),
+        Activation::Elu => each(y, |x| Activation::Elu.apply(x)),
+        Activation::Tanh => each(y, |x| Activation::Tanh.apply(x)),
+        Activation::Softsign => each(y, |x| Activation::Softsign.apply(x)),
+        Activation::Sigmoid => each(y, |x| Activation::Sigmoid.apply(x)),
+    }
+}
+
+/// Per lane `y[o] = Σ_i x[i]·w[i][o]` (`w` input-major: one row of
+/// `y.len()` weights per input), summed from 0 in input order.
+#[inline(always)]
+fn weighted_sums_lanes(w: &[f32], x: &[Lanes], y: &mut [Lanes]) {
     /// Outputs summed together: independent sums to hide the additions'
     /// latency.
     const BLOCK: usize = 4;
-    let (n_in, n_out) = (l.inputs as usize, l.outputs as usize);
-    let w = &weights[l.weight as usize..][..n_in * n_out];
-    let (x, y) = (&x[..n_in], &mut y[..n_out]);
+    let n_out = y.len();
     let mut blocks = y.chunks_exact_mut(BLOCK);
     for (b, yb) in blocks.by_ref().enumerate() {
         let mut acc = [[0.0f32; MLP_LANES]; BLOCK];
@@ -523,23 +628,6 @@ fn dense_lanes(weights: &[f32], l: &NetLayer, x: &[Lanes], y: &mut [Lanes]) {
             axpy(&mut acc, xi, row[o]);
         }
         *yo = acc;
-    }
-    let bias = &weights[l.bias as usize..][..n_out];
-    // One loop per activation, so each vectorizes.
-    let each = |y: &mut [Lanes], f: fn(f32) -> f32| {
-        for (yo, &bo) in y.iter_mut().zip(bias) {
-            for v in yo {
-                *v = f(*v + bo);
-            }
-        }
-    };
-    match Activation::ALL[l.activation as usize] {
-        Activation::Identity => each(y, |x| Activation::Identity.apply(x)),
-        Activation::Relu => each(y, |x| Activation::Relu.apply(x)),
-        Activation::Elu => each(y, |x| Activation::Elu.apply(x)),
-        Activation::Tanh => each(y, |x| Activation::Tanh.apply(x)),
-        Activation::Softsign => each(y, |x| Activation::Softsign.apply(x)),
-        Activation::Sigmoid => each(y, |x| Activation::Sigmoid.apply(x)),
     }
 }
 
@@ -603,49 +691,6 @@ fn weighted_sum<const N: usize>(w: &[f32], x: &[f32], y: &mut [f32]) {
         }
     }
     y.copy_from_slice(&acc);
-}
-
-/// One LSTM layer step (WGSL `lstm_unit` per hidden unit).
-fn lstm_cell(
-    weights: &[f32],
-    l: &NetLayer,
-    x: &[f32],
-    h_old: &[f32],
-    c_old: &[f32],
-    h_new: &mut [f32],
-    c_new: &mut [f32],
-) {
-    use crate::kinds::{net_sigmoid, net_tanh};
-    let (n_in, hidden) = (l.inputs as usize, l.outputs as usize);
-    let g = 4 * hidden;
-    let mut from_x = [0.0f32; 4 * NET_MAX_WIDTH];
-    let mut from_h = [0.0f32; 4 * NET_MAX_WIDTH];
-    let (from_x, from_h) = (&mut from_x[..g], &mut from_h[..g]);
-    // (Zeroed per call: an LSTM row is far costlier than the 4 KiB.)
-    let w_ih = &weights[l.weight as usize..][..n_in * g];
-    for (&xi, row) in x[..n_in].iter().zip(w_ih.chunks_exact(g)) {
-        for (acc, &w) in from_x.iter_mut().zip(row) {
-            *acc += xi * w;
-        }
-    }
-    let w_hh = &weights[l.weight_hh as usize..][..hidden * g];
-    for (&hj, row) in h_old.iter().zip(w_hh.chunks_exact(g)) {
-        for (acc, &w) in from_h.iter_mut().zip(row) {
-            *acc += hj * w;
-        }
-    }
-    let b_ih = &weights[l.bias as usize..][..g];
-    let b_hh = &weights[l.bias_hh as usize..][..g];
-    let pre = |r: usize| (from_x[r] + b_ih[r]) + (from_h[r] + b_hh[r]);
-    for u in 0..hidden {
-        let i = net_sigmoid(pre(u));
-        let f = net_sigmoid(pre(hidden + u));
-        let cell = net_tanh(pre(2 * hidden + u));
-        let o = net_sigmoid(pre(3 * hidden + u));
-        let c = f * c_old[u] + i * cell;
-        c_new[u] = c;
-        h_new[u] = o * net_tanh(c);
-    }
 }
 
 #[cfg(test)]
@@ -745,7 +790,7 @@ mod tests {
     }
 
     #[test]
-    fn one_unit_lstm_step_matches_the_gate_equations() {
+    fn one_unit_lstm_step_matches_the_gate_equations_in_every_lane() {
         // hidden 1: gate rows i, f, g, o.
         let layer = LstmLayer {
             name: ("".into(), "_l0".into()),
@@ -759,16 +804,48 @@ mod tests {
         let net = LstmNet::new("t", vec![layer.clone()], vec![]).unwrap();
         let mut stage = LearnedStage::default();
         stage.push_lstm(&net);
+        /// Slot `k` of column `c` at `2·c + k`.
+        struct Slots(Vec<f32>);
+        impl LearnedState for Slots {
+            fn get(&self, k: usize, c: usize) -> f32 {
+                self.0[2 * c + k]
+            }
+            fn set(&mut self, k: usize, c: usize, value: f32) {
+                self.0[2 * c + k] = value;
+            }
+        }
+        // Two columns, one per lane: the second with other inputs and state.
+        let columns: Vec<LearnedColumn> = (0..2)
+            .map(|c| LearnedColumn {
+                ctrl_column: c,
+                kind: LEARNED_LSTM,
+                num_layers: 1,
+                lstm_layers: 1,
+                hidden: 1,
+                ..LearnedColumn::default()
+            })
+            .collect();
         let (x, h, c) = ([0.5f32, -1.5], 0.3f32, -0.2f32);
-        let (mut h_new, mut c_new) = ([0.0f32], [0.0f32]);
-        lstm_cell(
-            &stage.weights,
-            &stage.layers[0],
-            &x,
-            &[h],
-            &[c],
-            &mut h_new,
-            &mut c_new,
+        let mut state = Slots(vec![h, c, -h, 2.0 * c]);
+        let mut errors = [0.0f32; MLP_LANES];
+        let mut vels = [0.0f32; MLP_LANES];
+        (errors[0], vels[0], errors[1], vels[1]) = (x[0], x[1], 2.0 * x[0], -x[1]);
+        let mut lanes = [[[0.0f32; MLP_LANES]; NET_MAX_WIDTH]; 2];
+        let out = stage.lstm_lanes(&columns, errors, vels, &mut state, &mut lanes);
+        let (h_new, c_new) = ([state.0[0]], [state.0[1]]);
+        assert_eq!(
+            out[0].to_bits(),
+            h_new[0].to_bits(),
+            "no head: the output is h"
+        );
+        let mut second = Slots(vec![0.0, 0.0, -h, 2.0 * c]);
+        let mut lanes = [[[0.0f32; MLP_LANES]; NET_MAX_WIDTH]; 2];
+        let (e1, v1) = ([errors[1]; MLP_LANES], [vels[1]; MLP_LANES]);
+        stage.lstm_lanes(&columns[1..], e1, v1, &mut second, &mut lanes);
+        assert_eq!(
+            &second.0[2..],
+            &state.0[2..],
+            "lane 1 alone gives the same bits"
         );
         let pre = |q: usize| {
             let w = &layer.weight_ih[2 * q..2 * q + 2];
