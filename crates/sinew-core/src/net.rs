@@ -244,8 +244,8 @@ impl LearnedStage {
     /// step, written for after it.
     ///
     /// The networks run compiled for AVX-512 or AVX2 when the CPU has it
-    /// (no FMA, so the bits are the same). An MLP runs for up to
-    /// [`MLP_LANES`] of the env's columns at once, one column per lane, each
+    /// (no FMA, so the bits are the same). A network (MLP or LSTM) runs for up to
+    /// [`NET_LANES`] of the env's columns at once, one column per lane, each
     /// lane's sums in the one-column order.
     pub fn env_efforts(
         &self,
@@ -317,13 +317,13 @@ impl LearnedStage {
     ) {
         // One layer's input and output per lane; each step writes before
         // it reads.
-        let mut lanes = [[[0.0f32; MLP_LANES]; NET_MAX_WIDTH]; 2];
+        let mut lanes = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
         let mut rest = &self.columns[..];
         while let Some(col) = rest.first() {
             // The next columns of this network, one per lane.
             let batch = rest
                 .iter()
-                .take(MLP_LANES)
+                .take(NET_LANES)
                 .take_while(|c| {
                     c.kind == col.kind
                         && c.first_layer == col.first_layer
@@ -331,8 +331,8 @@ impl LearnedStage {
                 })
                 .count();
             let (batch, after) = rest.split_at(batch);
-            let mut errors = [0.0f32; MLP_LANES];
-            let mut vels = [0.0f32; MLP_LANES];
+            let mut errors = [0.0f32; NET_LANES];
+            let mut vels = [0.0f32; NET_LANES];
             for (lane, col) in batch.iter().enumerate() {
                 let (c, m) = (col.ctrl_column as usize, col.cmd_column as usize);
                 errors[lane] = ctrl[c] - pos[m];
@@ -408,7 +408,7 @@ impl LearnedStage {
         state.set(MLP_FRESH, c, 0.0);
     }
 
-    /// The outputs, before the DC clip, of up to [`MLP_LANES`] LSTM columns
+    /// The outputs, before the DC clip, of up to [`NET_LANES`] LSTM columns
     /// of one network (the module docs give their state), one per lane:
     /// per lane the one-column arithmetic of WGSL `lstm_unit`. Compiled,
     /// like the networks, for AVX-512 and AVX2; kept out of
@@ -489,10 +489,10 @@ impl LearnedStage {
         x[0] = errors;
         x[1] = vels;
         let g = 4 * hidden;
-        let mut from_x = [[0.0f32; MLP_LANES]; 4 * NET_MAX_WIDTH];
-        let mut from_h = [[0.0f32; MLP_LANES]; 4 * NET_MAX_WIDTH];
+        let mut from_x = [[0.0f32; NET_LANES]; 4 * NET_MAX_WIDTH];
+        let mut from_h = [[0.0f32; NET_LANES]; 4 * NET_MAX_WIDTH];
         let (from_x, from_h) = (&mut from_x[..g], &mut from_h[..g]);
-        let mut cells = [[0.0f32; MLP_LANES]; NET_MAX_WIDTH];
+        let mut cells = [[0.0f32; NET_LANES]; NET_MAX_WIDTH];
         for (l, layer) in lstm.iter().enumerate() {
             let at = 2 * l * hidden;
             // The old hidden state in `y`, the old cell state in `cells`.
@@ -548,13 +548,13 @@ fn dense_stack<'a>(
     x[0]
 }
 
-/// Columns an MLP runs at once in [`LearnedStage::env_efforts`].
-pub const MLP_LANES: usize = 16;
+/// Columns of one network run at once in [`LearnedStage::env_efforts`].
+pub const NET_LANES: usize = 16;
 
 /// One value per lane.
-type Lanes = [f32; MLP_LANES];
+type Lanes = [f32; NET_LANES];
 
-/// [`dense_stack`] for [`MLP_LANES`] columns of one network at once, each
+/// [`dense_stack`] for [`NET_LANES`] columns of one network at once, each
 /// lane one column's `x`; returns each lane's first output of the last
 /// layer.
 #[inline(always)]
@@ -612,7 +612,7 @@ fn weighted_sums_lanes(w: &[f32], x: &[Lanes], y: &mut [Lanes]) {
     let n_out = y.len();
     let mut blocks = y.chunks_exact_mut(BLOCK);
     for (b, yb) in blocks.by_ref().enumerate() {
-        let mut acc = [[0.0f32; MLP_LANES]; BLOCK];
+        let mut acc = [[0.0f32; NET_LANES]; BLOCK];
         for (xi, row) in x.iter().zip(w.chunks_exact(n_out)) {
             let row = &row[b * BLOCK..][..BLOCK];
             for (acc, &wo) in acc.iter_mut().zip(row) {
@@ -623,7 +623,7 @@ fn weighted_sums_lanes(w: &[f32], x: &[Lanes], y: &mut [Lanes]) {
     }
     let done = n_out - blocks.into_remainder().len();
     for (o, yo) in y.iter_mut().enumerate().skip(done) {
-        let mut acc = [0.0f32; MLP_LANES];
+        let mut acc = [0.0f32; NET_LANES];
         for (xi, row) in x.iter().zip(w.chunks_exact(n_out)) {
             axpy(&mut acc, xi, row[o]);
         }
@@ -728,10 +728,10 @@ mod tests {
                 let x_lanes: Vec<Lanes> = (0..NET_MAX_WIDTH)
                     .map(|i| std::array::from_fn(|l| x[(i + l) % NET_MAX_WIDTH]))
                     .collect();
-                let mut y_lanes = [[0.0f32; MLP_LANES]; NET_MAX_WIDTH];
+                let mut y_lanes = [[0.0f32; NET_LANES]; NET_MAX_WIDTH];
                 dense_lanes(&weights, &layer, &x_lanes, &mut y_lanes);
                 for o in 0..n_out {
-                    for l in 0..MLP_LANES {
+                    for l in 0..NET_LANES {
                         let mut sum = 0.0f32;
                         for i in 0..n_in {
                             sum += x_lanes[i][l] * weights[i * n_out + o];
@@ -827,10 +827,10 @@ mod tests {
             .collect();
         let (x, h, c) = ([0.5f32, -1.5], 0.3f32, -0.2f32);
         let mut state = Slots(vec![h, c, -h, 2.0 * c]);
-        let mut errors = [0.0f32; MLP_LANES];
-        let mut vels = [0.0f32; MLP_LANES];
+        let mut errors = [0.0f32; NET_LANES];
+        let mut vels = [0.0f32; NET_LANES];
         (errors[0], vels[0], errors[1], vels[1]) = (x[0], x[1], 2.0 * x[0], -x[1]);
-        let mut lanes = [[[0.0f32; MLP_LANES]; NET_MAX_WIDTH]; 2];
+        let mut lanes = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
         let out = stage.lstm_lanes(&columns, errors, vels, &mut state, &mut lanes);
         let (h_new, c_new) = ([state.0[0]], [state.0[1]]);
         assert_eq!(
@@ -839,8 +839,8 @@ mod tests {
             "no head: the output is h"
         );
         let mut second = Slots(vec![0.0, 0.0, -h, 2.0 * c]);
-        let mut lanes = [[[0.0f32; MLP_LANES]; NET_MAX_WIDTH]; 2];
-        let (e1, v1) = ([errors[1]; MLP_LANES], [vels[1]; MLP_LANES]);
+        let mut lanes = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
+        let (e1, v1) = ([errors[1]; NET_LANES], [vels[1]; NET_LANES]);
         stage.lstm_lanes(&columns[1..], e1, v1, &mut second, &mut lanes);
         assert_eq!(
             &second.0[2..],
