@@ -27,6 +27,7 @@ pub mod memory;
 pub mod net;
 pub mod plan;
 pub mod robot;
+pub mod simd;
 
 pub use cmd::{ActuatorCmd, AsCmd, CmdRef, CMD_FIELDS};
 pub use delay::{DelayCfg, DelayShare, DelayState, Resample};

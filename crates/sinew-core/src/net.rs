@@ -255,54 +255,10 @@ impl LearnedStage {
         ctrl: &mut [f32],
         state: &mut impl LearnedState,
     ) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the CPU has AVX-512F (checked just above).
-                unsafe { self.env_efforts_avx512(pos, vel, limits, ctrl, state) };
-                return;
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2 (checked just above).
-                unsafe { self.env_efforts_avx2(pos, vel, limits, ctrl, state) };
-                return;
-            }
-        }
-        self.efforts(pos, vel, limits, ctrl, state);
-    }
-
-    /// [`LearnedStage::env_efforts`] with AVX-512F enabled.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn env_efforts_avx512(
-        &self,
-        pos: &[f32],
-        vel: &[f32],
-        limits: [&[f32]; 3],
-        ctrl: &mut [f32],
-        state: &mut impl LearnedState,
-    ) {
-        self.efforts(pos, vel, limits, ctrl, state);
-    }
-
-    /// [`LearnedStage::env_efforts`] with AVX2 enabled.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn env_efforts_avx2(
-        &self,
-        pos: &[f32],
-        vel: &[f32],
-        limits: [&[f32]; 3],
-        ctrl: &mut [f32],
-        state: &mut impl LearnedState,
-    ) {
-        self.efforts(pos, vel, limits, ctrl, state);
+        crate::simd::widest(
+            #[inline(always)]
+            || self.efforts(pos, vel, limits, ctrl, state),
+        );
     }
 
     /// The body of [`LearnedStage::env_efforts`].
@@ -411,7 +367,7 @@ impl LearnedStage {
     /// The outputs, before the DC clip, of up to [`NET_LANES`] LSTM columns
     /// of one network (the module docs give their state), one per lane:
     /// per lane the one-column arithmetic of WGSL `lstm_unit`. Compiled,
-    /// like the networks, for AVX-512 and AVX2; kept out of
+    /// like the networks, for the widest vectors the CPU has; kept out of
     /// [`LearnedStage::env_efforts`]'s body, whose MLPs would otherwise pay
     /// for its large stack frame.
     #[inline(never)]
@@ -423,52 +379,10 @@ impl LearnedStage {
         state: &mut S,
         lanes: &mut [[Lanes; NET_MAX_WIDTH]; 2],
     ) -> Lanes {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the CPU has AVX-512F (checked just above).
-                return unsafe { self.lstm_lanes_avx512(batch, errors, vels, state, lanes) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2 (checked just above).
-                return unsafe { self.lstm_lanes_avx2(batch, errors, vels, state, lanes) };
-            }
-        }
-        self.lstm_body(batch, errors, vels, state, lanes)
-    }
-
-    /// [`LearnedStage::lstm_lanes`] with AVX-512F enabled.
-    ///
-    /// # Safety
-    /// The CPU must have AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn lstm_lanes_avx512<S: LearnedState>(
-        &self,
-        batch: &[LearnedColumn],
-        errors: Lanes,
-        vels: Lanes,
-        state: &mut S,
-        lanes: &mut [[Lanes; NET_MAX_WIDTH]; 2],
-    ) -> Lanes {
-        self.lstm_body(batch, errors, vels, state, lanes)
-    }
-
-    /// [`LearnedStage::lstm_lanes`] with AVX2 enabled.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn lstm_lanes_avx2<S: LearnedState>(
-        &self,
-        batch: &[LearnedColumn],
-        errors: Lanes,
-        vels: Lanes,
-        state: &mut S,
-        lanes: &mut [[Lanes; NET_MAX_WIDTH]; 2],
-    ) -> Lanes {
-        self.lstm_body(batch, errors, vels, state, lanes)
+        crate::simd::widest(
+            #[inline(always)]
+            || self.lstm_body(batch, errors, vels, state, lanes),
+        )
     }
 
     /// The body of [`LearnedStage::lstm_lanes`].
@@ -584,22 +498,13 @@ fn dense_lanes(weights: &[f32], l: &NetLayer, x: &[Lanes], y: &mut [Lanes]) {
     let y = &mut y[..n_out];
     weighted_sums_lanes(&weights[l.weight as usize..][..n_in * n_out], &x[..n_in], y);
     let bias = &weights[l.bias as usize..][..n_out];
-    // One loop per activation, so each vectorizes.
-    let each = |y: &mut [Lanes], f: fn(f32) -> f32| {
+    per_activation(l.activation, |f| {
         for (yo, &bo) in y.iter_mut().zip(bias) {
             for v in yo {
                 *v = f(*v + bo);
             }
         }
-    };
-    match Activation::ALL[l.activation as usize] {
-        Activation::Identity => each(y, |x| Activation::Identity.apply(x)),
-        Activation::Relu => each(y, |x| Activation::Relu.apply(x)),
-        Activation::Elu => each(y, |x| Activation::Elu.apply(x)),
-        Activation::Tanh => each(y, |x| Activation::Tanh.apply(x)),
-        Activation::Softsign => each(y, |x| Activation::Softsign.apply(x)),
-        Activation::Sigmoid => each(y, |x| Activation::Sigmoid.apply(x)),
-    }
+    });
 }
 
 /// Per lane `y[o] = Σ_i x[i]·w[i][o]` (`w` input-major: one row of
@@ -663,19 +568,24 @@ fn dense(weights: &[f32], l: &NetLayer, x: &[f32], y: &mut [f32]) {
         }
     }
     let bias = &weights[l.bias as usize..][..n_out];
-    // One loop per activation, so each vectorizes.
-    let each = |y: &mut [f32], f: fn(f32) -> f32| {
+    per_activation(l.activation, |f| {
         for (yo, &bo) in y.iter_mut().zip(bias) {
             *yo = f(*yo + bo);
         }
-    };
-    match Activation::ALL[l.activation as usize] {
-        Activation::Identity => each(y, |x| Activation::Identity.apply(x)),
-        Activation::Relu => each(y, |x| Activation::Relu.apply(x)),
-        Activation::Elu => each(y, |x| Activation::Elu.apply(x)),
-        Activation::Tanh => each(y, |x| Activation::Tanh.apply(x)),
-        Activation::Softsign => each(y, |x| Activation::Softsign.apply(x)),
-        Activation::Sigmoid => each(y, |x| Activation::Sigmoid.apply(x)),
+    });
+}
+
+/// `each(f)` with `f` the activation of code `activation`, a different
+/// known function in each arm: one loop per activation, so each vectorizes.
+#[inline(always)]
+fn per_activation(activation: u32, mut each: impl FnMut(fn(f32) -> f32)) {
+    match Activation::ALL[activation as usize] {
+        Activation::Identity => each(|x| Activation::Identity.apply(x)),
+        Activation::Relu => each(|x| Activation::Relu.apply(x)),
+        Activation::Elu => each(|x| Activation::Elu.apply(x)),
+        Activation::Tanh => each(|x| Activation::Tanh.apply(x)),
+        Activation::Softsign => each(|x| Activation::Softsign.apply(x)),
+        Activation::Sigmoid => each(|x| Activation::Sigmoid.apply(x)),
     }
 }
 
