@@ -405,9 +405,10 @@ fn bench_reports_every_cell_with_its_bandwidth() {
         "pd".to_string(),
         "delayed_dc".to_string(),
         "delay_dc".to_string(),
+        "learned_lstm".to_string(),
     ];
     let report = bench::bench(&["cpu"], &kinds, &[16, 32], 5, false).unwrap();
-    assert_eq!(report.results.len(), 6);
+    assert_eq!(report.results.len(), 8);
     assert_eq!(report.bandwidth_gbs.len(), 1);
     for r in &report.results {
         assert!(r.us_per_step > 0.0 && r.percent_of_bandwidth > 0.0, "{r:?}");
