@@ -96,7 +96,22 @@ pub(crate) struct RunLaw<'a> {
 }
 
 /// The exponent bits of an `f32`: all set for NaN and ±inf.
-pub(crate) const EXP_BITS: u32 = 0x7f80_0000;
+const EXP_BITS: u32 = 0x7f80_0000;
+
+/// The bits of `sum · 0`: ±0 when `sum` is finite, a NaN when it is not.
+/// OR-ed over many sums of values, [`any_nonfinite`] then tells whether
+/// some value may be non-finite (a sum that overflowed reads so too) in
+/// an integer reduction that vectorizes.
+#[inline(always)]
+pub(crate) fn zeroed_bits(sum: f32) -> u32 {
+    (sum * 0.0).to_bits()
+}
+
+/// Whether some sum OR-ed into `bits` by [`zeroed_bits`] was not finite.
+#[inline(always)]
+pub(crate) fn any_nonfinite(bits: u32) -> bool {
+    bits & EXP_BITS == EXP_BITS
+}
 
 impl KindVisitor for RunLaw<'_> {
     /// With [`RunLaw::check`]: true when some value checked may be
@@ -235,10 +250,10 @@ impl RunLaw<'_> {
                 for output in &io.outputs[..K::OUTPUTS.len()] {
                     sum += output[i];
                 }
-                bits |= (sum * 0.0).to_bits();
+                bits |= zeroed_bits(sum);
             }
         }
-        bits & EXP_BITS == EXP_BITS
+        any_nonfinite(bits)
     }
 }
 

@@ -18,7 +18,7 @@
 mod io;
 mod table;
 
-use io::{RunLaw, SlotRows, EXP_BITS};
+use io::{any_nonfinite, zeroed_bits, RunLaw, SlotRows};
 use rayon::prelude::*;
 use sinew_core::delay::LagKeys;
 use sinew_core::net::LearnedState;
@@ -853,15 +853,14 @@ impl StepInputs<'_> {
     fn tile_bits(&self, e0: usize, n: usize, tile: &[f32]) -> u32 {
         let nc = self.plan.num_ctrl();
         let plane = self.plan.num_envs() * nc;
-        // One pass over the five fields: the sum of an element's values
-        // times zero is ±0 when all are finite, NaN when one is not (or the
-        // sum overflows, which only sends the caller to its exact checks).
+        // One pass over the five fields, as the law's own check ([`zeroed_bits`];
+        // an overflowing sum only sends the caller to its exact checks).
         let [f0, f1, f2, f3, f4] = std::array::from_fn(|f| self.tile_field(tile, f, n, e0));
         let mut sums = 0u32;
         for ((((&a, &b), &c), &d), &e) in f0.iter().zip(f1).zip(f2).zip(f3).zip(f4) {
-            sums |= ((((a + b) + (c + d)) + e) * 0.0).to_bits();
+            sums |= zeroed_bits(((a + b) + (c + d)) + e);
         }
-        let fields = u32::from(sums & EXP_BITS == EXP_BITS);
+        let fields = u32::from(any_nonfinite(sums));
         (0..self.plan.input_planes().len()).fold(fields, |acc, k| {
             acc | nonfinite_bits(&self.inputs[k * plane + e0 * nc..][..n * nc])
         })
