@@ -491,13 +491,16 @@ fn mujoco_gain_and_bias_are_randomized_per_env() {
 }
 
 /// A stage whose actuators act on one joint each (tendon ranges aside)
-/// runs one pass per actuator; once a wide parameter is written it takes
-/// the general path. Both must give the same bits: every actuator type of
-/// `<general>`, a shared joint with a range, wild controls and NaN.
+/// runs one pass per actuator, consecutive actuators of one law a vector
+/// lane each; once a wide parameter is written it takes the general path.
+/// Both must give the same bits: every actuator type of `<general>`, a
+/// shared joint with a range, a stretch wider than a vector (21 joints),
+/// wild controls and NaN.
 #[test]
 fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
     use sinew::{Backend, CpuBackend};
-    let mut robot = joints(5);
+    let nj = 26;
+    let mut robot = joints(nj);
     robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
     let servo = MjPositionCfg {
         kp: 30.0,
@@ -522,8 +525,21 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
         force_range: Some([-1.0, 1.0]),
         ..MjGeneralCfg::motor()
     };
+    let filter = MjGeneralCfg {
+        dyn_type: DynType::Filter,
+        dynprm: prm10(&[0.05]),
+        gain_type: GainType::Affine,
+        gainprm: prm10(&[20.0, -1.0, 0.5]),
+        bias_type: BiasType::Affine,
+        biasprm: prm10(&[0.5, -20.0, -1.5]),
+        ctrl_range: Some([-1.5, 1.5]),
+        force_range: Some([-15.0, 15.0]),
+        ..MjGeneralCfg::motor()
+    };
+    let wide_joints: Vec<String> = (5..nj).map(|j| format!("j{j}")).collect();
     let groups = vec![
         GroupCfg::new("servo", ["j0", "j1"], servo.position().unwrap()),
+        GroupCfg::new("filters", wide_joints, filter),
         GroupCfg::new("integrator", ["j2"], integrator),
         GroupCfg::new("dcmotor", ["j3"], dcmotor),
         GroupCfg::new("a", ["j4"], MjGeneralCfg::motor().with_gear(2.0)),
@@ -546,44 +562,55 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
         seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         (seed >> 8) as f32 / (1 << 24) as f32 * 2.0 - 1.0
     };
-    let (nc, nj) = (p.num_ctrl(), 5);
+    let nc = p.num_ctrl();
     for step in 0..60 {
-        let mut cmd = ActuatorCmd::zeros(num_envs, 5);
-        for i in 0..num_envs * 5 {
+        let mut cmd = ActuatorCmd::zeros(num_envs, nj);
+        for i in 0..num_envs * nj {
             cmd.position_target[i] = 2.0 * next();
             cmd.velocity_target[i] = 3.0 * next();
             cmd.effort_target[i] = 2.0 * next();
             cmd.pos[i] = next();
             cmd.vel[i] = 10.0 * next();
         }
-        cmd.effort_target[(step % num_envs) * 5 + 2] = 2e10; // MuJoCo's guard
-        cmd.vel[((step + 5) % num_envs) * 5 + 1] = f32::NAN;
+        cmd.effort_target[(step % num_envs) * nj + 2] = 2e10; // MuJoCo's guard
+        cmd.vel[((step + 5) % num_envs) * nj + 1] = f32::NAN;
+        cmd.pos[((step + 9) % num_envs) * nj + 20] = f32::INFINITY;
         let mut out = [
             (
                 vec![0.0; num_envs * nc],
                 vec![0.0; num_envs * nj],
-                [vec![0.0; num_envs * 2], vec![0.0; num_envs * nc]],
+                [
+                    vec![0.0; num_envs * 2],
+                    vec![0.0; num_envs * 21],
+                    vec![0.0; num_envs * nc],
+                ],
             ),
             (
                 vec![1.0; num_envs * nc],
                 vec![1.0; num_envs * nj],
-                [vec![1.0; num_envs * 2], vec![1.0; num_envs * nc]],
+                [
+                    vec![1.0; num_envs * 2],
+                    vec![1.0; num_envs * 21],
+                    vec![1.0; num_envs * nc],
+                ],
             ),
         ];
-        for (b, (ctrl, effort, [act, act_dot])) in
+        for (b, (ctrl, effort, [act, filter_act, act_dot])) in
             [&mut one_pass, &mut general].into_iter().zip(&mut out)
         {
             b.step(&cmd).unwrap();
             b.read_ctrl(ctrl).unwrap();
             b.read_joint_effort(effort).unwrap();
             b.read_state("servo", "act", act).unwrap();
+            b.read_state("filters", "act", filter_act).unwrap();
             b.read_output("act_dot", act_dot).unwrap();
         }
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        let [(c0, e0, [a0, d0]), (c1, e1, [a1, d1])] = &out;
+        let [(c0, e0, [a0, f0, d0]), (c1, e1, [a1, f1, d1])] = &out;
         assert_eq!(bits(c0), bits(c1), "ctrl, step {step}");
         assert_eq!(bits(e0), bits(e1), "joint efforts, step {step}");
         assert_eq!(bits(a0), bits(a1), "activations, step {step}");
+        assert_eq!(bits(f0), bits(f1), "filter activations, step {step}");
         assert_eq!(bits(d0), bits(d1), "act_dot, step {step}");
         assert_eq!(
             one_pass.nonfinite_envs().unwrap(),

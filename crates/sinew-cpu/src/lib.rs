@@ -27,6 +27,7 @@ use sinew_core::{
     AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
     LEARNED_LIMIT_SLOTS, MJ_ACT_SLOT,
 };
+use std::ops::Range;
 use table::Table;
 
 /// The CPU backend: every table and history in host memory.
@@ -515,6 +516,20 @@ impl MjDriver for EnvStage<'_, '_> {
         unsafe {
             self.step.next.span_mut(MJ_ACT_SLOT, at, 1)[0] = act_next;
             (self.step.outputs).span_mut(plan.mj().act_dot_plane as usize, at, 1)[0] = act_dot;
+        }
+    }
+
+    fn act_rows(&mut self, columns: Range<usize>) -> (&[f32], &mut [f32], &mut [f32]) {
+        let (at, n) = (self.row + columns.start, columns.len());
+        let plane = self.step.plan.mj().act_dot_plane as usize;
+        // SAFETY: this env's rows are touched by this thread alone; the
+        // three are rows of three tables.
+        unsafe {
+            (
+                self.step.state.span(MJ_ACT_SLOT, at, n),
+                self.step.next.span_mut(MJ_ACT_SLOT, at, n),
+                self.step.outputs.span_mut(plane, at, n),
+            )
         }
     }
 

@@ -16,6 +16,7 @@ use mujoco::mj_stage;
 use std::collections::{HashMap, HashSet};
 
 mod build;
+mod mj_lanes;
 mod mujoco;
 mod tables;
 

@@ -1,8 +1,10 @@
 //! The MuJoCo stage of a plan: MuJoCo-law columns compiled into
 //! [`MjActuator`]s with their transmission paths and force ranges.
 
+use super::mj_lanes::{segments, LaneRows, MjSegment};
 use super::*;
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// One entry of a MuJoCo actuator's transmission path (WGSL: two words of
 /// the words table).
@@ -49,6 +51,10 @@ pub trait MjDriver {
     /// output) and its next activation, committed with the rest of the
     /// env's state only when the env's outputs are finite.
     fn set_act(&mut self, column: usize, act_dot: f32, act_next: f32);
+    /// The activations of `columns` before this step, and where their next
+    /// activations and `act_dot`s go (as [`MjDriver::set_act`] stores
+    /// them).
+    fn act_rows(&mut self, columns: Range<usize>) -> (&[f32], &mut [f32], &mut [f32]);
     /// The raw force the column's law recorded this step.
     fn raw_force(&self, column: usize) -> f32;
     /// Evaluates the column's law again with its raw force scaled by
@@ -108,6 +114,9 @@ pub struct MjStage {
     /// them: each actuator's force then depends on its own column alone,
     /// and [`MjStage::env_forces`] takes a single pass over them.
     pub plain: bool,
+    /// A [`MjStage::plain`] stage's actuators, in stretches computed a
+    /// vector lane each or one at a time (empty when not plain).
+    segments: Vec<MjSegment>,
 }
 
 impl MjStage {
@@ -227,18 +236,18 @@ impl MjStage {
         }
     }
 
-    /// Clamps every actuator's control by its range, then MuJoCo's guard:
-    /// true when one control is beyond 1e10, which zeroes every control of
-    /// the env.
+    /// Clamps the control of each of `actuators` by its range, then
+    /// MuJoCo's guard: true when one control is beyond 1e10, which zeroes
+    /// every control of the env.
     #[inline(always)]
     fn clamp_controls<const WIDE: bool>(
-        &self,
+        actuators: &[MjActuator],
         table: &Option<MjTable<'_>>,
         ctrl: &mut [f32],
     ) -> bool {
         use crate::kinds::{mj_ctrl, MJ_MAX_CTRL};
         let mut wild = false;
-        for a in &self.actuators {
+        for a in actuators {
             let c = a.ctrl_column as usize;
             let u = mj_ctrl(&env_actuator::<WIDE>(a, table, false), ctrl[c]);
             ctrl[c] = u;
@@ -249,7 +258,8 @@ impl MjStage {
 
     /// [`MjStage::forces`] of a [`MjStage::plain`] stage, not wide: the
     /// same operations in the same order per actuator (so the same bits),
-    /// each actuator's force, clamp and joint effort in one pass.
+    /// each actuator's force, clamp and joint effort in one pass, a vector
+    /// lane each where [`MjStage::segments`] has them.
     #[inline(always)]
     fn plain_forces<'p>(
         &self,
@@ -260,38 +270,83 @@ impl MjStage {
         param: impl Fn(usize) -> &'p [f32],
         env: &mut impl MjDriver,
     ) -> bool {
-        use crate::kinds::{mj_force_after, mj_force_limit, mj_force_with};
         let table = self.table::<false>(param);
-        let wild = self.clamp_controls::<false>(&table, ctrl);
+        let wild = (self.segments.iter()).fold(false, |wild, segment| {
+            wild | match segment {
+                MjSegment::Lanes(lanes) => lanes.clamp_controls(ctrl) != 0,
+                MjSegment::Each(k) => {
+                    Self::clamp_controls::<false>(&self.actuators[k.clone()], &table, ctrl)
+                }
+            }
+        });
         effort.fill(0.0);
         let mut next_finite = true;
-        for a in &self.actuators {
-            let c = a.ctrl_column as usize;
-            let u = if wild { 0.0 } else { ctrl[c] };
-            let e = self.path[a.path_offset as usize];
-            let j = e.column as usize;
-            // As `length_velocity` sums them, from 0.
-            let length = a.gear * (0.0 + e.coef * pos[j]);
-            let velocity = a.gear * (0.0 + e.coef * vel[j]);
-            let (gain3, bias3) = gain_bias(a, &table);
-            let out = mj_force_with(a, gain3, bias3, u, env.act(c), length, velocity);
-            env.set_act(c, out.act_dot, out.act_next);
-            next_finite &= out.act_next.is_finite();
-            let mut force = mj_force_limit(a, out.force);
-            if a.bias_type == crate::BiasType::DcMotor as u32 {
-                let mut own = *a;
-                own.biasprm[..3].copy_from_slice(&bias3);
-                force = mj_force_after(&own, force, length);
-            }
-            ctrl[c] = force;
-            if j < self.num_joints {
-                effort[j] += a.gear * e.coef * force;
+        for segment in &self.segments {
+            match segment {
+                MjSegment::Lanes(lanes) => {
+                    let (act, act_next, act_dot) = env.act_rows(lanes.columns());
+                    let rows = LaneRows {
+                        pos,
+                        vel,
+                        act,
+                        act_next,
+                        act_dot,
+                        table: table.as_ref(),
+                    };
+                    next_finite &= lanes.forces(wild, ctrl, rows, effort) == 0;
+                }
+                MjSegment::Each(k) => {
+                    for a in &self.actuators[k.clone()] {
+                        next_finite &=
+                            self.plain_force(a, wild, pos, vel, ctrl, effort, &table, env);
+                    }
+                }
             }
         }
         for &(j, [lo, hi]) in &self.joint_limits {
             effort[j as usize] = crate::kinds::clip(effort[j as usize], lo, hi);
         }
         next_finite
+    }
+
+    /// One actuator of [`MjStage::plain_forces`] (`ctrl[c]` its clamped
+    /// control on entry, its force on exit). Returns false when its next
+    /// activation is not finite.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
+    fn plain_force(
+        &self,
+        a: &MjActuator,
+        wild: bool,
+        pos: &[f32],
+        vel: &[f32],
+        ctrl: &mut [f32],
+        effort: &mut [f32],
+        table: &Option<MjTable<'_>>,
+        env: &mut impl MjDriver,
+    ) -> bool {
+        use crate::kinds::{mj_force_after, mj_force_limit, mj_force_with};
+        let c = a.ctrl_column as usize;
+        let u = if wild { 0.0 } else { ctrl[c] };
+        let e = self.path[a.path_offset as usize];
+        let j = e.column as usize;
+        // As `length_velocity` sums them, from 0.
+        let length = a.gear * (0.0 + e.coef * pos[j]);
+        let velocity = a.gear * (0.0 + e.coef * vel[j]);
+        let (gain3, bias3) = gain_bias(a, table);
+        let out = mj_force_with(a, gain3, bias3, u, env.act(c), length, velocity);
+        env.set_act(c, out.act_dot, out.act_next);
+        let mut force = mj_force_limit(a, out.force);
+        if a.bias_type == crate::BiasType::DcMotor as u32 {
+            let mut own = *a;
+            own.biasprm[..3].copy_from_slice(&bias3);
+            force = mj_force_after(&own, force, length);
+        }
+        ctrl[c] = force;
+        if j < self.num_joints {
+            effort[j] += a.gear * e.coef * force;
+        }
+        out.act_next.is_finite()
     }
 
     /// [`MjStage::env_forces`] for `wide == WIDE`.
@@ -308,7 +363,7 @@ impl MjStage {
     ) -> bool {
         use crate::kinds::{mj_force_after, mj_force_limit, mj_force_with, mj_tendon_scale};
         let table = self.table::<WIDE>(param);
-        let wild = self.clamp_controls::<WIDE>(&table, ctrl);
+        let wild = Self::clamp_controls::<WIDE>(&self.actuators, &table, ctrl);
         let mut next_finite = true;
         for a in &self.actuators {
             // The gain and bias terms from the table without a copy of the
@@ -410,9 +465,9 @@ pub(super) fn couples_by_law(kind: KindId) -> bool {
 
 /// One env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg) parameter
 /// slots: the gain and bias terms, and every slot when the step is wide.
-struct MjTable<'p> {
-    gain: [&'p [f32]; 3],
-    bias: [&'p [f32]; 3],
+pub(super) struct MjTable<'p> {
+    pub(super) gain: [&'p [f32]; 3],
+    pub(super) bias: [&'p [f32]; 3],
     all: Option<[&'p [f32]; crate::kinds::MJ_GENERAL_SLOTS]>,
 }
 
@@ -564,6 +619,9 @@ pub(super) fn mj_stage(
         && stage.members.len() == stage.actuators.len()
         && (stage.members.iter().enumerate())
             .all(|(k, m)| m.actuator == k as u32 && m.path_len == 1);
+    if stage.plain {
+        stage.segments = segments(&stage);
+    }
     Ok(stage)
 }
 
