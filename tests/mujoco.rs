@@ -498,7 +498,6 @@ fn mujoco_gain_and_bias_are_randomized_per_env() {
 /// wild controls and NaN.
 #[test]
 fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
-    use sinew::{Backend, CpuBackend};
     let nj = 26;
     let mut robot = joints(nj);
     robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
@@ -525,21 +524,10 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
         force_range: Some([-1.0, 1.0]),
         ..MjGeneralCfg::motor()
     };
-    let filter = MjGeneralCfg {
-        dyn_type: DynType::Filter,
-        dynprm: prm10(&[0.05]),
-        gain_type: GainType::Affine,
-        gainprm: prm10(&[20.0, -1.0, 0.5]),
-        bias_type: BiasType::Affine,
-        biasprm: prm10(&[0.5, -20.0, -1.5]),
-        ctrl_range: Some([-1.5, 1.5]),
-        force_range: Some([-15.0, 15.0]),
-        ..MjGeneralCfg::motor()
-    };
     let wide_joints: Vec<String> = (5..nj).map(|j| format!("j{j}")).collect();
     let groups = vec![
         GroupCfg::new("servo", ["j0", "j1"], servo.position().unwrap()),
-        GroupCfg::new("filters", wide_joints, filter),
+        GroupCfg::new("filters", wide_joints, filter_servo()),
         GroupCfg::new("integrator", ["j2"], integrator),
         GroupCfg::new("dcmotor", ["j3"], dcmotor),
         GroupCfg::new("a", ["j4"], MjGeneralCfg::motor().with_gear(2.0)),
@@ -549,20 +537,62 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
             MjGeneralCfg::velocity(3.0).with_command_field(sinew::CommandField::Velocity),
         ),
     ];
-    let num_envs = 24;
-    let p = plan(&robot, groups, num_envs, 0.002);
-    assert!(p.mj().plain);
-    let (mut one_pass, mut general) = (CpuBackend::new(p.clone()), CpuBackend::new(p.clone()));
+    let p = plan(&robot, groups, 24, 0.002);
+    assert!(p.mj().plain && !p.mj().tiles());
     // The compiled gear, written back: a wide parameter.
+    one_pass_matches_general_path(&p, ("a", 2.0), &[("servo", 2), ("filters", 21)]);
+}
+
+/// The same when one law covers every joint: the CPU computes the stage
+/// for a tile of envs at once (here 40 envs: a partial tile, and blocks of
+/// 16 envs), a joint range included.
+#[test]
+fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
+    let nj = 21;
+    let mut robot = joints(nj);
+    robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
+    let servo = MjGeneralCfg {
+        ctrl_range: None,
+        ..filter_servo()
+    };
+    let groups = vec![GroupCfg::new("filters", [".*"], servo)];
+    let p = plan(&robot, groups, 40, 0.002);
+    assert!(p.mj().tiles());
+    one_pass_matches_general_path(&p, ("filters", 1.0), &[("filters", nj)]);
+}
+
+/// A filter servo with every range: a stretch of lanes.
+fn filter_servo() -> MjGeneralCfg {
+    MjGeneralCfg {
+        dyn_type: DynType::Filter,
+        dynprm: prm10(&[0.05]),
+        gain_type: GainType::Affine,
+        gainprm: prm10(&[20.0, -1.0, 0.5]),
+        bias_type: BiasType::Affine,
+        biasprm: prm10(&[0.5, -20.0, -1.5]),
+        ctrl_range: Some([-1.5, 1.5]),
+        force_range: Some([-15.0, 15.0]),
+        ..MjGeneralCfg::motor()
+    }
+}
+
+/// Steps plan `p` on two CPU backends, one of them after writing `gear`
+/// (group, its compiled value) back, a wide parameter that sends it down
+/// the general path, with random commands, wild controls and non-finite
+/// values; compares ctrl, joint efforts, `act_dot` and the activations of
+/// `acts` (group, width) bit for bit, and the envs at fault.
+fn one_pass_matches_general_path(p: &Plan, gear: (&str, f32), acts: &[(&str, usize)]) {
+    use sinew::{Backend, CpuBackend};
+    let (num_envs, nj, nc) = (p.num_envs(), p.num_targets(), p.num_ctrl());
+    let (mut one_pass, mut general) = (CpuBackend::new(p.clone()), CpuBackend::new(p.clone()));
     general
-        .set_param("a", "gear", EnvIds::All, Values::Scalar(2.0))
+        .set_param(gear.0, "gear", EnvIds::All, Values::Scalar(gear.1))
         .unwrap();
     let mut seed = 7u32;
     let mut next = || {
         seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         (seed >> 8) as f32 / (1 << 24) as f32 * 2.0 - 1.0
     };
-    let nc = p.num_ctrl();
     for step in 0..60 {
         let mut cmd = ActuatorCmd::zeros(num_envs, nj);
         for i in 0..num_envs * nj {
@@ -572,46 +602,44 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
             cmd.pos[i] = next();
             cmd.vel[i] = 10.0 * next();
         }
-        cmd.effort_target[(step % num_envs) * nj + 2] = 2e10; // MuJoCo's guard
+        // MuJoCo's guard, whichever target a column reads (column 2 has no
+        // control range).
+        let wild = (step % num_envs) * nj + 2;
+        cmd.position_target[wild] = 2e10;
+        cmd.velocity_target[wild] = 2e10;
+        cmd.effort_target[wild] = 2e10;
         cmd.vel[((step + 5) % num_envs) * nj + 1] = f32::NAN;
-        cmd.pos[((step + 9) % num_envs) * nj + 20] = f32::INFINITY;
-        let mut out = [
+        cmd.pos[((step + 9) % num_envs) * nj + nj - 1] = f32::INFINITY;
+        // ctrl, joint efforts, act_dot and the activations, per backend
+        // (filled with different values, so a value not written differs).
+        let mut out = [0.0f32, 1.0].map(|v| {
+            let states: Vec<Vec<f32>> = acts.iter().map(|&(_, w)| vec![v; num_envs * w]).collect();
             (
-                vec![0.0; num_envs * nc],
-                vec![0.0; num_envs * nj],
-                [
-                    vec![0.0; num_envs * 2],
-                    vec![0.0; num_envs * 21],
-                    vec![0.0; num_envs * nc],
-                ],
-            ),
-            (
-                vec![1.0; num_envs * nc],
-                vec![1.0; num_envs * nj],
-                [
-                    vec![1.0; num_envs * 2],
-                    vec![1.0; num_envs * 21],
-                    vec![1.0; num_envs * nc],
-                ],
-            ),
-        ];
-        for (b, (ctrl, effort, [act, filter_act, act_dot])) in
+                vec![v; num_envs * nc],
+                vec![v; num_envs * nj],
+                vec![v; num_envs * nc],
+                states,
+            )
+        });
+        for (b, (ctrl, effort, act_dot, states)) in
             [&mut one_pass, &mut general].into_iter().zip(&mut out)
         {
             b.step(&cmd).unwrap();
             b.read_ctrl(ctrl).unwrap();
             b.read_joint_effort(effort).unwrap();
-            b.read_state("servo", "act", act).unwrap();
-            b.read_state("filters", "act", filter_act).unwrap();
             b.read_output("act_dot", act_dot).unwrap();
+            for ((group, _), state) in acts.iter().zip(states) {
+                b.read_state(group, "act", state).unwrap();
+            }
         }
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        let [(c0, e0, [a0, f0, d0]), (c1, e1, [a1, f1, d1])] = &out;
+        let [(c0, e0, d0, s0), (c1, e1, d1, s1)] = &out;
         assert_eq!(bits(c0), bits(c1), "ctrl, step {step}");
         assert_eq!(bits(e0), bits(e1), "joint efforts, step {step}");
-        assert_eq!(bits(a0), bits(a1), "activations, step {step}");
-        assert_eq!(bits(f0), bits(f1), "filter activations, step {step}");
         assert_eq!(bits(d0), bits(d1), "act_dot, step {step}");
+        for ((group, _), (a0, a1)) in acts.iter().zip(s0.iter().zip(s1)) {
+            assert_eq!(bits(a0), bits(a1), "{group} activations, step {step}");
+        }
         assert_eq!(
             one_pass.nonfinite_envs().unwrap(),
             general.nonfinite_envs().unwrap()

@@ -22,7 +22,7 @@ use io::{any_nonfinite, zeroed_bits, RunLaw, SlotRows};
 use rayon::prelude::*;
 use sinew_core::delay::LagKeys;
 use sinew_core::net::LearnedState;
-use sinew_core::plan::{Run, TargetSource};
+use sinew_core::plan::{MjTileRows, Run, TargetSource};
 use sinew_core::{
     AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
     LEARNED_LIMIT_SLOTS, MJ_ACT_SLOT,
@@ -281,6 +281,11 @@ impl CpuBackend {
             step: self.step,
             gather: &self.gather,
             mj_wide: self.mj_wide,
+            // The stage's rows line up with the command's and the ctrl's.
+            mj_tiled: !self.mj_wide
+                && plan.mj().tiles()
+                && plan.learned().is_empty()
+                && plan.num_targets() == nc,
         };
         let num_ctrl = plan.num_ctrl().max(1);
         let ring_stride = plan.ring_stride().max(1);
@@ -463,6 +468,9 @@ struct StepInputs<'a> {
     gather: &'a Gather,
     /// [`CpuBackend::mj_wide`].
     mj_wide: bool,
+    /// Whether a tile's MuJoCo stage runs for all its envs at once
+    /// ([`MjStage::tile_forces`](sinew_core::plan::MjStage::tile_forces)).
+    mj_tiled: bool,
 }
 
 /// Non-zero when some value is NaN or ±inf (all exponent bits set). An
@@ -592,7 +600,13 @@ impl StepInputs<'_> {
         }
         let mj = self.plan.mj();
         let mut finite = true;
-        if mj.runs_per_step() {
+        if self.mj_tiled {
+            // The tile's stage ran; its next activations, as `env_forces`
+            // checks them.
+            // SAFETY: this env's rows are touched by this thread alone.
+            finite = nonfinite_bits(unsafe { self.next.span(MJ_ACT_SLOT, row, num_ctrl) }) == 0;
+            finite &= nonfinite_bits(effort) == 0;
+        } else if mj.runs_per_step() {
             finite = mj.env_forces(
                 rows[3],
                 rows[4],
@@ -806,6 +820,9 @@ impl StepInputs<'_> {
                     }
                 }
             }
+            if self.mj_tiled {
+                self.tile_stage(e0, out, &mut rows.effort[local * nc..(local + n) * nc]);
+            }
             for (i, (out, flag)) in out
                 .chunks_exact_mut(nc)
                 .zip(tile_flags.iter_mut())
@@ -831,6 +848,31 @@ impl StepInputs<'_> {
             }
         }
         zeroed
+    }
+
+    /// The MuJoCo stage of the envs from `e0` whose ctrl rows are `ctrl`
+    /// and joint-effort rows `effort`, when [`StepInputs::mj_tiled`]; envs
+    /// at fault included (their outputs are zeroed after, their state not
+    /// committed).
+    fn tile_stage(&self, e0: usize, ctrl: &mut [f32], effort: &mut [f32]) {
+        let nc = self.plan.num_ctrl();
+        let (at, len) = (e0 * nc, ctrl.len());
+        let plane = self.plan.num_envs() * nc;
+        let mj = self.plan.mj();
+        // SAFETY: these envs' rows are touched by this thread alone; the
+        // three spans are rows of three tables.
+        let rows = unsafe {
+            MjTileRows {
+                ctrl,
+                effort,
+                pos: &self.cmd[3][at..at + len],
+                vel: &self.cmd[4][at..at + len],
+                act: self.state.span(MJ_ACT_SLOT, at, len),
+                act_next: self.next.span_mut(MJ_ACT_SLOT, at, len),
+                act_dot: self.outputs.span_mut(mj.act_dot_plane as usize, at, len),
+            }
+        };
+        mj.tile_forces(rows, |slot| &self.params[slot * plane + at..][..len]);
     }
 
     /// Env `e0 + i`'s values of field `f` in ctrl order: its row of the

@@ -151,11 +151,37 @@ impl MjLanes {
         self.ctrl_column..self.ctrl_column + self.gear.len()
     }
 
-    /// Clamps their controls (`ctrl`: the env's row) by their ranges;
-    /// non-zero when one is beyond MuJoCo's bad-control bound.
+    /// Their joints.
+    pub(super) fn joints(&self) -> Range<usize> {
+        self.joint..self.joint + self.gear.len()
+    }
+
+    /// These lanes `times` over, back to back: the lanes of `times`
+    /// consecutive envs' rows of a stage whose stretch covers each row.
+    pub(super) fn repeated(&self, times: usize) -> MjLanes {
+        let rep = |v: &Vec<f32>| v.repeat(times);
+        MjLanes {
+            ctrl_lo: rep(&self.ctrl_lo),
+            ctrl_hi: rep(&self.ctrl_hi),
+            force_lo: rep(&self.force_lo),
+            force_hi: rep(&self.force_hi),
+            act_lo: rep(&self.act_lo),
+            act_hi: rep(&self.act_hi),
+            act_step: rep(&self.act_step),
+            tau: rep(&self.tau),
+            gear: rep(&self.gear),
+            coef: rep(&self.coef),
+            gain: self.gain.each_ref().map(rep),
+            bias: self.bias.each_ref().map(rep),
+            ..*self
+        }
+    }
+
+    /// Clamps the controls `ctrl` (the stretch's, or a whole number of
+    /// [`MjLanes::repeated`] stretches) by their ranges; non-zero when one
+    /// is beyond MuJoCo's bad-control bound.
     #[inline(always)]
     pub(super) fn clamp_controls(&self, ctrl: &mut [f32]) -> u32 {
-        let ctrl = &mut ctrl[self.columns()];
         let mut wild = 0;
         for ((u, &lo), &hi) in ctrl.iter_mut().zip(&self.ctrl_lo).zip(&self.ctrl_hi) {
             *u = clip(*u, lo, hi);
@@ -164,24 +190,24 @@ impl MjLanes {
         wild
     }
 
-    /// Their forces, as [`MjStage`]'s one-actuator loop computes them, for
-    /// one env: `ctrl` (its row) holds the clamped controls on entry and
-    /// the forces after the force ranges on exit, zero when `wild`;
-    /// `rows` are the env's rows the lanes read and write; their
-    /// `moment·force` is added to `effort`. Returns non-zero when some
-    /// next activation is not finite.
+    /// Their forces, as [`MjStage`]'s one-actuator loop computes them:
+    /// `rows.ctrl` holds the clamped controls on entry and the forces after
+    /// the force ranges on exit (as if 0 when `wild`), and their
+    /// `moment·force` is added to `rows.effort`. `table` holds the rows of
+    /// the parameter table where the stage reads it, this stretch's values
+    /// from `at` on. Returns non-zero when some next activation is not
+    /// finite.
     #[inline(always)]
-    pub(super) fn forces<'r>(
+    pub(super) fn forces<'t>(
         &self,
         wild: bool,
-        ctrl: &mut [f32],
-        rows: LaneRows<'r>,
-        effort: &mut [f32],
+        rows: LaneRows<'_>,
+        table: Option<&MjTable<'t>>,
+        at: usize,
     ) -> u32 {
-        let joints = self.joint..self.joint + self.gear.len();
-        let columns = self.columns();
-        let cut = |rows: [&'r [f32]; 3]| rows.map(|row| &row[columns.clone()]);
-        let (gain, bias) = match rows.table {
+        let n = rows.ctrl.len();
+        let cut = |rows: [&'t [f32]; 3]| rows.map(|row| &row[at..at + n]);
+        let (gain, bias) = match table {
             Some(t) if self.proto.flags & MJ_TABLE_PARAMS != 0 => (cut(t.gain), cut(t.bias)),
             _ => (
                 self.gain.each_ref().map(|v| &v[..]),
@@ -191,37 +217,39 @@ impl MjLanes {
         let reads = LaneReads {
             lanes: self,
             wild,
-            pos: &rows.pos[joints.clone()],
-            vel: &rows.vel[joints.clone()],
+            pos: rows.pos,
+            vel: rows.vel,
             act: rows.act,
             gain,
             bias,
         };
         let writes = LaneWrites {
-            ctrl: &mut ctrl[columns],
+            ctrl: rows.ctrl,
             act_next: rows.act_next,
             act_dot: rows.act_dot,
-            effort: &mut effort[joints],
+            effort: rows.effort,
         };
         reads.by_dyn(writes)
     }
 }
 
-/// One env's rows a stretch of lanes reads and writes besides its controls
-/// and joint efforts.
+/// The rows a stretch of lanes reads and writes (one env's, cut to the
+/// stretch, or consecutive envs' for [`MjLanes::repeated`] lanes).
 pub(super) struct LaneRows<'r> {
-    /// The env's positions (by joint).
+    /// The controls, then the forces.
+    pub ctrl: &'r mut [f32],
+    /// The joint efforts the forces add to.
+    pub effort: &'r mut [f32],
+    /// The positions.
     pub pos: &'r [f32],
-    /// Its velocities (by joint).
+    /// The velocities.
     pub vel: &'r [f32],
-    /// The stretch's activations before the step.
+    /// The activations before the step.
     pub act: &'r [f32],
-    /// Its next activations.
+    /// The next activations.
     pub act_next: &'r mut [f32],
-    /// Its `act_dot`s.
+    /// The `act_dot`s.
     pub act_dot: &'r mut [f32],
-    /// The env's rows of the parameter table, when the stage reads them.
-    pub table: Option<&'r MjTable<'r>>,
 }
 
 /// What a stretch's loop reads for one env, its rows cut to the stretch.

@@ -20,7 +20,9 @@ mod mj_lanes;
 mod mujoco;
 mod tables;
 
-pub use mujoco::{MjDriver, MjMember, MjPathEntry, MjStage, MjTendonLimit, MJ_FROM_LAW};
+pub use mujoco::{
+    MjDriver, MjMember, MjPathEntry, MjStage, MjTendonLimit, MjTileRows, MJ_FROM_LAW,
+};
 pub use tables::{EnvIds, Lags, ParamRef, Values};
 
 /// Options of the whole actuator set.

@@ -1,7 +1,7 @@
 //! The MuJoCo stage of a plan: MuJoCo-law columns compiled into
 //! [`MjActuator`]s with their transmission paths and force ranges.
 
-use super::mj_lanes::{segments, LaneRows, MjSegment};
+use super::mj_lanes::{segments, LaneRows, MjLanes, MjSegment};
 use super::*;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -117,6 +117,32 @@ pub struct MjStage {
     /// A [`MjStage::plain`] stage's actuators, in stretches computed a
     /// vector lane each or one at a time (empty when not plain).
     segments: Vec<MjSegment>,
+    /// When one stretch of lanes covers every ctrl column, on joints in
+    /// ctrl order and no other: it, [`MJ_TILE_ENVS`] times over
+    /// ([`MjStage::tile_forces`]).
+    tiled: Option<Box<MjLanes>>,
+}
+
+/// Envs whose rows [`MjStage::tile_forces`] computes in one loop.
+const MJ_TILE_ENVS: usize = 16;
+
+/// Rows of consecutive envs for [`MjStage::tile_forces`]: each holds the
+/// envs' rows back to back, `num_ctrl` values per env.
+pub struct MjTileRows<'r> {
+    /// The forwarded controls on entry, the actuator forces on exit.
+    pub ctrl: &'r mut [f32],
+    /// The joint efforts.
+    pub effort: &'r mut [f32],
+    /// The positions.
+    pub pos: &'r [f32],
+    /// The velocities.
+    pub vel: &'r [f32],
+    /// The activations before the step.
+    pub act: &'r [f32],
+    /// The next activations.
+    pub act_next: &'r mut [f32],
+    /// The `act_dot`s.
+    pub act_dot: &'r mut [f32],
 }
 
 impl MjStage {
@@ -236,6 +262,65 @@ impl MjStage {
         }
     }
 
+    /// True when [`MjStage::tile_forces`] computes the stage (every ctrl
+    /// column a MuJoCo-law actuator on the joint of its index, consecutive
+    /// actuators of one law; see [`MjStage::plain`]).
+    pub fn tiles(&self) -> bool {
+        self.tiled.is_some()
+    }
+
+    /// [`MjStage::env_forces`], not wide, for consecutive envs at once when
+    /// [`MjStage::tiles`]: `rows` are their rows, `param(slot)` their rows
+    /// of parameter slot `slot`. Writes what `env_forces` writes for each
+    /// env, in the same bits; where `env_forces` would return false, some
+    /// value of the env's row of `rows.act_next` is not finite.
+    pub fn tile_forces<'p>(&self, rows: MjTileRows<'_>, param: impl Fn(usize) -> &'p [f32]) {
+        use crate::kinds::MJ_MAX_CTRL;
+        let lanes = self.tiled.as_deref().expect("a stage that tiles");
+        let table = self.table::<false>(param);
+        let nc = self.num_joints;
+        let MjTileRows {
+            ctrl,
+            effort,
+            pos,
+            vel,
+            act,
+            act_next,
+            act_dot,
+        } = rows;
+        let len = ctrl.len();
+        for start in (0..len).step_by(MJ_TILE_ENVS * nc) {
+            let r = start..len.min(start + MJ_TILE_ENVS * nc);
+            if lanes.clamp_controls(&mut ctrl[r.clone()]) != 0 {
+                // MuJoCo's guard: such an env's every control enters its
+                // law as 0.
+                for row in ctrl[r.clone()].chunks_exact_mut(nc) {
+                    if row.iter().any(|u| u.abs() > MJ_MAX_CTRL) {
+                        row.fill(0.0);
+                    }
+                }
+            }
+            effort[r.clone()].fill(0.0);
+            let rows = LaneRows {
+                ctrl: &mut ctrl[r.clone()],
+                effort: &mut effort[r.clone()],
+                pos: &pos[r.clone()],
+                vel: &vel[r.clone()],
+                act: &act[r.clone()],
+                act_next: &mut act_next[r.clone()],
+                act_dot: &mut act_dot[r.clone()],
+            };
+            lanes.forces(false, rows, table.as_ref(), r.start);
+        }
+        if !self.joint_limits.is_empty() {
+            for row in effort.chunks_exact_mut(nc) {
+                for &(j, [lo, hi]) in &self.joint_limits {
+                    row[j as usize] = crate::kinds::clip(row[j as usize], lo, hi);
+                }
+            }
+        }
+    }
+
     /// Clamps the control of each of `actuators` by its range, then
     /// MuJoCo's guard: true when one control is beyond 1e10, which zeroes
     /// every control of the env.
@@ -273,7 +358,7 @@ impl MjStage {
         let table = self.table::<false>(param);
         let wild = (self.segments.iter()).fold(false, |wild, segment| {
             wild | match segment {
-                MjSegment::Lanes(lanes) => lanes.clamp_controls(ctrl) != 0,
+                MjSegment::Lanes(lanes) => lanes.clamp_controls(&mut ctrl[lanes.columns()]) != 0,
                 MjSegment::Each(k) => {
                     Self::clamp_controls::<false>(&self.actuators[k.clone()], &table, ctrl)
                 }
@@ -286,14 +371,16 @@ impl MjStage {
                 MjSegment::Lanes(lanes) => {
                     let (act, act_next, act_dot) = env.act_rows(lanes.columns());
                     let rows = LaneRows {
-                        pos,
-                        vel,
+                        ctrl: &mut ctrl[lanes.columns()],
+                        effort: &mut effort[lanes.joints()],
+                        pos: &pos[lanes.joints()],
+                        vel: &vel[lanes.joints()],
                         act,
                         act_next,
                         act_dot,
-                        table: table.as_ref(),
                     };
-                    next_finite &= lanes.forces(wild, ctrl, rows, effort) == 0;
+                    let at = lanes.columns().start;
+                    next_finite &= lanes.forces(wild, rows, table.as_ref(), at) == 0;
                 }
                 MjSegment::Each(k) => {
                     for a in &self.actuators[k.clone()] {
@@ -621,6 +708,12 @@ pub(super) fn mj_stage(
             .all(|(k, m)| m.actuator == k as u32 && m.path_len == 1);
     if stage.plain {
         stage.segments = segments(&stage);
+        if let [MjSegment::Lanes(lanes)] = &stage.segments[..] {
+            let all = 0..ctrl.len();
+            if lanes.columns() == all && lanes.joints() == all && stage.num_joints == ctrl.len() {
+                stage.tiled = Some(Box::new(lanes.repeated(MJ_TILE_ENVS)));
+            }
+        }
     }
     Ok(stage)
 }
