@@ -3,7 +3,7 @@
 //! loop the compiler vectorizes, with the same operations in the same order
 //! as the one-actuator loop (so the same bits).
 
-use super::mujoco::{MjStage, MjTable};
+use super::mujoco::{MjStage, MjTable, MjTileRows};
 use crate::kinds::{
     clip, mj_force_limit, mj_force_with, MjActuator, MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED,
     MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_TABLE_PARAMS,
@@ -190,18 +190,19 @@ impl MjLanes {
         wild
     }
 
-    /// Their forces, as [`MjStage`]'s one-actuator loop computes them:
-    /// `rows.ctrl` holds the clamped controls on entry and the forces after
-    /// the force ranges on exit (as if 0 when `wild`), and their
-    /// `moment·force` is added to `rows.effort`. `table` holds the rows of
-    /// the parameter table where the stage reads it, this stretch's values
-    /// from `at` on. Returns non-zero when some next activation is not
-    /// finite.
+    /// Their forces, as [`MjStage`]'s one-actuator loop computes them, for
+    /// `rows` (one env's cut to the stretch, or consecutive envs' for
+    /// [`MjLanes::repeated`] lanes): `rows.ctrl` holds the clamped controls
+    /// on entry and the forces after the force ranges on exit (as if 0
+    /// when `wild`), and their `moment·force` is added to `rows.effort`.
+    /// `table` holds the rows of the parameter table where the stage reads
+    /// it, this stretch's values from `at` on. Returns non-zero when some
+    /// next activation is not finite.
     #[inline(always)]
     pub(super) fn forces<'t>(
         &self,
         wild: bool,
-        rows: LaneRows<'_>,
+        rows: MjTileRows<'_>,
         table: Option<&MjTable<'t>>,
         at: usize,
     ) -> u32 {
@@ -231,25 +232,6 @@ impl MjLanes {
         };
         reads.by_dyn(writes)
     }
-}
-
-/// The rows a stretch of lanes reads and writes (one env's, cut to the
-/// stretch, or consecutive envs' for [`MjLanes::repeated`] lanes).
-pub(super) struct LaneRows<'r> {
-    /// The controls, then the forces.
-    pub ctrl: &'r mut [f32],
-    /// The joint efforts the forces add to.
-    pub effort: &'r mut [f32],
-    /// The positions.
-    pub pos: &'r [f32],
-    /// The velocities.
-    pub vel: &'r [f32],
-    /// The activations before the step.
-    pub act: &'r [f32],
-    /// The next activations.
-    pub act_next: &'r mut [f32],
-    /// The `act_dot`s.
-    pub act_dot: &'r mut [f32],
 }
 
 /// What a stretch's loop reads for one env, its rows cut to the stretch.

@@ -1,7 +1,7 @@
 //! The MuJoCo stage of a plan: MuJoCo-law columns compiled into
 //! [`MjActuator`]s with their transmission paths and force ranges.
 
-use super::mj_lanes::{segments, LaneRows, MjLanes, MjSegment};
+use super::mj_lanes::{segments, MjLanes, MjSegment};
 use super::*;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -126,8 +126,9 @@ pub struct MjStage {
 /// Envs whose rows [`MjStage::tile_forces`] computes in one loop.
 const MJ_TILE_ENVS: usize = 16;
 
-/// Rows of consecutive envs for [`MjStage::tile_forces`]: each holds the
-/// envs' rows back to back, `num_ctrl` values per env.
+/// The rows the MuJoCo stage's vector lanes read and write: for
+/// [`MjStage::tile_forces`], consecutive envs' rows back to back,
+/// `num_ctrl` values per env.
 pub struct MjTileRows<'r> {
     /// The forwarded controls on entry, the actuator forces on exit.
     pub ctrl: &'r mut [f32],
@@ -301,7 +302,7 @@ impl MjStage {
                 }
             }
             effort[r.clone()].fill(0.0);
-            let rows = LaneRows {
+            let rows = MjTileRows {
                 ctrl: &mut ctrl[r.clone()],
                 effort: &mut effort[r.clone()],
                 pos: &pos[r.clone()],
@@ -370,7 +371,7 @@ impl MjStage {
             match segment {
                 MjSegment::Lanes(lanes) => {
                     let (act, act_next, act_dot) = env.act_rows(lanes.columns());
-                    let rows = LaneRows {
+                    let rows = MjTileRows {
                         ctrl: &mut ctrl[lanes.columns()],
                         effort: &mut effort[lanes.joints()],
                         pos: &pos[lanes.joints()],
