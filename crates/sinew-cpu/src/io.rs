@@ -231,6 +231,7 @@ impl RunLaw<'_> {
             inputs,
             outputs,
             targets: self.targets.map(|t| &t[..n]),
+            field_target: &self.targets[self.field as usize][..n],
             pos: &self.pos[..n],
             vel: &self.vel[..n],
             field: self.field,
@@ -267,6 +268,8 @@ struct CpuIo<'a> {
     inputs: [&'a [f32]; MAX_INPUTS],
     outputs: [&'a mut [f32]; MAX_OUTPUTS],
     targets: [&'a [f32]; 3],
+    /// The target of `field`, chosen once for the loop.
+    field_target: &'a [f32],
     pos: &'a [f32],
     vel: &'a [f32],
     field: CommandField,
@@ -296,6 +299,10 @@ impl LawIo for CpuIo<'_> {
     #[inline(always)]
     fn field(&self) -> CommandField {
         self.field
+    }
+    #[inline(always)]
+    fn field_target(&self) -> f32 {
+        self.field_target[self.i]
     }
     #[inline(always)]
     fn state(&self, k: usize) -> f32 {

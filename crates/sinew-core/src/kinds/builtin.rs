@@ -16,7 +16,7 @@ use crate::error::Error;
 /// The law of every pass-through kind: the column's (delayed) command field.
 #[inline(always)]
 fn forward<I: LawIo>(io: &mut I) -> f32 {
-    pass_through(io.target(io.field()))
+    pass_through(io.field_target())
 }
 
 /// The `Kind` items every pass-through kind shares.

@@ -337,6 +337,13 @@ pub trait LawIo {
     /// The command field this column forwards or computes from (a
     /// pass-through kind's field, MuJoCo's `ctrl`).
     fn field(&self) -> CommandField;
+    /// The (delayed) command target of [`LawIo::field`]. A backend whose
+    /// field is fixed for a whole loop overrides it with a read that does
+    /// not choose the field per element.
+    #[inline(always)]
+    fn field_target(&self) -> f32 {
+        self.target(self.field())
+    }
     /// State slot `k` as it was before this step.
     fn state(&self, k: usize) -> f32;
     /// Writes state slot `k` for after this step; it is committed only

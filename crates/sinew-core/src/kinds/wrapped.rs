@@ -44,7 +44,7 @@ impl Kind for WrappedCfg {
 
     #[inline(always)]
     fn law<I: LawIo>(io: &mut I) -> f32 {
-        pass_through(io.target(io.field()))
+        pass_through(io.field_target())
     }
 }
 

@@ -339,7 +339,7 @@ impl Kind for MjGeneralCfg {
     /// Forwards MuJoCo's `ctrl`; the plan's MuJoCo stage computes the force.
     #[inline(always)]
     fn law<I: LawIo>(io: &mut I) -> f32 {
-        io.target(io.field())
+        io.field_target()
     }
 }
 
