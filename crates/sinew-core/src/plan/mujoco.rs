@@ -275,6 +275,9 @@ impl MjStage {
     /// of parameter slot `slot`. Writes what `env_forces` writes for each
     /// env, in the same bits; where `env_forces` would return false, some
     /// value of the env's row of `rows.act_next` is not finite.
+    ///
+    /// # Panics
+    /// When the stage does not tile.
     pub fn tile_forces<'p>(&self, rows: MjTileRows<'_>, param: impl Fn(usize) -> &'p [f32]) {
         use crate::kinds::MJ_MAX_CTRL;
         let lanes = self.tiled.as_deref().expect("a stage that tiles");
