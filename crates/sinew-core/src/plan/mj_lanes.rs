@@ -305,58 +305,50 @@ impl LaneReads<'_> {
     ) -> u32 {
         crate::simd::widest(
             #[inline(always)]
-            || self.lanes_loop::<D, G, B>(ctrl, act_next, act_dot, effort),
+            || {
+                const EXP: u32 = 0x7f80_0000;
+                let l = self.lanes;
+                let n = ctrl.len();
+                let (gain, bias) = (self.gain.map(|v| &v[..n]), self.bias.map(|v| &v[..n]));
+                let (pos, vel, act) = (&self.pos[..n], &self.vel[..n], &self.act[..n]);
+                let (act_next, act_dot, effort) =
+                    (&mut act_next[..n], &mut act_dot[..n], &mut effort[..n]);
+                let (gear, coef, act_step, tau) =
+                    (&l.gear[..n], &l.coef[..n], &l.act_step[..n], &l.tau[..n]);
+                let (force_lo, force_hi) = (&l.force_lo[..n], &l.force_hi[..n]);
+                let (act_lo, act_hi) = (&l.act_lo[..n], &l.act_hi[..n]);
+                let (proto, wild) = (l.proto, self.wild);
+                let mut bad = 0;
+                for i in 0..n {
+                    let a = MjActuator {
+                        dyn_type: D,
+                        gain_type: G,
+                        bias_type: B,
+                        gear: gear[i],
+                        act_step: act_step[i],
+                        force_lo: force_lo[i],
+                        force_hi: force_hi[i],
+                        act_lo: act_lo[i],
+                        act_hi: act_hi[i],
+                        dynprm: [tau[i], proto.dynprm[1], proto.dynprm[2]],
+                        ..proto
+                    };
+                    let u = if wild { 0.0 } else { ctrl[i] };
+                    // As `MjStage::length_velocity` sums them, from 0.
+                    let length = a.gear * (0.0 + coef[i] * pos[i]);
+                    let velocity = a.gear * (0.0 + coef[i] * vel[i]);
+                    let gain3 = [gain[0][i], gain[1][i], gain[2][i]];
+                    let bias3 = [bias[0][i], bias[1][i], bias[2][i]];
+                    let out = mj_force_with(&a, gain3, bias3, u, act[i], length, velocity);
+                    act_dot[i] = out.act_dot;
+                    act_next[i] = out.act_next;
+                    bad |= u32::from(out.act_next.to_bits() & EXP == EXP);
+                    let force = mj_force_limit(&a, out.force);
+                    ctrl[i] = force;
+                    effort[i] += a.gear * coef[i] * force;
+                }
+                bad
+            },
         )
-    }
-
-    #[inline(always)]
-    fn lanes_loop<const D: u32, const G: u32, const B: u32>(
-        self,
-        ctrl: &mut [f32],
-        act_next: &mut [f32],
-        act_dot: &mut [f32],
-        effort: &mut [f32],
-    ) -> u32 {
-        const EXP: u32 = 0x7f80_0000;
-        let l = self.lanes;
-        let n = ctrl.len();
-        let (gain, bias) = (self.gain.map(|v| &v[..n]), self.bias.map(|v| &v[..n]));
-        let (pos, vel, act) = (&self.pos[..n], &self.vel[..n], &self.act[..n]);
-        let (act_next, act_dot, effort) = (&mut act_next[..n], &mut act_dot[..n], &mut effort[..n]);
-        let (gear, coef, act_step, tau) =
-            (&l.gear[..n], &l.coef[..n], &l.act_step[..n], &l.tau[..n]);
-        let (force_lo, force_hi) = (&l.force_lo[..n], &l.force_hi[..n]);
-        let (act_lo, act_hi) = (&l.act_lo[..n], &l.act_hi[..n]);
-        let (proto, wild) = (l.proto, self.wild);
-        let mut bad = 0;
-        for i in 0..n {
-            let a = MjActuator {
-                dyn_type: D,
-                gain_type: G,
-                bias_type: B,
-                gear: gear[i],
-                act_step: act_step[i],
-                force_lo: force_lo[i],
-                force_hi: force_hi[i],
-                act_lo: act_lo[i],
-                act_hi: act_hi[i],
-                dynprm: [tau[i], proto.dynprm[1], proto.dynprm[2]],
-                ..proto
-            };
-            let u = if wild { 0.0 } else { ctrl[i] };
-            // As `MjStage::length_velocity` sums them, from 0.
-            let length = a.gear * (0.0 + coef[i] * pos[i]);
-            let velocity = a.gear * (0.0 + coef[i] * vel[i]);
-            let gain3 = [gain[0][i], gain[1][i], gain[2][i]];
-            let bias3 = [bias[0][i], bias[1][i], bias[2][i]];
-            let out = mj_force_with(&a, gain3, bias3, u, act[i], length, velocity);
-            act_dot[i] = out.act_dot;
-            act_next[i] = out.act_next;
-            bad |= u32::from(out.act_next.to_bits() & EXP == EXP);
-            let force = mj_force_limit(&a, out.force);
-            ctrl[i] = force;
-            effort[i] += a.gear * coef[i] * force;
-        }
-        bad
     }
 }
