@@ -145,7 +145,7 @@ impl KindVisitor for RunLaw<'_> {
                 return unsafe { run!(run_avx2) };
             }
         }
-        run!(run)
+        run!(run_baseline)
     }
 }
 
@@ -158,6 +158,14 @@ impl RunLaw<'_> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
     unsafe fn run_avx512<K: Kind, const CHECK: bool>(self) -> bool {
+        self.run::<K, CHECK>()
+    }
+
+    /// [`RunLaw::run`] for the build's own target, as a function of its
+    /// own like the other forms: inlined, every kind's loop would add its
+    /// stack arrays to the caller's frame (megabytes in a debug build).
+    #[inline(never)]
+    fn run_baseline<K: Kind, const CHECK: bool>(self) -> bool {
         self.run::<K, CHECK>()
     }
 
@@ -178,6 +186,13 @@ impl RunLaw<'_> {
     /// sum overflows, which only sends the caller to its exact checks).
     /// OR-ing those bits is an integer reduction, so the loop still
     /// vectorizes, and it adds no pass over memory.
+    ///
+    /// A kind with state or output planes writes them in blocks of
+    /// [`STAGE`] elements to arrays on the stack, copied out after each
+    /// block: the compiler cannot tell that slices held in arrays do not
+    /// overlap the ones read, and with more than a few written planes it
+    /// gives up vectorizing the loop rather than test every pair at run
+    /// time. A stack array overlaps nothing.
     #[inline(always)]
     fn run<K: Kind, const CHECK: bool>(self) -> bool {
         let n = self.out.len();
@@ -202,9 +217,6 @@ impl RunLaw<'_> {
                 &mut []
             }
         });
-        for (next, state) in next.iter_mut().zip(&state).take(K::STATE.len()) {
-            next.copy_from_slice(state);
-        }
         let inputs: [&[f32]; MAX_INPUTS] = std::array::from_fn(|k| {
             if k < K::INPUTS.len() {
                 &self.inputs[self.input_planes[k] * self.plane + at..][..n]
@@ -212,50 +224,103 @@ impl RunLaw<'_> {
                 &[]
             }
         });
-        let outputs: [&mut [f32]; MAX_OUTPUTS] = std::array::from_fn(|k| {
+        let mut outputs: [&mut [f32]; MAX_OUTPUTS] = std::array::from_fn(|k| {
             if k < K::OUTPUTS.len() {
                 unsafe { self.outputs.span_mut(self.output_planes[k], at, n) }
             } else {
                 &mut []
             }
         });
-        let checked = (
-            self.targets.map(|t| &t[..n]),
-            &self.pos[..n],
-            &self.vel[..n],
-        );
-        let mut io = CpuIo {
-            i: 0,
-            params,
-            plane: self.plane,
-            inputs,
-            outputs,
-            targets: self.targets.map(|t| &t[..n]),
-            field_target: &self.targets[self.field as usize][..n],
-            pos: &self.pos[..n],
-            vel: &self.vel[..n],
-            field: self.field,
-            state,
-            next,
-            data: self.data,
-            scale: self.scale,
-        };
-        let mut bits = 0u32;
-        for (i, out) in self.out.iter_mut().enumerate() {
-            io.i = i;
-            let value = K::law(&mut io);
-            *out = value;
-            if CHECK {
-                let ([pt, vt, et], pos, vel) = checked;
-                let mut sum = ((pt[i] + vt[i]) + (et[i] + pos[i])) + (vel[i] + value);
-                for output in &io.outputs[..K::OUTPUTS.len()] {
-                    sum += output[i];
+        let targets = self.targets.map(|t| &t[..n]);
+        let field_target = &self.targets[self.field as usize][..n];
+        let (pos, vel) = (&self.pos[..n], &self.vel[..n]);
+        // The loop's view from element `i` on, writing to `next` and `outputs`.
+        macro_rules! io {
+            ($i:expr, $next:expr, $outputs:expr) => {{
+                let i = $i;
+                CpuIo {
+                    i: 0,
+                    params: &params[i.min(params.len())..],
+                    plane: self.plane,
+                    inputs: inputs.map(|plane| &plane[i.min(plane.len())..]),
+                    outputs: $outputs,
+                    targets: targets.map(|t| &t[i..]),
+                    field_target: &field_target[i..],
+                    pos: &pos[i..],
+                    vel: &vel[i..],
+                    field: self.field,
+                    state: state.map(|slot| &slot[i.min(slot.len())..]),
+                    next: $next,
+                    data: self.data,
+                    scale: self.scale,
                 }
-                bits |= zeroed_bits(sum);
-            }
+            }};
         }
-        any_nonfinite(bits)
+        if K::STATE.is_empty() && K::OUTPUTS.is_empty() {
+            let io = io!(0, next, outputs);
+            return law_loop::<K, CHECK>(io, self.out);
+        }
+        let mut bits = false;
+        let mut stage_next = [[0.0f32; STAGE]; MAX_STATE];
+        let mut stage_outputs = [[0.0f32; STAGE]; MAX_OUTPUTS];
+        let mut stage_out = [0.0f32; STAGE];
+        for (b, out) in self.out.chunks_mut(STAGE).enumerate() {
+            let (i, len) = (b * STAGE, out.len());
+            // The law may leave a slot or plane alone: it then keeps its value.
+            for (stage, state) in stage_next.iter_mut().zip(&state).take(K::STATE.len()) {
+                stage[..len].copy_from_slice(&state[i..i + len]);
+            }
+            for (stage, plane) in stage_outputs
+                .iter_mut()
+                .zip(&outputs)
+                .take(K::OUTPUTS.len())
+            {
+                stage[..len].copy_from_slice(&plane[i..i + len]);
+            }
+            let io = io!(
+                i,
+                stage_next.each_mut().map(|s| &mut s[..len]),
+                stage_outputs.each_mut().map(|s| &mut s[..len])
+            );
+            bits |= law_loop::<K, CHECK>(io, &mut stage_out[..len]);
+            for (next, stage) in next.iter_mut().zip(&stage_next).take(K::STATE.len()) {
+                next[i..i + len].copy_from_slice(&stage[..len]);
+            }
+            for (plane, stage) in outputs
+                .iter_mut()
+                .zip(&stage_outputs)
+                .take(K::OUTPUTS.len())
+            {
+                plane[i..i + len].copy_from_slice(&stage[..len]);
+            }
+            out.copy_from_slice(&stage_out[..len]);
+        }
+        bits
     }
+}
+
+/// Elements per block of a staged law loop ([`RunLaw::run`]).
+const STAGE: usize = 64;
+
+/// The law of kind `K` at every element of `out` through `io` (see
+/// [`RunLaw::run`]); with `CHECK`, whether some value may be non-finite.
+#[inline(always)]
+fn law_loop<K: Kind, const CHECK: bool>(mut io: CpuIo<'_>, out: &mut [f32]) -> bool {
+    let mut bits = 0u32;
+    for (i, out) in out.iter_mut().enumerate() {
+        io.i = i;
+        let value = K::law(&mut io);
+        *out = value;
+        if CHECK {
+            let [pt, vt, et] = io.targets;
+            let mut sum = ((pt[i] + vt[i]) + (et[i] + io.pos[i])) + (io.vel[i] + value);
+            for output in &io.outputs[..K::OUTPUTS.len()] {
+                sum += output[i];
+            }
+            bits |= zeroed_bits(sum);
+        }
+    }
+    any_nonfinite(bits)
 }
 
 /// [`LawIo`] at element `i` of a run.
