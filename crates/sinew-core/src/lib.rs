@@ -23,6 +23,7 @@ pub mod delay;
 pub mod error;
 pub mod group;
 pub mod kinds;
+pub mod math;
 pub mod memory;
 pub mod net;
 pub mod plan;

