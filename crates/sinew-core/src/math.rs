@@ -33,6 +33,18 @@ fn round(x: f64) -> (f64, i64) {
     )
 }
 
+/// The polynomial with coefficients `c` (highest power first) at `x`.
+#[inline(always)]
+fn horner<const N: usize>(x: f64, c: [f64; N]) -> f64 {
+    // A plain loop over constants, which the compiler unrolls before it
+    // vectorizes the caller's loop (`reduce` kept the servo loop scalar).
+    let mut p = c[0];
+    for &c in &c[1..] {
+        p = p * x + c;
+    }
+    p
+}
+
 /// 2^x for `x` in [−200, 200] (beyond that, the nearer end: an `f32`
 /// overflows or underflows either way); NaN stays NaN.
 #[inline(always)]
@@ -43,22 +55,23 @@ fn exp2_f64(x: f64) -> f64 {
     // e^t for t = (x − k)·ln 2 in [−0.35, 0.35]: its Taylor series to
     // t¹¹ (the next term is below 7e-15).
     let t = (x - k) * std::f64::consts::LN_2;
-    let mut p = 1.0 / 39_916_800.0;
-    for c in [
-        1.0 / 3_628_800.0,
-        1.0 / 362_880.0,
-        1.0 / 40_320.0,
-        1.0 / 5_040.0,
-        1.0 / 720.0,
-        1.0 / 120.0,
-        1.0 / 24.0,
-        1.0 / 6.0,
-        0.5,
-        1.0,
-        1.0,
-    ] {
-        p = p * t + c;
-    }
+    let p = horner(
+        t,
+        [
+            1.0 / 39_916_800.0,
+            1.0 / 3_628_800.0,
+            1.0 / 362_880.0,
+            1.0 / 40_320.0,
+            1.0 / 5_040.0,
+            1.0 / 720.0,
+            1.0 / 120.0,
+            1.0 / 24.0,
+            1.0 / 6.0,
+            0.5,
+            1.0,
+            1.0,
+        ],
+    );
     // 2^k as an f64's exponent field (k is within f64's normal range).
     p * f64::from_bits(((ki + 1023) as u64) << 52)
 }
@@ -78,20 +91,21 @@ fn log2_f64(x: f64) -> f64 {
     let s = (m - 1.0) / (m + 1.0);
     let s2 = s * s;
     // 2·(s + s³/3 + … + s¹⁹/19): the next term is below 3e-17 of the sum.
-    let mut p = 1.0 / 19.0;
-    for c in [
-        1.0 / 17.0,
-        1.0 / 15.0,
-        1.0 / 13.0,
-        1.0 / 11.0,
-        1.0 / 9.0,
-        1.0 / 7.0,
-        1.0 / 5.0,
-        1.0 / 3.0,
-        1.0,
-    ] {
-        p = p * s2 + c;
-    }
+    let p = horner(
+        s2,
+        [
+            1.0 / 19.0,
+            1.0 / 17.0,
+            1.0 / 15.0,
+            1.0 / 13.0,
+            1.0 / 11.0,
+            1.0 / 9.0,
+            1.0 / 7.0,
+            1.0 / 5.0,
+            1.0 / 3.0,
+            1.0,
+        ],
+    );
     e + (2.0 * s * p) * std::f64::consts::LOG2_E
 }
 
