@@ -180,6 +180,14 @@ const HEAVY: usize = 64;
 /// Env rows per tile: five fields of this many rows stay in L1/L2.
 const TILE: usize = 32;
 
+/// How many envs ahead of its ring copies an env's pushes and lag draws run
+/// ([`StepInputs::tiles`]), so the prefetches of its ring frames are in
+/// flight, a few at a time, when the copies reach them. Measured on 2 cores
+/// with delay_dc (BENCHMARKS.md): 8 beat 4, 16 and a whole tile (32) ahead;
+/// at 65536 × 29, where the rings live in memory, a whole tile ahead was
+/// 15–25 % slower.
+const AHEAD: usize = 8;
+
 impl CpuBackend {
     /// Allocates every table and history for the plan's `num_envs`.
     pub fn new(plan: Plan) -> Self {
@@ -363,14 +371,21 @@ impl CpuBackend {
 /// same).
 #[inline(always)]
 fn prefetch(values: &[f32]) {
-    // Every 64-byte line from the first value's to the last's.
+    // Every 64-byte line from the first value's to the last's: one per 16
+    // values, then the last value's (an index loop: an iterator chain here
+    // cost more than the prefetches).
     #[cfg(target_arch = "x86_64")]
-    for value in values.iter().step_by(16).chain(values.last()) {
-        // SAFETY: a prefetch of a valid address; it reads nothing.
-        unsafe {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(value).cast());
+    if let Some(last) = values.len().checked_sub(1) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let at = values.as_ptr();
+        let mut k = 0;
+        while k < last {
+            // SAFETY: a prefetch of an address inside `values`; it reads nothing.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.add(k).cast()) };
+            k += 16;
         }
+        // SAFETY: as above.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.add(last).cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = values;
@@ -759,19 +774,17 @@ impl StepInputs<'_> {
                     check_inputs(tile, tile_flags)
                 };
             if num_buffers > 0 {
-                // The tile's pushes and lag draws first, each fetching the
-                // ring frames its env will write and read, so the copies
-                // after find them on the way (many envs' misses in flight
-                // at once, not one env's at a time).
-                for (i, flag) in tile_flags.iter().enumerate() {
-                    if *flag == 0 {
-                        let ring = &rows.ring[(local + i) * ring_stride..][..ring_stride];
-                        let states = &mut rows.states[(local + i) * num_buffers..][..num_buffers];
-                        self.delay_states(e0 + i, ring, states);
+                // Each env's push and lag draw run `AHEAD` envs before its
+                // copies, fetching the ring frames it will write and read,
+                // so the copies find them on the way (several envs' misses
+                // in flight at once, not one env's at a time).
+                for j in 0..n + AHEAD {
+                    if j < n && tile_flags[j] == 0 {
+                        let ring = &rows.ring[(local + j) * ring_stride..][..ring_stride];
+                        let states = &mut rows.states[(local + j) * num_buffers..][..num_buffers];
+                        self.delay_states(e0 + j, ring, states);
                     }
-                }
-                for (i, flag) in tile_flags.iter().enumerate() {
-                    if *flag == 0 {
+                    if let Some(i) = j.checked_sub(AHEAD).filter(|&i| tile_flags[i] == 0) {
                         let ring = &mut rows.ring[(local + i) * ring_stride..][..ring_stride];
                         let states = &rows.states[(local + i) * num_buffers..][..num_buffers];
                         self.delay_row(e0 + i, n, i, tile, ring, states);
