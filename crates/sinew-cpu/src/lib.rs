@@ -183,9 +183,9 @@ const TILE: usize = 32;
 /// How many envs ahead of its ring copies an env's pushes and lag draws run
 /// ([`StepInputs::tiles`]), so the prefetches of its ring frames are in
 /// flight, a few at a time, when the copies reach them. Measured on 2 cores
-/// with delay_dc (BENCHMARKS.md): 8 beat 4, 16 and a whole tile (32) ahead;
-/// at 65536 × 29, where the rings live in memory, a whole tile ahead was
-/// 15–25 % slower.
+/// with delay_dc (BENCHMARKS.md): 8 was as fast as 4 and faster than 16 at
+/// 65536 × 29, where the rings live in memory; a whole tile (32) ahead was
+/// 1.6× slower there.
 const AHEAD: usize = 8;
 
 impl CpuBackend {
