@@ -231,7 +231,7 @@ impl DelayParams {
     /// The lag in `[min_lag, max_lag]` a `u32` draw selects.
     #[inline]
     fn lag_of(&self, draw: u32) -> u32 {
-        self.min_lag + draw % (self.max_lag - self.min_lag + 1)
+        self.min_lag + remainder(draw, self.max_lag - self.min_lag + 1)
     }
 
     /// Resets one env's state at global step `step` (also used at construction).
@@ -301,6 +301,39 @@ impl DelayParams {
     /// [`DelayParams::update_lag`] with its keys computed once.
     #[inline]
     pub fn update_lag_keyed(&self, state: &mut DelayState, keys: LagKeys, env: u32, step: u32) {
+        self.update_lag_drawn(state, keys, env, step, || self.candidate(keys, env, step));
+    }
+
+    /// The lag env `env` takes at global step `step` when its lag is due
+    /// and not held.
+    #[inline(always)]
+    fn candidate(&self, keys: LagKeys, env: u32, step: u32) -> u32 {
+        self.lag_of(rng_keyed(keys.candidate, env, step))
+    }
+
+    /// The lags [`DelayParams::update_lag_drawn`] takes for the envs from
+    /// `env` (one per entry of `out`) at global step `step`, in one loop
+    /// that the compiler vectorizes at the CPU's widest width.
+    pub fn candidates(&self, keys: LagKeys, env: u32, step: u32, out: &mut [u32]) {
+        crate::simd::widest(|| {
+            for (e, lag) in (env..).zip(out.iter_mut()) {
+                *lag = self.candidate(keys, e, step);
+            }
+        });
+    }
+
+    /// [`DelayParams::update_lag_keyed`] with its lag candidate from
+    /// `candidate`, called only when the env takes it (one of
+    /// [`DelayParams::candidates`]).
+    #[inline]
+    pub fn update_lag_drawn(
+        &self,
+        state: &mut DelayState,
+        keys: LagKeys,
+        env: u32,
+        step: u32,
+        candidate: impl FnOnce() -> u32,
+    ) {
         if self.on_reset == 0 {
             let due = self.update_period == 0
                 || state
@@ -311,7 +344,7 @@ impl DelayParams {
             let take =
                 || self.hold_prob <= 0.0 || unit(rng_keyed(keys.hold, env, step)) >= self.hold_prob;
             if due && take() {
-                state.lag = self.lag_of(rng_keyed(keys.candidate, env, step));
+                state.lag = candidate();
             }
         }
         state.step_count = state.step_count.wrapping_add(1);
@@ -377,6 +410,22 @@ fn rng_keyed(key: u32, env: u32, counter: u32) -> u32 {
     hash_u32(hash_u32(key ^ env) ^ counter)
 }
 
+/// `a % d` for `d` in `1..=MAX_LAG + 1`, through `f64` so that a loop of
+/// them vectorizes (there is no vector integer division). The quotient
+/// `a · (1/d)` is exact or one less: the product's error is below 2⁻⁵¹ of
+/// it, while a quotient that is not whole lies at least `1/d ≥ 2⁻¹¹` (at
+/// least 2⁻⁴³ of it) from the next integer. The one subtraction fixes it.
+#[inline(always)]
+fn remainder(a: u32, d: u32) -> u32 {
+    let q = (f64::from(a) * (1.0 / f64::from(d))) as u32;
+    let r = a.wrapping_sub(q.wrapping_mul(d));
+    if r >= d {
+        r - d
+    } else {
+        r
+    }
+}
+
 /// A `u32` draw as a uniform `f32` in `[0, 1)` with its 24 high bits.
 #[inline(always)]
 fn unit(draw: u32) -> f32 {
@@ -423,6 +472,40 @@ mod tests {
             out.push(ring[p.read_slot(&s) as usize]);
         }
         assert_eq!(out, [1.0, 1.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    fn remainder_is_the_integer_remainder() {
+        // Every divisor a lag range can have, at the draws where a
+        // rounding error would show: each side of every multiple near 0,
+        // near 2³¹ and near u32::MAX, and random draws.
+        let mut rng = 0x1234_5678u32;
+        for d in 1..=MAX_LAG + 1 {
+            let edges = [0, 1 << 31, u32::MAX - 3 * d]
+                .into_iter()
+                .flat_map(|at| (at / d..at / d + 3).map(move |k| k * d))
+                .flat_map(|m| [m.wrapping_sub(1), m, m + 1, m.wrapping_add(d - 1)]);
+            let random = (0..200).map(|_| {
+                rng = hash_u32(rng);
+                rng
+            });
+            for a in edges.chain(random).chain([u32::MAX, u32::MAX - 1]) {
+                assert_eq!(remainder(a, d), a % d, "{a} % {d}");
+            }
+        }
+    }
+
+    #[test]
+    fn tile_candidates_are_the_per_env_draws() {
+        let p = DelayParams::new(&DelayCfg::new(3, 17), 2);
+        let keys = p.lag_keys(11);
+        let mut lags = [0u32; 37];
+        p.candidates(keys, 5, 9, &mut lags);
+        for (e, &lag) in (5..).zip(&lags) {
+            let mut s = DelayState::default();
+            p.update_lag_keyed(&mut s, keys, e, 9);
+            assert_eq!(lag, s.lag, "env {e}");
+        }
     }
 
     #[test]

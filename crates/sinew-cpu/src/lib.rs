@@ -70,6 +70,10 @@ pub struct CpuBackend {
     /// Per rayon chunk: its tile (`[field][env][ctrl]`, see
     /// [`StepInputs::tiles`]), sized on the first step.
     tile: Table,
+    /// Per rayon chunk: its tile's lag candidates, `[buffer][env]`
+    /// ([`DelayParams::candidates`](sinew_core::delay::DelayParams::candidates)),
+    /// sized with `tile`.
+    lags: Vec<u32>,
     /// How a tile is filled.
     gather: Gather,
     /// True for one undelayed law without state, planes or per-env stages
@@ -134,27 +138,32 @@ impl Gather {
     }
 }
 
-/// One rayon chunk's rows of the per-env tables.
+/// One rayon chunk's rows of the per-env tables, and its lag candidates.
 struct EnvRows<'a> {
     ctrl: &'a mut [f32],
     ring: &'a mut [f32],
     states: &'a mut [DelayState],
     effort: &'a mut [f32],
     flags: &'a mut [u8],
+    lags: &'a mut [u32],
 }
 
-/// One rayon chunk's rows of every table, numbered (the step's zip order).
+/// One rayon chunk's rows of every table and its scratch, numbered (the
+/// step's zip order).
 type ChunkRows<'a> = (
     usize,
     (
         (
             (
-                ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
-                &'a mut [f32],
+                (
+                    ((&'a mut [f32], &'a mut [f32]), &'a mut [DelayState]),
+                    &'a mut [f32],
+                ),
+                &'a mut [u8],
             ),
-            &'a mut [u8],
+            &'a mut [f32],
         ),
-        &'a mut [f32],
+        &'a mut [u32],
     ),
 );
 
@@ -247,6 +256,7 @@ impl CpuBackend {
             effort: Table::zeros(num_envs * plan.mj().effort_width().max(1)),
             flags: vec![0; num_envs],
             tile: Table::default(),
+            lags: Vec::new(),
             gather: Gather::new(&plan),
             nonfinite: Vec::with_capacity(num_envs),
             step: 0,
@@ -312,13 +322,17 @@ impl CpuBackend {
                 .next_multiple_of(16)
         };
         let tile_stride = 5 * TILE.min(chunk) * num_ctrl;
-        let need = plan.num_envs().div_ceil(chunk) * tile_stride;
-        if self.tile.len() < need {
-            // Once (or when the thread count grows): a step allocates nothing.
-            self.tile.resize(need);
+        let lags_stride = num_buffers * TILE.min(chunk);
+        let chunks = plan.num_envs().div_ceil(chunk);
+        // Once (or when the thread count grows): a step allocates nothing.
+        if self.tile.len() < chunks * tile_stride {
+            self.tile.resize(chunks * tile_stride);
+        }
+        if self.lags.len() < chunks * lags_stride {
+            self.lags.resize(chunks * lags_stride, 0);
         }
         let body = |rows: ChunkRows<'_>| -> usize {
-            let (c, (((((ctrl, ring), states), effort), flags), tile)) = rows;
+            let (c, ((((((ctrl, ring), states), effort), flags), tile), lags)) = rows;
             let first = c * chunk;
             if one_run && inputs.one_run(first, ctrl, flags) {
                 return 0;
@@ -329,6 +343,7 @@ impl CpuBackend {
                 states,
                 effort,
                 flags,
+                lags,
             };
             inputs.tiles(first, rows, tile)
         };
@@ -341,6 +356,7 @@ impl CpuBackend {
                     .zip(self.effort.$chunks(effort_width * chunk))
                     .zip(self.flags.$chunks(chunk))
                     .zip(self.tile.$chunks(tile_stride))
+                    .zip(self.lags.$chunks(lags_stride))
                     .enumerate()
                     .map(&body)
                     .sum::<usize>()
@@ -774,6 +790,12 @@ impl StepInputs<'_> {
                     check_inputs(tile, tile_flags)
                 };
             if num_buffers > 0 {
+                // The tile's lag candidates in one vectorized loop per buffer.
+                let lags = &mut rows.lags[..num_buffers * n];
+                let buffers = plan.buffers().iter().zip(&self.gather.lag_keys);
+                for ((buffer, &keys), lags) in buffers.zip(lags.chunks_exact_mut(n)) {
+                    (buffer.params).candidates(keys, e0 as u32, self.step, lags);
+                }
                 // Each env's push and lag draw run `AHEAD` envs before its
                 // copies, fetching the ring frames it will write and read,
                 // so the copies find them on the way (several envs' misses
@@ -782,7 +804,8 @@ impl StepInputs<'_> {
                     if j < n && tile_flags[j] == 0 {
                         let ring = &rows.ring[(local + j) * ring_stride..][..ring_stride];
                         let states = &mut rows.states[(local + j) * num_buffers..][..num_buffers];
-                        self.delay_states(e0 + j, ring, states);
+                        let lags = |b: usize| rows.lags[b * n + j];
+                        self.delay_states(e0 + j, ring, states, lags);
                     }
                     if let Some(i) = j.checked_sub(AHEAD).filter(|&i| tile_flags[i] == 0) {
                         let ring = &mut rows.ring[(local + i) * ring_stride..][..ring_stride];
@@ -975,15 +998,23 @@ impl StepInputs<'_> {
     }
 
     /// Env `env`'s pushes and lag draws, one per delay buffer (`ring` and
-    /// `states` its rows), with a prefetch of each ring frame that
-    /// [`Self::delay_row`] then writes and reads.
-    fn delay_states(&self, env: usize, ring: &[f32], states: &mut [DelayState]) {
+    /// `states` its rows, `candidate` its lag candidate in each buffer),
+    /// with a prefetch of each ring frame that [`Self::delay_row`] then
+    /// writes and reads.
+    fn delay_states(
+        &self,
+        env: usize,
+        ring: &[f32],
+        states: &mut [DelayState],
+        candidate: impl Fn(usize) -> u32,
+    ) {
         let buffers = self.plan.buffers().iter().zip(&self.gather.lag_keys);
-        for ((buffer, &keys), state) in buffers.zip(states.iter_mut()) {
+        for (b, ((buffer, &keys), state)) in buffers.zip(states.iter_mut()).enumerate() {
             let frame_len = 3 * buffer.cmd_columns.len();
             let ring = &ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
             let slot = buffer.params.push(state);
-            (buffer.params).update_lag_keyed(state, keys, env as u32, self.step);
+            let (e, step) = (env as u32, self.step);
+            (buffer.params).update_lag_drawn(state, keys, e, step, || candidate(b));
             let read = buffer.params.read_slot(state);
             for slot in [slot, read] {
                 prefetch(&ring[slot as usize * frame_len..][..frame_len]);
