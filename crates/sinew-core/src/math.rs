@@ -1,4 +1,4 @@
-//! `exp` and `pow` for the laws' loops: branch-free and inlined, so a
+//! `exp`, `pow` and `sin` for the laws' loops: branch-free and inlined, so a
 //! loop that calls them still compiles to vector instructions (a call to
 //! the C library's `expf` keeps the whole loop one element at a time).
 //!
@@ -16,6 +16,7 @@
 //! use sinew_core::math;
 //! assert_eq!(math::exp(0.0), 1.0);
 //! assert_eq!(math::pow(2.0, 10.0), 1024.0);
+//! assert_eq!(math::sin(0.0), 0.0);
 //! ```
 
 /// 1.5 · 2⁵²: added to and taken from an `f64` of magnitude below 2⁵¹, it
@@ -115,6 +116,59 @@ pub fn exp(x: f32) -> f32 {
     exp2_f64(f64::from(x) * std::f64::consts::LOG2_E) as f32
 }
 
+/// The largest `|x|` for which [`sin`] reduces its argument exactly:
+/// 2²⁰ quarter turns, about 1.6·10⁶ (where an `f32` steps by 0.125).
+pub const SIN_EXACT_BELOW: f32 = 1_647_099.3;
+
+/// sin `x`: the exact value rounded once to `f32` (but at rare
+/// midpoints, one step off) for `|x|` below [`SIN_EXACT_BELOW`]; beyond,
+/// a value in [−1, 1] from an argument reduced with less care; NaN for
+/// NaN and ±∞.
+#[inline(always)]
+pub fn sin(x: f32) -> f32 {
+    // π/2 in three parts (33, 33 and the next 53 bits): for |k| < 2²⁰
+    // the first two products are exact, so the remainder is too, to 2⁻⁹⁰.
+    const PIO2_1: f64 = 1.570_796_326_734_125_6;
+    const PIO2_2: f64 = 6.077_100_506_303_966e-11;
+    const PIO2_2T: f64 = 2.022_266_248_795_950_6e-21;
+    let xd = f64::from(x);
+    let (k, q) = round((xd * std::f64::consts::FRAC_2_PI).clamp(-1e15, 1e15));
+    let r = ((xd - k * PIO2_1) - k * PIO2_2) - k * PIO2_2T;
+    // |r| ≤ π/4 but for a huge `x`; `x · 0` is NaN for ±∞ and NaN (and
+    // the product keeps the sign of a zero).
+    let r = r.clamp(-1.0, 1.0) * (xd * 0.0 + 1.0);
+    let r2 = r * r;
+    // Taylor series to r¹³ and r¹⁴: the next terms are below 3e-14.
+    let sin_r = r * horner(
+        r2,
+        [
+            1.0 / 6_227_020_800.0,
+            -1.0 / 39_916_800.0,
+            1.0 / 362_880.0,
+            -1.0 / 5_040.0,
+            1.0 / 120.0,
+            -1.0 / 6.0,
+            1.0,
+        ],
+    );
+    let cos_r = horner(
+        r2,
+        [
+            -1.0 / 87_178_291_200.0,
+            1.0 / 479_001_600.0,
+            -1.0 / 3_628_800.0,
+            1.0 / 40_320.0,
+            -1.0 / 720.0,
+            1.0 / 24.0,
+            -0.5,
+            1.0,
+        ],
+    );
+    // Quarter turn q: sin, cos, −sin, −cos of the remainder.
+    let v = if q & 1 == 0 { sin_r } else { cos_r };
+    (if q & 2 == 0 { v } else { -v }) as f32
+}
+
 /// `x^y` for `x ≥ 0` (any `y`), as C's `powf` gives it there: `x^0` is 1
 /// for every `x` (NaN too) and `1^y` is 1 for every `y`; 0 and +∞ raised to
 /// a positive power give 0 and +∞, to a negative one +∞ and 0. A negative
@@ -186,6 +240,23 @@ mod tests {
         assert!(exp(f32::NAN).is_nan());
         // Below f32's smallest normal the result is rounded once too.
         assert_eq!(exp(-100.0), (-100.0f64).exp() as f32);
+    }
+
+    #[test]
+    fn sin_is_the_exact_value_rounded_once_but_for_rare_midpoints() {
+        let limit = SIN_EXACT_BELOW;
+        let inputs = sweep(-0.0, -limit).chain(sweep(0.0, limit));
+        let (bad, n) = misrounded(inputs, |x| (sin(x), f64::from(x).sin()));
+        assert!(bad * 100_000 < n && n > 500_000, "{bad} of {n}");
+        for x in [0.0f32, -0.0, 1e-30, 0.5, 1.0, 3.0, 100.0, 1e5] {
+            assert_eq!(sin(x), (f64::from(x).sin()) as f32, "sin({x})");
+        }
+        assert_eq!(sin(-0.0).to_bits(), (-0.0f32).to_bits());
+        for x in [2e6f32, -3e9, 1e20, f32::MAX, f32::MIN] {
+            assert!((-1.0..=1.0).contains(&sin(x)), "sin({x}) = {}", sin(x));
+        }
+        assert!(sin(f32::INFINITY).is_nan() && sin(f32::NEG_INFINITY).is_nan());
+        assert!(sin(f32::NAN).is_nan());
     }
 
     #[test]

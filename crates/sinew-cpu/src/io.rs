@@ -188,11 +188,14 @@ impl RunLaw<'_> {
     /// vectorizes, and it adds no pass over memory.
     ///
     /// A kind with state or output planes writes them in blocks of
-    /// [`STAGE`] elements to arrays on the stack, copied out after each
-    /// block: the compiler cannot tell that slices held in arrays do not
-    /// overlap the ones read, and with more than a few written planes it
-    /// gives up vectorizing the loop rather than test every pair at run
-    /// time. A stack array overlaps nothing.
+    /// [`STAGE`] elements to arrays on the stack ([`Stage`]), copied out
+    /// after each block: the compiler cannot tell that slices held in
+    /// arrays do not overlap the ones read, and with more than a few
+    /// written planes it gives up vectorizing the loop rather than test
+    /// every pair at run time. A stack array overlaps nothing. The law's
+    /// reads are unchecked, their bounds asserted once per block
+    /// (`CpuIo::covers`): a check per read is an exit from the loop, and
+    /// a loop with many exits stays one element at a time.
     #[inline(always)]
     fn run<K: Kind, const CHECK: bool>(self) -> bool {
         let n = self.out.len();
@@ -201,6 +204,10 @@ impl RunLaw<'_> {
         // slice, not one per parameter, so a narrow run (one joint per env)
         // costs no per-parameter setup.
         let params = &self.params[at.min(self.params.len())..];
+        // Every parameter plane of the kind holds the run: `CpuIo::param`
+        // reads them without a check of its own.
+        let planes = K::PARAMS.len();
+        assert!(planes == 0 || (planes - 1) * self.plane + n <= params.len());
         // SAFETY (the spans): the step gives each env's rows to one thread,
         // and the run's elements of different slots or planes are disjoint.
         let state: [&[f32]; MAX_STATE] = std::array::from_fn(|k| {
@@ -234,61 +241,58 @@ impl RunLaw<'_> {
         let targets = self.targets.map(|t| &t[..n]);
         let field_target = &self.targets[self.field as usize][..n];
         let (pos, vel) = (&self.pos[..n], &self.vel[..n]);
-        // The loop's view from element `i` on, writing to `next` and `outputs`.
+        // The loop's view from element `i` on, writing to `stage`.
         macro_rules! io {
-            ($i:expr, $next:expr, $outputs:expr) => {{
+            ($i:expr, $stage:expr) => {{
                 let i = $i;
                 CpuIo {
                     i: 0,
                     params: &params[i.min(params.len())..],
+                    num_params: K::PARAMS.len(),
                     plane: self.plane,
                     inputs: inputs.map(|plane| &plane[i.min(plane.len())..]),
-                    outputs: $outputs,
+                    num_inputs: K::INPUTS.len(),
                     targets: targets.map(|t| &t[i..]),
                     field_target: &field_target[i..],
                     pos: &pos[i..],
                     vel: &vel[i..],
                     field: self.field,
                     state: state.map(|slot| &slot[i.min(slot.len())..]),
-                    next: $next,
+                    num_state: K::STATE.len(),
+                    num_outputs: K::OUTPUTS.len(),
+                    stage: $stage,
                     data: self.data,
                     scale: self.scale,
                 }
             }};
         }
         if K::STATE.is_empty() && K::OUTPUTS.is_empty() {
-            let io = io!(0, next, outputs);
-            return law_loop::<K, CHECK>(io, self.out);
+            return law_loop::<K, CHECK>(io!(0, None), self.out);
         }
         let mut bits = false;
-        let mut stage_next = [[0.0f32; STAGE]; MAX_STATE];
-        let mut stage_outputs = [[0.0f32; STAGE]; MAX_OUTPUTS];
+        let mut stage = Stage {
+            next: [[0.0; STAGE]; MAX_STATE],
+            outputs: [[0.0; STAGE]; MAX_OUTPUTS],
+        };
         let mut stage_out = [0.0f32; STAGE];
         for (b, out) in self.out.chunks_mut(STAGE).enumerate() {
             let (i, len) = (b * STAGE, out.len());
             // The law may leave a slot or plane alone: it then keeps its value.
-            for (stage, state) in stage_next.iter_mut().zip(&state).take(K::STATE.len()) {
+            for (stage, state) in stage.next.iter_mut().zip(&state).take(K::STATE.len()) {
                 stage[..len].copy_from_slice(&state[i..i + len]);
             }
-            for (stage, plane) in stage_outputs
-                .iter_mut()
+            for (stage, plane) in (stage.outputs.iter_mut())
                 .zip(&outputs)
                 .take(K::OUTPUTS.len())
             {
                 stage[..len].copy_from_slice(&plane[i..i + len]);
             }
-            let io = io!(
-                i,
-                stage_next.each_mut().map(|s| &mut s[..len]),
-                stage_outputs.each_mut().map(|s| &mut s[..len])
-            );
-            bits |= law_loop::<K, CHECK>(io, &mut stage_out[..len]);
-            for (next, stage) in next.iter_mut().zip(&stage_next).take(K::STATE.len()) {
+            bits |= law_loop::<K, CHECK>(io!(i, Some(&mut stage)), &mut stage_out[..len]);
+            for (next, stage) in next.iter_mut().zip(&stage.next).take(K::STATE.len()) {
                 next[i..i + len].copy_from_slice(&stage[..len]);
             }
-            for (plane, stage) in outputs
-                .iter_mut()
-                .zip(&stage_outputs)
+            for (plane, stage) in (outputs.iter_mut())
+                .zip(&stage.outputs)
                 .take(K::OUTPUTS.len())
             {
                 plane[i..i + len].copy_from_slice(&stage[..len]);
@@ -302,10 +306,21 @@ impl RunLaw<'_> {
 /// Elements per block of a staged law loop ([`RunLaw::run`]).
 const STAGE: usize = 64;
 
+/// A block's state and output planes as a staged law writes them
+/// ([`RunLaw::run`]): whole arrays, not slices, so that the compiler
+/// sees where each write goes (slices of them, held in arrays, left
+/// MuJoCo 4's dcmotor with more overlap checks than it would make).
+struct Stage {
+    next: [[f32; STAGE]; MAX_STATE],
+    outputs: [[f32; STAGE]; MAX_OUTPUTS],
+}
+
 /// The law of kind `K` at every element of `out` through `io` (see
 /// [`RunLaw::run`]); with `CHECK`, whether some value may be non-finite.
 #[inline(always)]
 fn law_loop<K: Kind, const CHECK: bool>(mut io: CpuIo<'_>, out: &mut [f32]) -> bool {
+    // `io` reads and writes element `i` without checks of its own.
+    io.covers(out.len());
     let mut bits = 0u32;
     for (i, out) in out.iter_mut().enumerate() {
         io.i = i;
@@ -314,8 +329,8 @@ fn law_loop<K: Kind, const CHECK: bool>(mut io: CpuIo<'_>, out: &mut [f32]) -> b
         if CHECK {
             let [pt, vt, et] = io.targets;
             let mut sum = ((pt[i] + vt[i]) + (et[i] + io.pos[i])) + (io.vel[i] + value);
-            for output in &io.outputs[..K::OUTPUTS.len()] {
-                sum += output[i];
+            for k in 0..K::OUTPUTS.len() {
+                sum += io.output(k);
             }
             bits |= zeroed_bits(sum);
         }
@@ -329,9 +344,13 @@ struct CpuIo<'a> {
     /// `[slot][env][ctrl]` from the run's first element: parameter `k` of
     /// element `i` is at `k·plane + i`.
     params: &'a [f32],
+    /// The kind's parameter count: `params` holds that many planes of
+    /// the elements from `i` on (asserted in [`RunLaw::run`]).
+    num_params: usize,
     plane: usize,
     inputs: [&'a [f32]; MAX_INPUTS],
-    outputs: [&'a mut [f32]; MAX_OUTPUTS],
+    /// The kind's input planes.
+    num_inputs: usize,
     targets: [&'a [f32]; 3],
     /// The target of `field`, chosen once for the loop.
     field_target: &'a [f32],
@@ -339,27 +358,72 @@ struct CpuIo<'a> {
     vel: &'a [f32],
     field: CommandField,
     state: [&'a [f32]; MAX_STATE],
-    next: [&'a mut [f32]; MAX_STATE],
+    /// The kind's state slots and output planes (constants, once the
+    /// law is inlined, unlike values behind `stage`).
+    num_state: usize,
+    num_outputs: usize,
+    /// Where the law writes its state and outputs; `None` for a kind with
+    /// neither.
+    stage: Option<&'a mut Stage>,
     data: &'a [f32],
     scale: f32,
+}
+
+impl CpuIo<'_> {
+    /// Asserts that every slice the kind reads holds `n` elements from
+    /// `i = 0` on, and its stage `n` too: the accessors then read and
+    /// write element `i < n` without checks (a check per access left
+    /// the loops of kinds with many of them one element at a time).
+    #[inline(always)]
+    fn covers(&self, n: usize) {
+        let staged = self.num_state + self.num_outputs > 0;
+        assert!(
+            self.targets.iter().all(|t| t.len() >= n)
+                && self.field_target.len() >= n
+                && self.pos.len() >= n
+                && self.vel.len() >= n
+                && (self.inputs.iter().take(self.num_inputs)).all(|p| p.len() >= n)
+                && (self.state.iter().take(self.num_state)).all(|slot| slot.len() >= n)
+                && (!staged || (self.stage.is_some() && n <= STAGE))
+        );
+    }
+
+    /// Output plane `k` at element `i`, as the law wrote it.
+    #[inline(always)]
+    fn output(&self, k: usize) -> f32 {
+        assert!(k < self.num_outputs);
+        let stage = self.stage.as_ref().expect("a kind with outputs is staged");
+        // SAFETY: as the accessors below.
+        unsafe { *stage.outputs[k].get_unchecked(self.i) }
+    }
 }
 
 impl LawIo for CpuIo<'_> {
     #[inline(always)]
     fn param(&self, k: usize) -> f32 {
-        self.params[k * self.plane + self.i]
+        // A constant against a constant once the law is inlined: no check
+        // is left in the loop (a check per parameter kept large laws' loops
+        // one element at a time).
+        assert!(k < self.num_params);
+        // SAFETY: `k` is one of the kind's planes, which hold the run's
+        // elements (`num_params`), and `i` is one of them.
+        unsafe { *self.params.get_unchecked(k * self.plane + self.i) }
     }
+    // SAFETY (the unchecked accessors): `i` is below the `n` that
+    // `covers` asserted every slice and the stage hold; a slot, plane or
+    // parameter index is checked against the kind's count (a constant
+    // against a constant once the law is inlined).
     #[inline(always)]
     fn target(&self, field: CommandField) -> f32 {
-        self.targets[field as usize][self.i]
+        unsafe { *self.targets[field as usize].get_unchecked(self.i) }
     }
     #[inline(always)]
     fn pos(&self) -> f32 {
-        self.pos[self.i]
+        unsafe { *self.pos.get_unchecked(self.i) }
     }
     #[inline(always)]
     fn vel(&self) -> f32 {
-        self.vel[self.i]
+        unsafe { *self.vel.get_unchecked(self.i) }
     }
     #[inline(always)]
     fn field(&self) -> CommandField {
@@ -367,27 +431,36 @@ impl LawIo for CpuIo<'_> {
     }
     #[inline(always)]
     fn field_target(&self) -> f32 {
-        self.field_target[self.i]
+        unsafe { *self.field_target.get_unchecked(self.i) }
     }
     #[inline(always)]
     fn state(&self, k: usize) -> f32 {
-        self.state[k][self.i]
+        assert!(k < self.num_state);
+        unsafe { *self.state[k].get_unchecked(self.i) }
     }
     #[inline(always)]
     fn set_state(&mut self, k: usize, value: f32) {
-        self.next[k][self.i] = value;
+        assert!(k < self.num_state);
+        let stage = self.stage.as_mut().expect("a kind with state is staged");
+        unsafe { *stage.next[k].get_unchecked_mut(self.i) = value };
     }
     #[inline(always)]
     fn input(&self, k: usize) -> f32 {
-        self.inputs[k][self.i]
+        assert!(k < self.num_inputs);
+        unsafe { *self.inputs[k].get_unchecked(self.i) }
     }
     #[inline(always)]
     fn set_output(&mut self, k: usize, value: f32) {
-        self.outputs[k][self.i] = value;
+        assert!(k < self.num_outputs);
+        let stage = self.stage.as_mut().expect("a kind with outputs is staged");
+        unsafe { *stage.outputs[k].get_unchecked_mut(self.i) = value };
     }
     #[inline(always)]
     fn data(&self, i: usize) -> f32 {
-        self.data[i]
+        // NaN past the end rather than a panic: a panic is an exit from
+        // the law's loop, and loops with such exits stay one element at a
+        // time (MuJoCo 4's dcmotor reads five entries per element).
+        self.data.get(i).copied().unwrap_or(f32::NAN)
     }
     #[inline(always)]
     fn data_len(&self) -> usize {

@@ -355,7 +355,8 @@ pub trait LawIo {
     /// (env, column). A law writes every output it declares at every step;
     /// an env zeroed for a non-finite value gets 0 in every output.
     fn set_output(&mut self, k: usize, value: f32);
-    /// Entry `i` of the group's data ([`Kind::group_data`]).
+    /// Entry `i` of the group's data ([`Kind::group_data`]); NaN past its
+    /// end on the CPU.
     fn data(&self, i: usize) -> f32;
     /// Length of the group's data.
     fn data_len(&self) -> usize;
@@ -599,9 +600,11 @@ mod tests {
         fn set_output(&mut self, k: usize, _value: f32) {
             self.outputs.push(k);
         }
-        /// Two rows of group data: angles -1 and 1, values 2 and 3.
+        /// Two rows of group data: angles -1 and 1, values 2 and 3; 0 past
+        /// them (a kind whose group data is longer, as a dcmotor's five
+        /// values, reads zeros there).
         fn data(&self, i: usize) -> f32 {
-            [-1.0, 1.0, 2.0, 3.0][i]
+            [-1.0, 1.0, 2.0, 3.0].get(i).copied().unwrap_or(0.0)
         }
         fn data_len(&self) -> usize {
             4

@@ -1,6 +1,7 @@
 //! MuJoCo 4's `<dcmotor>` (Part 5.5 of the reference).
 
 use super::*;
+use crate::math::{exp, sin};
 
 /// MuJoCo 4's `<dcmotor>` from its compiled parameters (Part 5.5): a DC
 /// motor with back-EMF, an optional torque-space controller (`kp`, `ki`,
@@ -477,11 +478,23 @@ impl Kind for MjDcMotorCfg {
         const S_BRISTLE: usize = state_slot(&STATE, "bristle");
         const S_CURRENT: usize = state_slot(&STATE, "current");
         const RAW: usize = plane_slot(MjDcMotorCfg::OUTPUTS, RAW_FORCE.name);
-        let bits = io.data(0) as u32;
+        // Every parameter is loaded and every switched part computed, the
+        // parts that are off then dropped by selects: a branch, a load
+        // under one or a call to the C library would keep the loop one
+        // element at a time.
+        let (bits, bias) = (io.data(0) as u32, io.data(1) as u32);
+        let affine = [io.data(2), io.data(3), io.data(4)];
         let gear = io.param(GEAR);
         let (length, velocity) = (gear * io.pos(), gear * io.vel());
         let (lo, hi) = (io.param(C_LO), io.param(C_HI));
-        let control = |present: bool, value: f32| if present { clip(value, lo, hi) } else { 0.0 };
+        let control = |present: bool, value: f32| {
+            let value = clip(value, lo, hi);
+            if present {
+                value
+            } else {
+                0.0
+            }
+        };
         let mut u = [
             control(
                 bits & CtrlInputs::POS != 0,
@@ -499,102 +512,100 @@ impl Kind for MjDcMotorCfg {
         let unlimited = [f32::MIN, f32::MAX];
         let slew_dot = slew_first(io, &mut u, bits, io.param(SLEW), h, unlimited);
         // Integral, from its current value, clamped to ±imax.
-        let ki = io.param(KI);
+        let (ki, imax) = (io.param(KI), io.param(IMAX));
         let integral = io.state(S_INT);
-        let mut int_dot = 0.0;
-        if ki > 0.0 {
-            let imax = io.param(IMAX);
-            let range = if imax > 0.0 { [-imax, imax] } else { unlimited };
-            int_dot = integrate(io, u[0] - length, imax, h, range).0;
-        }
+        let range = if imax > 0.0 { [-imax, imax] } else { unlimited };
+        let (int_dot, _) = integrate(io, ki > 0.0, u[0] - length, imax, h, range);
         // Resistance at the current temperature rise.
         let (r, k) = (io.param(R), io.param(K));
-        let r_th = io.param(RTH);
+        let (r_th, c_th) = (io.param(RTH), io.param(CTH));
+        let (alpha, ambient, t0) = (io.param(ALPHA), io.param(TA), io.param(T0));
         let dtemp = io.state(S_TEMP);
-        let r_t = if r_th > 0.0 {
-            r * (1.0 + io.param(ALPHA) * ((dtemp + io.param(TA)) - io.param(T0)))
-        } else {
-            r
-        };
+        let heated = r * (1.0 + alpha * ((dtemp + ambient) - t0));
+        let r_t = if r_th > 0.0 { heated } else { r };
         // Drive voltage.
         let controller = bits & (CtrlInputs::POS | CtrlInputs::VEL | CtrlInputs::FF) != 0;
-        let mut v = voltage;
-        if controller {
-            let tau = io.param(KP) * (u[0] - length)
-                + io.param(KD) * (u[1] - velocity)
-                + ki * integral
-                + u[2];
-            let mut vc = (r / k) * tau + k * velocity;
-            let vmax = io.param(VMAX);
-            if vmax > 0.0 {
-                vc = clip(vc, -vmax, vmax);
-            }
-            v = vc + voltage;
-        }
+        let (kp, kd, vmax) = (io.param(KP), io.param(KD), io.param(VMAX));
+        let tau = kp * (u[0] - length) + kd * (u[1] - velocity) + ki * integral + u[2];
+        let vc = (r / k) * tau + k * velocity;
+        let vc = if vmax > 0.0 {
+            clip(vc, -vmax, vmax)
+        } else {
+            vc
+        };
+        let v = if controller { vc + voltage } else { voltage };
         // Current.
-        let te = io.param(TE);
+        let (te, didt) = (io.param(TE), io.param(DIDT));
         let current = io.state(S_CURRENT);
-        let mut current_dot = 0.0;
-        let mut current_next = current;
-        if te > 0.0 {
-            current_dot = (v / r_t - (k / r_t) * velocity - current) / te;
-            let didt = io.param(DIDT);
-            if didt > 0.0 {
-                current_dot = clip(current_dot, -didt, didt);
-            }
-            current_next = current + current_dot * te * -expm1(-h / te);
-            io.set_state(S_CURRENT, current_next);
-        }
+        let rate = (v / r_t - (k / r_t) * velocity - current) / te;
+        let rate = if didt > 0.0 {
+            clip(rate, -didt, didt)
+        } else {
+            rate
+        };
+        let next = current + rate * te * -expm1(-h / te);
+        let inductance = te > 0.0;
+        let (current_dot, current_next) = if inductance {
+            (rate, next)
+        } else {
+            (0.0, current)
+        };
+        io.set_state(S_CURRENT, current_next);
         // Temperature.
-        let mut temp_dot = 0.0;
-        if r_th > 0.0 {
-            let i_t = if te > 0.0 {
-                current
-            } else {
-                (v - k * velocity) / r_t
-            };
-            temp_dot = (r_t * i_t * i_t - dtemp / r_th) / io.param(CTH);
-            io.set_state(S_TEMP, dtemp + temp_dot * h);
-        }
+        let i_t = if inductance {
+            current
+        } else {
+            (v - k * velocity) / r_t
+        };
+        let rate = (r_t * i_t * i_t - dtemp / r_th) / c_th;
+        let thermal = r_th > 0.0;
+        let temp_dot = if thermal { rate } else { 0.0 };
+        io.set_state(S_TEMP, if thermal { dtemp + rate * h } else { dtemp });
         // LuGre bristle.
-        let sigma0 = io.param(S0);
+        let (sigma0, sigma1) = (io.param(S0), io.param(S1));
+        let (tau_c, tau_s, omega_s) = (io.param(TAU_C), io.param(TAU_S), io.param(OMEGA_S));
         let z = io.state(S_BRISTLE);
-        let mut z_dot = 0.0;
-        if sigma0 > 0.0 {
-            let (tau_c, tau_s) = (io.param(TAU_C), io.param(TAU_S));
-            let ratio = velocity / io.param(OMEGA_S).max(1e-15);
-            let g = tau_c + (tau_s - tau_c) * (-(ratio * ratio)).exp();
-            let a = -sigma0 * velocity.abs() / g.max(1e-15);
-            z_dot = a * z + velocity;
-            let c = if a.abs() > 1e-15 { expm1(a * h) / a } else { h };
-            io.set_state(S_BRISTLE, (a * h).exp() * z + c * velocity);
-        }
+        let ratio = velocity / omega_s.max(1e-15);
+        let g = tau_c + (tau_s - tau_c) * exp(-(ratio * ratio));
+        let a = -sigma0 * velocity.abs() / g.max(1e-15);
+        let rate = a * z + velocity;
+        let c = if a.abs() > 1e-15 { expm1(a * h) / a } else { h };
+        let next = exp(a * h) * z + c * velocity;
+        let lugre = sigma0 > 0.0;
+        let z_dot = if lugre { rate } else { 0.0 };
+        io.set_state(S_BRISTLE, if lugre { next } else { z });
         // Force: actearly current, or the stateless law (with back-EMF
         // under the dcmotor bias).
-        let bias = io.data(1) as u32;
-        let mut f = if te > 0.0 {
+        let gain = k / r_t.max(1e-15);
+        let stateless = if bias == DcMotorBias::DcMotor as u32 {
+            gain * v + (0.0 - gain * k * velocity)
+        } else {
+            gain * v
+        };
+        let f = if inductance {
             k * current_next
         } else {
-            let gain = k / r_t.max(1e-15);
-            if bias == DcMotorBias::DcMotor as u32 {
-                gain * v + (0.0 - gain * k * velocity)
-            } else {
-                gain * v
-            }
+            stateless
         };
-        if bias == DcMotorBias::Affine as u32 {
-            f += io.data(2) + io.data(3) * length + io.data(4) * velocity;
-        }
-        f = io.saturate(RAW, f, io.param(F_LO), io.param(F_HI));
-        if bias == DcMotorBias::DcMotor as u32 {
-            let amplitude = io.param(COG_A);
-            if amplitude != 0.0 {
-                f += amplitude * (io.param(COG_N) * length + io.param(COG_P)).sin();
-            }
-            if sigma0 > 0.0 {
-                f -= sigma0 * z + io.param(S1) * z_dot;
-            }
-        }
+        let f = if bias == DcMotorBias::Affine as u32 {
+            f + (affine[0] + affine[1] * length + affine[2] * velocity)
+        } else {
+            f
+        };
+        let f = io.saturate(RAW, f, io.param(F_LO), io.param(F_HI));
+        let amplitude = io.param(COG_A);
+        let cogging = amplitude * sin(io.param(COG_N) * length + io.param(COG_P));
+        let motor = bias == DcMotorBias::DcMotor as u32;
+        let f = if motor && amplitude != 0.0 {
+            f + cogging
+        } else {
+            f
+        };
+        let f = if motor && lugre {
+            f - (sigma0 * z + sigma1 * z_dot)
+        } else {
+            f
+        };
         io.set_output(0, f);
         io.set_output(1, slew_dot);
         io.set_output(2, int_dot);

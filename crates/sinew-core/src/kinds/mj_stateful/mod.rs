@@ -74,13 +74,17 @@ pub const VOLTAGE: PlaneSpec = zeroed_plane("voltage", "V", "a dcmotor's raw vol
 
 /// MuJoCo's `expm1`-free `e^x − 1` with full f32 accuracy near 0: a Taylor
 /// series below |x| = 0.1, `exp(x) − 1` above (shared with the WGSL twin).
+/// Both are computed and one kept, so a loop over it stays in vector lanes.
 #[inline(always)]
 pub fn expm1(x: f32) -> f32 {
+    let x2 = x * x;
+    let series =
+        x + x2 * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0)))));
+    let far = crate::math::exp(x) - 1.0;
     if x.abs() < 0.1 {
-        let x2 = x * x;
-        x + x2 * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0)))))
+        series
     } else {
-        x.exp() - 1.0
+        far
     }
 }
 
@@ -119,7 +123,9 @@ fn windup(error: f32, z: f32, limit: f32) -> f32 {
 /// MuJoCo's slew slot (Part 5.3) on the first control of `u`: limits it in
 /// place, writes the slot's next value clamped to `range` (a pid's
 /// actrange; unlimited for a dcmotor) and returns the slot's rate, 0 when
-/// `slewmax ≤ 0` turns it off.
+/// `slewmax ≤ 0` turns it off (the slot then keeps its value). Computed
+/// either way and one result kept, as in the laws that call it: a branch
+/// would keep their loops one element at a time.
 #[inline(always)]
 fn slew_first<I: LawIo>(
     io: &mut I,
@@ -130,26 +136,45 @@ fn slew_first<I: LawIo>(
     range: [f32; 2],
 ) -> f32 {
     const SLOT: usize = state_slot(&STATE, "slew");
-    if slewmax <= 0.0 {
-        return 0.0;
-    }
+    let on = slewmax > 0.0;
     let first = first_control(bits);
     let z = io.state(SLOT);
-    let (limited, rate) = slew(u[first], z, slewmax, h);
-    u[first] = limited;
-    io.set_state(SLOT, clip(z + rate * h, range[0], range[1]));
-    rate
+    let u_first = match first {
+        0 => u[0],
+        1 => u[1],
+        _ => u[2],
+    };
+    let (limited, rate) = slew(u_first, z, slewmax, h);
+    for (k, u) in u.iter_mut().enumerate() {
+        *u = if on && k == first { limited } else { *u };
+    }
+    let next = clip(z + rate * h, range[0], range[1]);
+    io.set_state(SLOT, if on { next } else { z });
+    if on {
+        rate
+    } else {
+        0.0
+    }
 }
 
-/// MuJoCo's integral slot: the rate `error` with the anti-windup at
-/// `limit`, the next value (Euler) clamped to `range`, written; returns
-/// `(rate, next)`.
+/// MuJoCo's integral slot when `on` (`ki > 0`): the rate `error` with the
+/// anti-windup at `limit`, the next value (Euler) clamped to `range`,
+/// written; returns `(rate, next)`. Off, the slot keeps its value `z` and
+/// this returns `(0, z)`.
 #[inline(always)]
-fn integrate<I: LawIo>(io: &mut I, error: f32, limit: f32, h: f32, range: [f32; 2]) -> (f32, f32) {
+fn integrate<I: LawIo>(
+    io: &mut I,
+    on: bool,
+    error: f32,
+    limit: f32,
+    h: f32,
+    range: [f32; 2],
+) -> (f32, f32) {
     const SLOT: usize = state_slot(&STATE, "integral");
     let z = io.state(SLOT);
     let rate = windup(error, z, limit);
     let next = clip(z + rate * h, range[0], range[1]);
+    let (rate, next) = if on { (rate, next) } else { (0.0, z) };
     io.set_state(SLOT, next);
     (rate, next)
 }

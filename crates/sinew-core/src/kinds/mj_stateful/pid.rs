@@ -218,9 +218,11 @@ impl Kind for MjPidCfg {
         let bits = io.data(0) as u32;
         let gear = io.param(GEAR);
         let (length, velocity) = (gear * io.pos(), gear * io.vel());
+        // Every branch a select, so the loop stays in vector lanes.
         let control = |io: &I, bit: u32, field: CommandField, lo: usize, hi: usize| {
+            let value = clip(io.target(field), io.param(lo), io.param(hi));
             if bits & bit != 0 {
-                clip(io.target(field), io.param(lo), io.param(hi))
+                value
             } else {
                 0.0
             }
@@ -233,22 +235,15 @@ impl Kind for MjPidCfg {
         let h = io.param(H);
         let (act_lo, act_hi) = (io.param(ACT_LO), io.param(ACT_HI));
         let slew_dot = slew_first(io, &mut u, bits, io.param(SLEW), h, [act_lo, act_hi]);
-        let ki = io.param(KI);
-        let mut integral = io.state(S_INT);
-        let mut int_dot = 0.0;
-        if ki > 0.0 {
-            let error = u[0] - length;
-            let (rate, next) = integrate(io, error, io.param(IMAX), h, [act_lo, act_hi]);
-            int_dot = rate;
-            if io.param(EARLY) != 0.0 {
-                integral = next;
-            }
-        }
+        let (ki, imax, early) = (io.param(KI), io.param(IMAX), io.param(EARLY));
+        let integral = io.state(S_INT);
+        let error = u[0] - length;
+        let (int_dot, next) = integrate(io, ki > 0.0, error, imax, h, [act_lo, act_hi]);
+        // Off, `next` is the integral itself.
+        let integral = if early != 0.0 { next } else { integral };
         let (kp, kv) = (io.param(KP), io.param(KV));
-        let mut f = kp * u[0] + kv * u[1] + u[2];
-        if ki > 0.0 {
-            f += ki * integral;
-        }
+        let f = kp * u[0] + kv * u[1] + u[2];
+        let mut f = if ki > 0.0 { f + ki * integral } else { f };
         f += io.param(B0) + (-kp) * length + (-kv) * velocity;
         let f = io.saturate(RAW, f, io.param(F_LO), io.param(F_HI));
         io.set_output(0, f);
