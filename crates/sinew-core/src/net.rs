@@ -426,18 +426,21 @@ impl LearnedStage {
             let b_hh = &self.weights[layer.bias_hh as usize..][..g];
             let pre =
                 |r: usize, lane: usize| (from_x[r][lane] + b_ih[r]) + (from_h[r][lane] + b_hh[r]);
+            // Every lane in one loop (vector lanes), then the state writes.
             for u in 0..hidden {
-                for (lane, col) in batch.iter().enumerate() {
+                for lane in 0..NET_LANES {
                     let i = net_sigmoid(pre(u, lane));
                     let f = net_sigmoid(pre(hidden + u, lane));
                     let cell = net_tanh(pre(2 * hidden + u, lane));
                     let o = net_sigmoid(pre(3 * hidden + u, lane));
                     let c_new = f * cells[u][lane] + i * cell;
-                    let h_new = o * net_tanh(c_new);
+                    cells[u][lane] = c_new;
+                    y[u][lane] = o * net_tanh(c_new);
+                }
+                for (lane, col) in batch.iter().enumerate() {
                     let c = col.ctrl_column as usize;
-                    state.set(at + u, c, h_new);
-                    state.set(at + hidden + u, c, c_new);
-                    y[u][lane] = h_new;
+                    state.set(at + u, c, y[u][lane]);
+                    state.set(at + hidden + u, c, cells[u][lane]);
                 }
             }
             x[..hidden].copy_from_slice(&y[..hidden]);

@@ -2,6 +2,7 @@
 //! and the LSTM, each checked when made and evaluated for one row.
 
 use super::*;
+use crate::math::exp;
 
 /// An elementwise activation after a dense layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -75,7 +76,7 @@ impl Activation {
                 if x > 0.0 {
                     x
                 } else {
-                    x.exp() - 1.0
+                    exp(x) - 1.0
                 }
             }
             Activation::Tanh => net_tanh(x),
@@ -95,14 +96,14 @@ impl fmt::Display for Activation {
 /// `net_tanh`; the shader's built-in may overflow for large `|x|`).
 #[inline(always)]
 pub fn net_tanh(x: f32) -> f32 {
-    let e = (-2.0 * x.abs()).exp();
+    let e = exp(-2.0 * x.abs());
     ((1.0 - e) / (1.0 + e)).copysign(x)
 }
 
 /// The logistic function (WGSL `net_sigmoid`).
 #[inline(always)]
 pub fn net_sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + (-x).exp())
+    1.0 / (1.0 + exp(-x))
 }
 
 /// One dense layer, `y = act(x·Wᵀ + b)` (torch's `Linear` then an activation).
