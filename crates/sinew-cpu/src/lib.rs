@@ -949,10 +949,16 @@ impl StepInputs<'_> {
         // One pass over the five fields, as the law's own check ([`zeroed_bits`];
         // an overflowing sum only sends the caller to its exact checks).
         let [f0, f1, f2, f3, f4] = std::array::from_fn(|f| self.tile_field(tile, f, n, e0));
-        let mut sums = 0u32;
-        for ((((&a, &b), &c), &d), &e) in f0.iter().zip(f1).zip(f2).zip(f3).zip(f4) {
-            sums |= zeroed_bits(((a + b) + (c + d)) + e);
-        }
+        let sums = sinew_core::simd::widest(
+            #[inline(always)]
+            || {
+                let mut sums = 0u32;
+                for ((((&a, &b), &c), &d), &e) in f0.iter().zip(f1).zip(f2).zip(f3).zip(f4) {
+                    sums |= zeroed_bits(((a + b) + (c + d)) + e);
+                }
+                sums
+            },
+        );
         let fields = u32::from(any_nonfinite(sums));
         (0..self.plan.input_planes().len()).fold(fields, |acc, k| {
             acc | nonfinite_bits(&self.inputs[k * plane + e0 * nc..][..n * nc])
