@@ -72,7 +72,7 @@ pub struct CpuBackend {
     tile: Table,
     /// Per rayon chunk: its tile's lag candidates, `[buffer][env]`
     /// ([`DelayParams::candidates`](sinew_core::delay::DelayParams::candidates)),
-    /// sized with `tile`.
+    /// sized on the first step like `tile`.
     lags: Vec<u32>,
     /// How a tile is filled.
     gather: Gather,
