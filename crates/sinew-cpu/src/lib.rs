@@ -126,6 +126,11 @@ impl Gather {
                 }
             }
         }
+        // `StepInputs::delay_row`'s copies rely on this.
+        for (buffer, pieces) in plan.buffers().iter().zip(&pieces) {
+            let cols = buffer.cmd_columns.len();
+            assert!((pieces.iter()).all(|&(c, r, len)| c + len <= columns.len() && r + len <= cols));
+        }
         let full = identity && pieces.len() == 1 && pieces[0] == [(0, 0, columns.len())];
         Gather {
             index: (!identity).then(|| columns.iter().map(|c| c.cmd_column as u32).collect()),
@@ -382,29 +387,29 @@ impl CpuBackend {
     }
 }
 
-/// Asks the CPU to bring `values`' cache lines into its caches (a hint:
-/// nothing on other architectures; a prefetch for writing measured the
-/// same).
+/// Asks the CPU to bring the cache lines of the `len` values from `first`
+/// into its caches (a hint: nothing on other architectures; a prefetch
+/// for writing measured the same). A prefetch reads nothing and cannot
+/// fault, so any address will do.
 #[inline(always)]
-fn prefetch(values: &[f32]) {
+fn prefetch(first: *const f32, len: usize) {
     // Every 64-byte line from the first value's to the last's: one per 16
     // values, then the last value's (an index loop: an iterator chain here
     // cost more than the prefetches).
     #[cfg(target_arch = "x86_64")]
-    if let Some(last) = values.len().checked_sub(1) {
+    if let Some(last) = len.checked_sub(1) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let at = values.as_ptr();
         let mut k = 0;
         while k < last {
-            // SAFETY: a prefetch of an address inside `values`; it reads nothing.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.add(k).cast()) };
+            // SAFETY: a prefetch reads nothing (any address is allowed).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(k).cast()) };
             k += 16;
         }
         // SAFETY: as above.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.add(last).cast()) };
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(last).cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = values;
+    let _ = (first, len);
 }
 
 thread_local! {
@@ -1017,13 +1022,13 @@ impl StepInputs<'_> {
         let buffers = self.plan.buffers().iter().zip(&self.gather.lag_keys);
         for (b, ((buffer, &keys), state)) in buffers.zip(states.iter_mut()).enumerate() {
             let frame_len = 3 * buffer.cmd_columns.len();
-            let ring = &ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
             let slot = buffer.params.push(state);
             let (e, step) = (env as u32, self.step);
             (buffer.params).update_lag_drawn(state, keys, e, step, || candidate(b));
             let read = buffer.params.read_slot(state);
+            let ring = ring.as_ptr().wrapping_add(buffer.ring_offset);
             for slot in [slot, read] {
-                prefetch(&ring[slot as usize * frame_len..][..frame_len]);
+                prefetch(ring.wrapping_add(slot as usize * frame_len), frame_len);
             }
         }
     }
@@ -1031,7 +1036,9 @@ impl StepInputs<'_> {
     /// Env `env`'s delay rings after [`Self::delay_states`] (env row `i`
     /// of a tile of `n`): its targets pushed into each buffer's ring (every
     /// slot on the first push after a reset), its delayed frames read back
-    /// into the tile.
+    /// into the tile. The copies go through pointers checked once per
+    /// buffer: slicing each of them cost about a fifth of the delayed
+    /// step's instructions.
     fn delay_row(
         &self,
         env: usize,
@@ -1042,6 +1049,17 @@ impl StepInputs<'_> {
         states: &[DelayState],
     ) {
         let nc = self.plan.num_ctrl();
+        assert!(i < n && 3 * n * nc <= tile.len());
+        let tile = tile.as_mut_ptr();
+        // The pushed rows: the tile's where it holds a copy, else the command's.
+        let pushed: [*const f32; 3] = std::array::from_fn(|f| {
+            if self.gather.copied[f] {
+                // SAFETY: row `i` of field `f` is inside the tile (asserted).
+                unsafe { tile.add((f * n + i) * nc) }.cast_const()
+            } else {
+                self.cmd[f][env * nc..(env + 1) * nc].as_ptr()
+            }
+        });
         for ((buffer, state), pieces) in self
             .plan
             .buffers()
@@ -1052,22 +1070,32 @@ impl StepInputs<'_> {
             let cols = buffer.cmd_columns.len();
             let frame_len = 3 * cols;
             let ring = &mut ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
-            let frame = &mut ring[state.head as usize * frame_len..][..frame_len];
-            for (f, dst) in frame.chunks_exact_mut(cols).enumerate() {
-                let src = self.tile_row(tile, f, n, env - i, i);
-                for &(c, r, len) in pieces {
-                    dst[r..r + len].copy_from_slice(&src[c..c + len]);
+            let (head, read) = (state.head, buffer.params.read_slot(state));
+            assert!(head < buffer.params.len && read < buffer.params.len);
+            // SAFETY: a frame of `frame_len` values at a slot below the
+            // buffer's length lies in its ring; each piece `(c, r, len)`
+            // has `c + len ≤ nc` and `r + len ≤ cols` ([`Gather::new`]), so
+            // it lies in a row of `nc` values and a field of `cols`; the
+            // tile, the command and the ring are three allocations.
+            unsafe {
+                let frame = ring.as_mut_ptr().add(head as usize * frame_len);
+                for (f, &src) in pushed.iter().enumerate() {
+                    for &(c, r, len) in pieces {
+                        std::ptr::copy_nonoverlapping(src.add(c), frame.add(f * cols + r), len);
+                    }
                 }
             }
             if buffer.params.filling(state) {
                 backfill(ring, frame_len);
             }
-            let read = buffer.params.read_slot(state) as usize;
-            let frame = &ring[read * frame_len..][..frame_len];
-            for (f, src) in frame.chunks_exact(cols).enumerate() {
-                let dst = &mut tile[(f * n + i) * nc..(f * n + i + 1) * nc];
-                for &(c, r, len) in pieces {
-                    dst[c..c + len].copy_from_slice(&src[r..r + len]);
+            // SAFETY: as above.
+            unsafe {
+                let frame = ring.as_ptr().add(read as usize * frame_len);
+                for f in 0..3 {
+                    let dst = tile.add((f * n + i) * nc);
+                    for &(c, r, len) in pieces {
+                        std::ptr::copy_nonoverlapping(frame.add(f * cols + r), dst.add(c), len);
+                    }
                 }
             }
         }
