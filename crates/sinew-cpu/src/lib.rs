@@ -22,7 +22,7 @@ use io::{any_nonfinite, zeroed_bits, RunLaw, SlotRows};
 use rayon::prelude::*;
 use sinew_core::delay::LagKeys;
 use sinew_core::net::LearnedState;
-use sinew_core::plan::{MjTileRows, Run, TargetSource};
+use sinew_core::plan::{DelayBuffer, MjTileRows, Run, TargetSource};
 use sinew_core::{
     AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
     LEARNED_LIMIT_SLOTS, MJ_ACT_SLOT,
@@ -801,21 +801,27 @@ impl StepInputs<'_> {
                 for ((buffer, &keys), lags) in buffers.zip(lags.chunks_exact_mut(n)) {
                     (buffer.params).candidates(keys, e0 as u32, self.step, lags);
                 }
-                // Each env's push and lag draw run `AHEAD` envs before its
-                // copies, fetching the ring frames it will write and read,
-                // so the copies find them on the way (several envs' misses
-                // in flight at once, not one env's at a time).
-                for j in 0..n + AHEAD {
-                    if j < n && tile_flags[j] == 0 {
-                        let ring = &rows.ring[(local + j) * ring_stride..][..ring_stride];
-                        let states = &mut rows.states[(local + j) * num_buffers..][..num_buffers];
-                        let lags = |b: usize| rows.lags[b * n + j];
-                        self.delay_states(e0 + j, ring, states, lags);
-                    }
-                    if let Some(i) = j.checked_sub(AHEAD).filter(|&i| tile_flags[i] == 0) {
-                        let ring = &mut rows.ring[(local + i) * ring_stride..][..ring_stride];
-                        let states = &rows.states[(local + i) * num_buffers..][..num_buffers];
-                        self.delay_row(e0 + i, n, i, tile, ring, states);
+                // Buffer by buffer, each env's push and lag draw run
+                // `AHEAD` envs before its copies, fetching the ring frames
+                // it will write and read, so the copies find them on the
+                // way (several envs' misses in flight at once, not one
+                // env's at a time).
+                let buffers = plan.buffers().iter().zip(&self.gather.lag_keys);
+                for (b, ((buffer, &keys), pieces)) in buffers.zip(&self.gather.pieces).enumerate() {
+                    let lags = &rows.lags[b * n..][..n];
+                    let ring_at = |env: usize| (local + env) * ring_stride + buffer.ring_offset;
+                    let ring_len = buffer.ring_len();
+                    for j in 0..n + AHEAD {
+                        if j < n && tile_flags[j] == 0 {
+                            let ring = &rows.ring[ring_at(j)..][..ring_len];
+                            let state = &mut rows.states[(local + j) * num_buffers + b];
+                            self.delay_state(e0 + j, buffer, keys, ring, state, lags[j]);
+                        }
+                        if let Some(i) = j.checked_sub(AHEAD).filter(|&i| tile_flags[i] == 0) {
+                            let ring = &mut rows.ring[ring_at(i)..][..ring_len];
+                            let state = &rows.states[(local + i) * num_buffers + b];
+                            self.delay_row(e0 + i, n, i, tile, (buffer, pieces), ring, state);
+                        }
                     }
                 }
             }
@@ -1008,94 +1014,89 @@ impl StepInputs<'_> {
         }
     }
 
-    /// Env `env`'s pushes and lag draws, one per delay buffer (`ring` and
-    /// `states` its rows, `candidate` its lag candidate in each buffer),
-    /// with a prefetch of each ring frame that [`Self::delay_row`] then
-    /// writes and reads.
-    fn delay_states(
+    /// Env `env`'s push and lag draw in `buffer` (`keys` its lag keys,
+    /// `ring` and `state` the env's ring and state in it, `candidate` its
+    /// lag candidate), with a prefetch of each ring frame that
+    /// [`Self::delay_row`] then writes and reads.
+    #[inline(always)]
+    fn delay_state(
         &self,
         env: usize,
+        buffer: &DelayBuffer,
+        keys: LagKeys,
         ring: &[f32],
-        states: &mut [DelayState],
-        candidate: impl Fn(usize) -> u32,
+        state: &mut DelayState,
+        candidate: u32,
     ) {
-        let buffers = self.plan.buffers().iter().zip(&self.gather.lag_keys);
-        for (b, ((buffer, &keys), state)) in buffers.zip(states.iter_mut()).enumerate() {
-            let frame_len = 3 * buffer.cmd_columns.len();
-            let slot = buffer.params.push(state);
-            let (e, step) = (env as u32, self.step);
-            (buffer.params).update_lag_drawn(state, keys, e, step, || candidate(b));
-            let read = buffer.params.read_slot(state);
-            let ring = ring.as_ptr().wrapping_add(buffer.ring_offset);
-            for slot in [slot, read] {
-                prefetch(ring.wrapping_add(slot as usize * frame_len), frame_len);
-            }
+        let frame_len = 3 * buffer.cmd_columns.len();
+        let slot = buffer.params.push(state);
+        let (e, step) = (env as u32, self.step);
+        (buffer.params).update_lag_drawn(state, keys, e, step, || candidate);
+        let read = buffer.params.read_slot(state);
+        for slot in [slot, read] {
+            prefetch(
+                ring.as_ptr().wrapping_add(slot as usize * frame_len),
+                frame_len,
+            );
         }
     }
 
-    /// Env `env`'s delay rings after [`Self::delay_states`] (env row `i`
-    /// of a tile of `n`): its targets pushed into each buffer's ring (every
-    /// slot on the first push after a reset), its delayed frames read back
-    /// into the tile. The copies go through pointers checked once per
-    /// buffer: slicing each of them cost about a fifth of the delayed
-    /// step's instructions.
+    /// Env `env`'s ring in `buffer` (with its [`Gather::pieces`]) after
+    /// [`Self::delay_state`] (env row `i` of a tile of `n`; `ring` and
+    /// `state` its ring and state in the buffer): its targets pushed into
+    /// the ring (every slot on the first push after a reset), its delayed
+    /// frame read back into the tile. The copies go through pointers
+    /// checked once: slicing each of them took a seventh of the delayed
+    /// step's instructions (callgrind).
+    #[allow(clippy::too_many_arguments, reason = "one env's row of each table")]
+    #[inline(always)]
     fn delay_row(
         &self,
         env: usize,
         n: usize,
         i: usize,
         tile: &mut [f32],
+        (buffer, pieces): (&DelayBuffer, &[(usize, usize, usize)]),
         ring: &mut [f32],
-        states: &[DelayState],
+        state: &DelayState,
     ) {
         let nc = self.plan.num_ctrl();
-        assert!(i < n && 3 * n * nc <= tile.len());
+        let cols = buffer.cmd_columns.len();
+        let frame_len = 3 * cols;
+        let (head, read) = (state.head, buffer.params.read_slot(state));
+        assert!(i < n && 3 * n * nc <= tile.len() && ring.len() == buffer.ring_len());
+        assert!(head < buffer.params.len && read < buffer.params.len);
         let tile = tile.as_mut_ptr();
-        // The pushed rows: the tile's where it holds a copy, else the command's.
-        let pushed: [*const f32; 3] = std::array::from_fn(|f| {
-            if self.gather.copied[f] {
-                // SAFETY: row `i` of field `f` is inside the tile (asserted).
-                unsafe { tile.add((f * n + i) * nc) }.cast_const()
-            } else {
-                self.cmd[f][env * nc..(env + 1) * nc].as_ptr()
-            }
-        });
-        for ((buffer, state), pieces) in self
-            .plan
-            .buffers()
-            .iter()
-            .zip(states)
-            .zip(&self.gather.pieces)
-        {
-            let cols = buffer.cmd_columns.len();
-            let frame_len = 3 * cols;
-            let ring = &mut ring[buffer.ring_offset..buffer.ring_offset + buffer.ring_len()];
-            let (head, read) = (state.head, buffer.params.read_slot(state));
-            assert!(head < buffer.params.len && read < buffer.params.len);
-            // SAFETY: a frame of `frame_len` values at a slot below the
-            // buffer's length lies in its ring; each piece `(c, r, len)`
-            // has `c + len ≤ nc` and `r + len ≤ cols` ([`Gather::new`]), so
-            // it lies in a row of `nc` values and a field of `cols`; the
-            // tile, the command and the ring are three allocations.
-            unsafe {
-                let frame = ring.as_mut_ptr().add(head as usize * frame_len);
-                for (f, &src) in pushed.iter().enumerate() {
-                    for &(c, r, len) in pieces {
-                        std::ptr::copy_nonoverlapping(src.add(c), frame.add(f * cols + r), len);
-                    }
+        // SAFETY: a frame of `frame_len` values at a slot below the
+        // buffer's length lies in its ring; each piece `(c, r, len)` has
+        // `c + len ≤ nc` and `r + len ≤ cols` ([`Gather::new`]), so it lies
+        // in a row of `nc` values (row `i < n` of a tile field, asserted,
+        // or of the command, sliced) and in a field of `cols`; the tile,
+        // the command and the ring are three allocations.
+        unsafe {
+            let frame = ring.as_mut_ptr().add(head as usize * frame_len);
+            for f in 0..3 {
+                // The pushed row: the tile's where it holds a copy.
+                let src = if self.gather.copied[f] {
+                    tile.add((f * n + i) * nc).cast_const()
+                } else {
+                    self.cmd[f][env * nc..(env + 1) * nc].as_ptr()
+                };
+                for &(c, r, len) in pieces {
+                    std::ptr::copy_nonoverlapping(src.add(c), frame.add(f * cols + r), len);
                 }
             }
-            if buffer.params.filling(state) {
-                backfill(ring, frame_len);
-            }
-            // SAFETY: as above.
-            unsafe {
-                let frame = ring.as_ptr().add(read as usize * frame_len);
-                for f in 0..3 {
-                    let dst = tile.add((f * n + i) * nc);
-                    for &(c, r, len) in pieces {
-                        std::ptr::copy_nonoverlapping(frame.add(f * cols + r), dst.add(c), len);
-                    }
+        }
+        if buffer.params.filling(state) {
+            backfill(ring, frame_len);
+        }
+        // SAFETY: as above.
+        unsafe {
+            let frame = ring.as_ptr().add(read as usize * frame_len);
+            for f in 0..3 {
+                let dst = tile.add((f * n + i) * nc);
+                for &(c, r, len) in pieces {
+                    std::ptr::copy_nonoverlapping(frame.add(f * cols + r), dst.add(c), len);
                 }
             }
         }
