@@ -447,6 +447,31 @@ fn pool_threads() -> usize {
     })
 }
 
+/// Copies each piece `(c, r, len)` of [`Gather::pieces`]: with `push`,
+/// `len` values from `src + c` to `dst + r` (a row into a ring field),
+/// else from `src + r` to `dst + c`. A single piece (a buffer's columns in
+/// one stretch, the usual case) is one copy without a loop.
+///
+/// # Safety
+/// Every piece's values lie in `src` and `dst`, which do not overlap.
+#[inline(always)]
+unsafe fn copy_pieces(
+    pieces: &[(usize, usize, usize)],
+    src: *const f32,
+    dst: *mut f32,
+    push: bool,
+) {
+    let copy = |&(c, r, len): &(usize, usize, usize)| {
+        let (from, to) = if push { (c, r) } else { (r, c) };
+        // SAFETY: the caller's.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(from), dst.add(to), len) };
+    };
+    match pieces {
+        [piece] => copy(piece),
+        _ => pieces.iter().for_each(copy),
+    }
+}
+
 /// The first push after a reset: one buffer's ring of one env (slot 0
 /// just written) gets slot 0's frame in every slot.
 fn backfill(ring: &mut [f32], frame: usize) {
@@ -1082,9 +1107,7 @@ impl StepInputs<'_> {
                 } else {
                     self.cmd[f][env * nc..(env + 1) * nc].as_ptr()
                 };
-                for &(c, r, len) in pieces {
-                    std::ptr::copy_nonoverlapping(src.add(c), frame.add(f * cols + r), len);
-                }
+                copy_pieces(pieces, src, frame.add(f * cols), true);
             }
         }
         if buffer.params.filling(state) {
@@ -1094,10 +1117,12 @@ impl StepInputs<'_> {
         unsafe {
             let frame = ring.as_ptr().add(read as usize * frame_len);
             for f in 0..3 {
-                let dst = tile.add((f * n + i) * nc);
-                for &(c, r, len) in pieces {
-                    std::ptr::copy_nonoverlapping(frame.add(f * cols + r), dst.add(c), len);
-                }
+                copy_pieces(
+                    pieces,
+                    frame.add(f * cols),
+                    tile.add((f * n + i) * nc),
+                    false,
+                );
             }
         }
     }
