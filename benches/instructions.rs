@@ -1,14 +1,18 @@
-//! A fixed number of steps of one `sinew bench` workload on the CPU
-//! backend, for counting instructions: `benches/instructions.sh` runs it
+//! A fixed number of steps of one `sinew bench` workload, or of a preset
+//! or scenario file, on the CPU backend, for counting instructions: `benches/instructions.sh` runs it
 //! under valgrind's callgrind at two step counts and prints the
 //! instructions per step, a figure that does not move with the machine's
 //! load as timings do.
 //!
-//! Run: `cargo bench --bench instructions -- KIND NUM_ENVS NUM_TARGETS STEPS`
+//! Run: `cargo bench --bench instructions -- WORKLOAD NUM_ENVS NUM_TARGETS STEPS`
 //! (defaults: delay_dc 128 29 100; flags such as `--bench` are ignored).
+//! A preset or scenario takes its own targets and its command's first
+//! step; NUM_TARGETS is then unused.
 
-use sinew::{Backend, CpuBackend, Plan, PlanOptions};
+use sinew::{ActuatorCmd, Backend, CpuBackend, Plan, PlanOptions};
 use sinew_cli::bench::{randomize, workload};
+use sinew_cli::command::CommandGen;
+use sinew_cli::{presets, run, Scenario};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -21,15 +25,30 @@ fn main() {
         text.parse()
             .unwrap_or_else(|_| panic!("argument {}: {text:?} is not a count", k + 1))
     };
-    let kind = arg(0, "delay_dc");
+    let name = arg(0, "delay_dc");
     let (num_envs, num_targets, steps) = (number(1, "128"), number(2, "29"), number(3, "100"));
-    let (robot, groups, cmd) = workload(&kind, num_envs, num_targets)
-        .unwrap_or_else(|| panic!("{kind:?} is not a `sinew bench` workload"));
-    let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
-    let mut backend = CpuBackend::new(plan);
-    randomize(&mut backend);
-    for _ in 0..steps {
-        backend.step(&cmd).unwrap();
+    if let Some((robot, groups, cmd)) = workload(&name, num_envs, num_targets) {
+        let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
+        let mut backend = CpuBackend::new(plan);
+        randomize(&mut backend);
+        for _ in 0..steps {
+            backend.step(&cmd).unwrap();
+        }
+        std::hint::black_box(backend.ctrl());
+        return;
     }
-    std::hint::black_box(backend.ctrl());
+    let scenario = presets::preset(&name)
+        .unwrap_or_else(|| Scenario::load(name.as_ref()))
+        .unwrap_or_else(|e| panic!("{name:?} is no workload, preset or scenario file: {e}"));
+    let mut engine = run::engine(&scenario, num_envs, run::BackendChoice::Cpu).unwrap();
+    let mut cmd = ActuatorCmd::zeros(num_envs, engine.plan().num_targets());
+    CommandGen::for_scenario(&scenario, num_envs, 1)
+        .unwrap()
+        .fill(0, &mut cmd);
+    for _ in 0..steps {
+        engine.step(&cmd).unwrap();
+    }
+    let mut ctrl = vec![0.0; num_envs * engine.plan().num_ctrl()];
+    engine.read_ctrl(&mut ctrl).unwrap();
+    std::hint::black_box(ctrl);
 }

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Instructions per CPU step of one `sinew bench` workload on one thread, counted by valgrind's
-# callgrind (benches/instructions.rs at 100 and 300 steps; the difference over 200 leaves out
-# the setup). Unlike a timing, the count does not move with this shared machine's load, so a
+# Instructions per CPU step of one `sinew bench` workload, preset or scenario on one thread,
+# counted by valgrind's callgrind (benches/instructions.rs at 100 and 300 steps; the difference
+# over 200 leaves out the setup). Unlike a timing, the count does not move with this shared machine's load, so a
 # change to the step loop can be judged by it before it is timed. Valgrind has no AVX-512: the
 # count is of the AVX2 forms of the law loops.
-#   benches/instructions.sh KIND [NUM_ENVS] [NUM_TARGETS]   (defaults: 128 envs, 29 targets)
+#   benches/instructions.sh WORKLOAD [NUM_ENVS] [NUM_TARGETS]   (defaults: 128 envs, 29 targets)
+# WORKLOAD: a `sinew bench` kind, a preset (unitree_g1, …) or a scenario file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind > /dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
-kind="${1:?usage: benches/instructions.sh KIND [NUM_ENVS] [NUM_TARGETS]}"
+kind="${1:?usage: benches/instructions.sh WORKLOAD [NUM_ENVS] [NUM_TARGETS]}"
 envs="${2:-128}"; targets="${3:-29}"
 exe=$(cargo bench --bench instructions --no-run 2>&1 | sed -nE 's/.*Executable .*\((.*)\)$/\1/p')
 count() {
