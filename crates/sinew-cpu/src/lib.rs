@@ -126,7 +126,8 @@ impl Gather {
                 }
             }
         }
-        // `StepInputs::delay_row`'s copies rely on this.
+        // `StepInputs::gather_tile`'s and `delay_row`'s copies rely on these.
+        assert!(columns.iter().all(|c| c.cmd_column < plan.num_targets()));
         for (buffer, pieces) in plan.buffers().iter().zip(&pieces) {
             let cols = buffer.cmd_columns.len();
             assert!((pieces.iter()).all(|&(c, r, len)| c + len <= columns.len() && r + len <= cols));
@@ -1014,27 +1015,31 @@ impl StepInputs<'_> {
             return;
         };
         // All five fields per (env, column): the column's index is loaded
-        // once for five independent copies.
+        // once for five independent copies, without bounds checks.
+        let index = &index[..nc];
         let (f0, rest) = tile.split_at_mut(n * nc);
         let (f1, rest) = rest.split_at_mut(n * nc);
         let (f2, rest) = rest.split_at_mut(n * nc);
         let (f3, f4) = rest.split_at_mut(n * nc);
-        for i in 0..n {
+        let rows = (f0.chunks_exact_mut(nc).zip(f1.chunks_exact_mut(nc)))
+            .zip(f2.chunks_exact_mut(nc).zip(f3.chunks_exact_mut(nc)))
+            .zip(f4.chunks_exact_mut(nc));
+        for (i, (((d0, d1), (d2, d3)), d4)) in rows.enumerate() {
             let src = self.cmd.map(|field| &field[(e0 + i) * t..(e0 + i + 1) * t]);
-            let at = i * nc..(i + 1) * nc;
-            let (d0, d1, d2) = (
-                &mut f0[at.clone()],
-                &mut f1[at.clone()],
-                &mut f2[at.clone()],
-            );
-            let (d3, d4) = (&mut f3[at.clone()], &mut f4[at]);
-            for (c, &j) in index.iter().enumerate() {
+            let dst = (d0.iter_mut().zip(d1.iter_mut()))
+                .zip(d2.iter_mut().zip(d3.iter_mut()))
+                .zip(d4.iter_mut().zip(index));
+            for (((d0, d1), (d2, d3)), (d4, &j)) in dst {
                 let j = j as usize;
-                d0[c] = src[0][j];
-                d1[c] = src[1][j];
-                d2[c] = src[2][j];
-                d3[c] = src[3][j];
-                d4[c] = src[4][j];
+                // SAFETY: every index is below `t`, the rows' length
+                // ([`Gather::new`]).
+                unsafe {
+                    *d0 = *src[0].get_unchecked(j);
+                    *d1 = *src[1].get_unchecked(j);
+                    *d2 = *src[2].get_unchecked(j);
+                    *d3 = *src[3].get_unchecked(j);
+                    *d4 = *src[4].get_unchecked(j);
+                }
             }
         }
     }
