@@ -1021,9 +1021,11 @@ impl StepInputs<'_> {
         let (f1, rest) = rest.split_at_mut(n * nc);
         let (f2, rest) = rest.split_at_mut(n * nc);
         let (f3, f4) = rest.split_at_mut(n * nc);
-        let rows = (f0.chunks_exact_mut(nc).zip(f1.chunks_exact_mut(nc)))
-            .zip(f2.chunks_exact_mut(nc).zip(f3.chunks_exact_mut(nc)))
-            .zip(f4.chunks_exact_mut(nc));
+        // (A plan without ctrl columns has empty fields: no rows.)
+        let width = nc.max(1);
+        let rows = (f0.chunks_exact_mut(width).zip(f1.chunks_exact_mut(width)))
+            .zip(f2.chunks_exact_mut(width).zip(f3.chunks_exact_mut(width)))
+            .zip(f4.chunks_exact_mut(width));
         for (i, (((d0, d1), (d2, d3)), d4)) in rows.enumerate() {
             let src = self.cmd.map(|field| &field[(e0 + i) * t..(e0 + i + 1) * t]);
             let dst = (d0.iter_mut().zip(d1.iter_mut()))
