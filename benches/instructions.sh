@@ -13,8 +13,14 @@ kind="${1:?usage: benches/instructions.sh WORKLOAD [NUM_ENVS] [NUM_TARGETS]}"
 envs="${2:-128}"; targets="${3:-29}"
 exe=$(cargo bench --bench instructions --no-run 2>&1 | sed -nE 's/.*Executable .*\((.*)\)$/\1/p')
 count() {
-  RAYON_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    "$exe" "$kind" "$envs" "$targets" "$1" 2>&1 | sed -nE 's/.*Collected : ([0-9]+)/\1/p'
+  local out
+  if ! out=$(RAYON_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+      "$exe" "$kind" "$envs" "$targets" "$1" 2>&1); then
+    echo "$out" | grep -v '^==' >&2
+    echo "instructions.sh: $kind did not run" >&2
+    exit 1
+  fi
+  echo "$out" | sed -nE 's/.*Collected : ([0-9]+)/\1/p'
 }
 a=$(count 100); b=$(count 300)
 echo "$kind $envs × $targets: $(( (b - a) / 200 )) instructions per step, $(( (b - a) / 200 / envs )) per env"
