@@ -70,7 +70,7 @@ pub struct CpuBackend {
     /// Per rayon chunk: its tile (`[field][env][ctrl]`, see
     /// [`StepInputs::tiles`]), sized on the first step.
     tile: Table,
-    /// Per rayon chunk: its tile's lag candidates, `[buffer][env]`
+    /// Per rayon chunk: its tile's lag candidates in one buffer
     /// ([`DelayParams::candidates`](sinew_core::delay::DelayParams::candidates)),
     /// sized on the first step like `tile`.
     lags: Vec<u32>,
@@ -328,7 +328,7 @@ impl CpuBackend {
                 .next_multiple_of(16)
         };
         let tile_stride = 5 * TILE.min(chunk) * num_ctrl;
-        let lags_stride = num_buffers * TILE.min(chunk);
+        let lags_stride = TILE.min(chunk);
         let chunks = plan.num_envs().div_ceil(chunk);
         // Once (or when the thread count grows): a step allocates nothing.
         if self.tile.len() < chunks * tile_stride {
@@ -821,20 +821,17 @@ impl StepInputs<'_> {
                     check_inputs(tile, tile_flags)
                 };
             if num_buffers > 0 {
-                // The tile's lag candidates in one vectorized loop per buffer.
-                let lags = &mut rows.lags[..num_buffers * n];
-                let buffers = plan.buffers().iter().zip(&self.gather.lag_keys);
-                for ((buffer, &keys), lags) in buffers.zip(lags.chunks_exact_mut(n)) {
-                    (buffer.params).candidates(keys, e0 as u32, self.step, lags);
-                }
-                // Buffer by buffer, each env's push and lag draw run
+                // Buffer by buffer: the tile's lag candidates in one
+                // vectorized loop, then each env's push and lag draw run
                 // `AHEAD` envs before its copies, fetching the ring frames
                 // it will write and read, so the copies find them on the
                 // way (several envs' misses in flight at once, not one
                 // env's at a time).
                 let buffers = plan.buffers().iter().zip(&self.gather.lag_keys);
                 for (b, ((buffer, &keys), pieces)) in buffers.zip(&self.gather.pieces).enumerate() {
-                    let lags = &rows.lags[b * n..][..n];
+                    let lags = &mut rows.lags[..n];
+                    (buffer.params).candidates(keys, e0 as u32, self.step, lags);
+                    let lags = &*lags;
                     let ring_at = |env: usize| (local + env) * ring_stride + buffer.ring_offset;
                     let ring_len = buffer.ring_len();
                     for j in 0..n + AHEAD {
@@ -950,8 +947,10 @@ impl StepInputs<'_> {
 
     /// Env `e0 + i`'s values of field `f` in ctrl order: its row of the
     /// tile (`n` envs from `e0`) or, where the tile holds no copy of the
-    /// field ([`Gather::copied`]), of the command.
-    #[inline]
+    /// field ([`Gather::copied`]), of the command. ([`Self::tile_field`]'s
+    /// row, sliced once: through the field it cost the delay's pushes 6 %
+    /// more instructions.)
+    #[inline(always)]
     fn tile_row<'t>(
         &'t self,
         tile: &'t [f32],
@@ -961,7 +960,11 @@ impl StepInputs<'_> {
         i: usize,
     ) -> &'t [f32] {
         let nc = self.plan.num_ctrl();
-        &self.tile_field(tile, f, n, e0)[i * nc..(i + 1) * nc]
+        if self.gather.copied[f] {
+            &tile[(f * n + i) * nc..][..nc]
+        } else {
+            &self.cmd[f][(e0 + i) * nc..][..nc]
+        }
     }
 
     /// The `n` envs from `e0`'s values of field `f` in ctrl order: their
@@ -1098,28 +1101,24 @@ impl StepInputs<'_> {
         let (head, read) = (state.head, buffer.params.read_slot(state));
         assert!(i < n && 3 * n * nc <= tile.len() && ring.len() == buffer.ring_len());
         assert!(head < buffer.params.len && read < buffer.params.len);
-        let tile = tile.as_mut_ptr();
         // SAFETY: a frame of `frame_len` values at a slot below the
         // buffer's length lies in its ring; each piece `(c, r, len)` has
         // `c + len ≤ nc` and `r + len ≤ cols` ([`Gather::new`]), so it lies
-        // in a row of `nc` values (row `i < n` of a tile field, asserted,
-        // or of the command, sliced) and in a field of `cols`; the tile,
-        // the command and the ring are three allocations.
+        // in a row of `nc` values (a row of the tile or the command, sliced
+        // by `tile_row`, or row `i < n` of a tile field, asserted) and in a
+        // field of `cols`; the tile, the command and the ring are three
+        // allocations.
         unsafe {
             let frame = ring.as_mut_ptr().add(head as usize * frame_len);
             for f in 0..3 {
-                // The pushed row: the tile's where it holds a copy.
-                let src = if self.gather.copied[f] {
-                    tile.add((f * n + i) * nc).cast_const()
-                } else {
-                    self.cmd[f][env * nc..(env + 1) * nc].as_ptr()
-                };
+                let src = self.tile_row(tile, f, n, env - i, i).as_ptr();
                 copy_pieces(pieces, src, frame.add(f * cols), true);
             }
         }
         if buffer.params.filling(state) {
             backfill(ring, frame_len);
         }
+        let tile = tile.as_mut_ptr();
         // SAFETY: as above.
         unsafe {
             let frame = ring.as_ptr().add(read as usize * frame_len);
