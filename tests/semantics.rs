@@ -6,7 +6,7 @@ use sinew::{
     ActuatorCmd, Backend, BamFriction, BamSts3215Cfg, BamVoltageCfg, BiasType, BuiltinPositionCfg,
     CpuBackend, CtrlMeaning, DcMotorCfg, DelayCfg, DelayShare, DynType, Engine, EnvIds, GainType,
     GroupCfg, IdealPdCfg, Lags, MjGeneralCfg, MjPidCfg, NativeActuator, Plan, PlanOptions, Robot,
-    Transmission, WrappedCfg,
+    Transmission, Values, WrappedCfg,
 };
 
 use crate::support::{backends, joints};
@@ -551,11 +551,12 @@ fn the_cpu_paths_agree_on_every_layout() {
             GroupCfg::new("pd2", ["j5"], IdealPdCfg::new(3.0, 0.1)),
         ]
     };
-    // One law over every joint: scattered, the gathered tile is one run.
+    // One law over every joint, two groups' gains: scattered, the laws
+    // run in command order and their outputs are put in ctrl order.
     let one_law = || {
         vec![
             GroupCfg::new("pd", ["j0", "j1", "j4"], IdealPdCfg::new(7.0, 0.5)),
-            GroupCfg::new("pd2", ["j2", "j3", "j5"], IdealPdCfg::new(7.0, 0.5)),
+            GroupCfg::new("pd2", ["j2", "j3", "j5"], IdealPdCfg::new(4.0, 0.25)),
         ]
     };
     // One delayed law over every joint: in command order, the tile takes
@@ -600,6 +601,73 @@ fn the_cpu_paths_agree_on_every_layout() {
         paths_agree(&all_delayed, &["dc"], num_envs);
         paths_agree(&heavy, &["pid"], num_envs);
         paths_agree(&stateful, &["pid"], num_envs);
+    }
+}
+
+#[test]
+fn one_law_over_joints_in_another_order_agrees_with_joints_in_order() {
+    // Two PD groups of different gains over every joint, the even joints
+    // and the odd ones: on a robot whose joints come in reverse order the
+    // ctrl columns are the command columns in another order, and the law
+    // runs in command order before its outputs are put in ctrl order. On
+    // every row width the vector permutes take (up to 16, up to 32) and
+    // past them, each joint's force must be the in-order robot's, bit for
+    // bit, a faulty env zeroed in both.
+    for width in [1, 5, 12, 16, 17, 29, 32, 33, 40] {
+        let names: Vec<String> = (0..width).map(|j| format!("j{j}")).collect();
+        let groups = || {
+            let pick = |odd: usize| -> Vec<String> {
+                let names = names.iter().skip(odd).step_by(2);
+                names.map(|n| format!("^{n}$")).collect()
+            };
+            let mut groups = vec![GroupCfg::new("even", pick(0), IdealPdCfg::new(7.0, 0.5))];
+            if width > 1 {
+                groups.push(GroupCfg::new("odd", pick(1), IdealPdCfg::new(4.0, 0.25)));
+            }
+            groups
+        };
+        let num_envs = 70;
+        let robots = [
+            Robot::from_joints(names.iter().cloned()),
+            Robot::from_joints(names.iter().rev().cloned()),
+        ];
+        let mut ctrl_by_joint = Vec::new();
+        for robot in robots {
+            let plan = Plan::new(&robot, groups(), num_envs, PlanOptions::default()).unwrap();
+            let targets: Vec<String> = (plan.ctrl_columns().iter())
+                .map(|c| c.target.clone())
+                .collect();
+            let mut cpu = CpuBackend::new(plan);
+            let mut cmd = ActuatorCmd::zeros(num_envs, width);
+            for env in 0..num_envs {
+                for (k, j) in (0..width).map(|j| (env * width + j, j)) {
+                    let joint = robot.joint_index(&format!("j{j}")).unwrap();
+                    let at = env * width + joint;
+                    let v = (k % 23) as f32 * 0.1 - 1.0;
+                    cmd.position_target[at] = v;
+                    cmd.pos[at] = 0.3 * v;
+                    cmd.vel[at] = -v;
+                    cmd.velocity_target[at] = 0.5;
+                    cmd.effort_target[at] = 0.01 * j as f32;
+                }
+            }
+            let faulty = robot.joint_index(&format!("j{}", width - 1)).unwrap();
+            cmd.vel[13 * width + faulty] = f32::NAN;
+            cpu.step(&cmd).unwrap();
+            assert_eq!(cpu.nonfinite_envs().unwrap(), [13]);
+            // Each env's forces by joint name.
+            let by_joint: Vec<Vec<(String, f32)>> = (cpu.ctrl().chunks(width))
+                .map(|row| {
+                    let mut row: Vec<(String, f32)> =
+                        (targets.iter().cloned()).zip(row.iter().copied()).collect();
+                    row.sort_by(|a, b| a.0.cmp(&b.0));
+                    row
+                })
+                .collect();
+            assert!(by_joint[13].iter().all(|(_, v)| *v == 0.0));
+            ctrl_by_joint.push(by_joint);
+        }
+        assert_eq!(ctrl_by_joint[0], ctrl_by_joint[1], "{width} joints");
     }
 }
 
@@ -714,6 +782,39 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
                 e.reset(EnvIds::List(&envs)).unwrap();
             }
         }
+        if step % 10 == 5 {
+            // Every parameter of every group, per (env, target) for some
+            // envs: its value scaled by a factor of the env and the
+            // target's name, so every layout gets the same values.
+            let envs: Vec<u32> = (0..num_envs as u32).filter(|e| e % 3 != step % 3).collect();
+            let factor = |env: u32, target: &str| {
+                let j: u32 = target.bytes().map(u32::from).sum();
+                0.5 + ((env * 7 + j * 13) % 17) as f32 / 32.0
+            };
+            for (_, _, e) in &mut engines {
+                for g in e.plan().groups().to_vec() {
+                    if g.cfg.name == "mj" {
+                        continue;
+                    }
+                    let n = g.targets.len();
+                    for spec in g.cfg.actuator.params() {
+                        let mut now = vec![f32::NAN; num_envs * n];
+                        e.read_param(&g.cfg.name, spec.name, &mut now).unwrap();
+                        let values: Vec<f32> = (envs.iter())
+                            .flat_map(|&env| {
+                                let row = &now[env as usize * n..][..n];
+                                (row.iter().zip(&g.targets)).map(move |(&v, t)| v * factor(env, t))
+                            })
+                            .collect();
+                        // A value outside the domain is refused alike everywhere
+                        // (the parameters are compared after each step).
+                        let ids = EnvIds::List(&envs);
+                        let _ =
+                            e.set_param(&g.cfg.name, spec.name, ids, Values::PerEnvTarget(&values));
+                    }
+                }
+            }
+        }
         for ((_, _, e), cmd) in engines.iter_mut().zip(&cmds) {
             e.step(cmd).unwrap();
         }
@@ -748,21 +849,26 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
                 })
                 .collect()
         };
-        // Every state slot of every group, by target name.
+        // Every state slot and parameter of every group, by target name.
         let states = |e: &mut CpuBackend| -> Vec<(String, Vec<f32>)> {
             let groups = e.plan().groups().to_vec();
             let mut all = Vec::new();
             for g in groups {
-                for slot in g.state() {
+                let params = g.cfg.actuator.params().iter().map(|p| (p.name, true));
+                for (name, param) in g.state().iter().map(|s| (s.name, false)).chain(params) {
                     let n = g.targets.len();
                     let mut out = vec![f32::NAN; num_envs * n];
-                    e.read_state(&g.cfg.name, slot.name, &mut out).unwrap();
+                    if param {
+                        e.read_param(&g.cfg.name, name, &mut out).unwrap();
+                    } else {
+                        e.read_state(&g.cfg.name, name, &mut out).unwrap();
+                    }
                     for (k, target) in g.targets.iter().enumerate() {
                         if target == "j6" {
                             continue;
                         }
                         let column = out.iter().skip(k).step_by(n).copied().collect();
-                        all.push((format!("{} {target}", slot.name), column));
+                        all.push((format!("{}: {name} {target}", g.cfg.name), column));
                     }
                 }
             }

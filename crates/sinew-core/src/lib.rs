@@ -37,8 +37,8 @@ pub use group::GroupCfg;
 pub use kinds::*;
 pub use net::{LearnedColumn, LearnedStage, NetLayer};
 pub use plan::{
-    CtrlColumn, EnvIds, GroupInfo, Lags, MjDriver, MjMember, MjPathEntry, MjStage, MjTendonLimit,
-    ParamRef, Plan, PlanOptions, Values, MJ_FROM_LAW,
+    ColumnOrder, CtrlColumn, EnvIds, GroupInfo, Lags, MjDriver, MjMember, MjPathEntry, MjStage,
+    MjTendonLimit, ParamRef, Plan, PlanOptions, Values, MJ_FROM_LAW,
 };
 pub use robot::{BiasType, DynType, FixedTendon, GainType, NativeActuator, Robot, Transmission};
 

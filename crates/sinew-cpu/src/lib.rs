@@ -24,7 +24,7 @@ use sinew_core::delay::LagKeys;
 use sinew_core::net::LearnedState;
 use sinew_core::plan::{DelayBuffer, MjTileRows, Run, TargetSource};
 use sinew_core::{
-    AsCmd, Backend, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
+    AsCmd, Backend, ColumnOrder, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
     LEARNED_LIMIT_SLOTS, MJ_ACT_SLOT,
 };
 use std::ops::Range;
@@ -36,7 +36,9 @@ pub struct CpuBackend {
     plan: Plan,
     /// `(num_envs, num_ctrl)`.
     ctrl: Table,
-    /// `[slot][env][ctrl]`: every kind's parameters.
+    /// `[slot][env][column]`: every kind's parameters, columns in ctrl
+    /// order or, where the laws run in command order, in command order
+    /// ([`Gather::param_order`]).
     params: Table,
     /// `[slot][env][ctrl]`: every kind's state.
     state: Table,
@@ -90,28 +92,48 @@ pub struct CpuBackend {
 #[derive(Debug, Clone)]
 struct Gather {
     /// The command column of each ctrl column; `None` when ctrl column `c`
-    /// is command column `c` for every `c` (tiles are copied whole).
+    /// is command column `c` for every `c` (tiles are copied whole), or
+    /// when the laws run in command order (`scatter`).
     index: Option<Vec<u32>>,
+    /// The command column of each ctrl column, when one law without state,
+    /// planes, delays or per-env stages covers every command column in
+    /// another order (mjlab's robots: their groups pick joints by
+    /// pattern). The law then runs over the command's rows as they are,
+    /// with the parameters in command order ([`ColumnOrder::Cmd`]), and
+    /// only its output is put in ctrl order: one field permuted instead
+    /// of five gathered.
+    scatter: Option<Vec<u32>>,
     /// Per delay buffer: `(ctrl start, ring column, len)` of each stretch
     /// of its columns that is contiguous in ctrl order.
     pieces: Vec<Vec<(usize, usize, usize)>>,
     /// Per delay buffer: its lag draws' keys for the plan's seed.
     lag_keys: Vec<LagKeys>,
-    /// Whether a tile needs its own copy of each command field. Where ctrl
-    /// order is command order, the position and velocity are read from
-    /// the command itself; where one buffer also delays every column in
-    /// that order, so are the targets (their delayed frames fill the tile).
+    /// Whether a tile needs its own copy of each command field. Where the
+    /// tile's rows are the command's (`index` is `None`), the position and
+    /// velocity are read from the command itself, and so are the targets
+    /// unless some are delayed; where one buffer delays every column in
+    /// that order, the targets come from their delayed frames alone.
+    /// (Delayed targets always fill the tile.)
     copied: [bool; 5],
 }
 
 impl Gather {
-    fn new(plan: &Plan) -> Gather {
+    /// `light`: the plan has no state, planes or per-env stages.
+    fn new(plan: &Plan, light: bool) -> Gather {
         let columns = plan.ctrl_columns();
-        let identity = columns.len() == plan.num_targets()
+        let in_order = columns.len() == plan.num_targets()
             && columns
                 .iter()
                 .enumerate()
                 .all(|(c, col)| col.cmd_column == c);
+        let scatter = !in_order
+            && light
+            && plan.buffers().is_empty()
+            && plan.ctrl_permutes_cmd()
+            && matches!(plan.gathered_runs(), [run] if run.len == columns.len());
+        // The tile's rows are the command's: in order, or in command order.
+        let identity = in_order || scatter;
+        let cmd_columns = || columns.iter().map(|c| c.cmd_column as u32).collect();
         let mut pieces = vec![Vec::<(usize, usize, usize)>::new(); plan.buffers().len()];
         let mut ring_column = vec![0; plan.buffers().len()];
         for (c, col) in columns.iter().enumerate() {
@@ -132,14 +154,24 @@ impl Gather {
             let cols = buffer.cmd_columns.len();
             assert!((pieces.iter()).all(|&(c, r, len)| c + len <= columns.len() && r + len <= cols));
         }
+        let delayed = !pieces.is_empty();
         let full = identity && pieces.len() == 1 && pieces[0] == [(0, 0, columns.len())];
         Gather {
-            index: (!identity).then(|| columns.iter().map(|c| c.cmd_column as u32).collect()),
+            index: (!identity).then(cmd_columns),
+            scatter: scatter.then(cmd_columns),
             pieces,
             lag_keys: (plan.buffers().iter())
                 .map(|b| b.params.lag_keys(plan.seed()))
                 .collect(),
-            copied: std::array::from_fn(|f| !identity || (f < 3 && !full)),
+            copied: std::array::from_fn(|f| !identity || (f < 3 && delayed && !full)),
+        }
+    }
+
+    /// The column order of the parameter table.
+    fn param_order(&self) -> ColumnOrder {
+        match self.scatter {
+            Some(_) => ColumnOrder::Cmd,
+            None => ColumnOrder::Ctrl,
         }
     }
 }
@@ -208,7 +240,6 @@ impl CpuBackend {
     pub fn new(plan: Plan) -> Self {
         let num_envs = plan.num_envs();
         let num_ctrl = plan.num_ctrl();
-        let params = per_env(plan.param_defaults(), num_envs, num_ctrl);
         let state = per_env(plan.state_resets(), num_envs, num_ctrl);
         let num_buffers = plan.buffers().len();
         let mut states = vec![DelayState::default(); num_envs * num_buffers.max(1)];
@@ -227,6 +258,9 @@ impl CpuBackend {
                 && run.len == t
                 && run.cmd_start == 0
                 && run.targets == TargetSource::Cmd);
+        let gather = Gather::new(&plan, !heavy);
+        let defaults = plan.in_order(plan.param_defaults(), gather.param_order());
+        let params = per_env(&defaults, num_envs, num_ctrl);
         let delayed: usize = plan.buffers().iter().map(|b| b.cmd_columns.len()).sum();
         let weight = num_ctrl * if heavy { HEAVY } else { 1 } + 2 * delayed;
         let serial = num_envs.saturating_mul(weight) <= SERIAL_WORK;
@@ -263,7 +297,7 @@ impl CpuBackend {
             flags: vec![0; num_envs],
             tile: Table::default(),
             lags: Vec::new(),
-            gather: Gather::new(&plan),
+            gather,
             nonfinite: Vec::with_capacity(num_envs),
             step: 0,
             plan,
@@ -327,7 +361,8 @@ impl CpuBackend {
                 .div_ceil(pool_threads() * 4)
                 .next_multiple_of(16)
         };
-        let tile_stride = 5 * TILE.min(chunk) * num_ctrl;
+        let fields = 5 + usize::from(self.gather.scatter.is_some());
+        let tile_stride = fields * TILE.min(chunk) * num_ctrl;
         let lags_stride = TILE.min(chunk);
         let chunks = plan.num_envs().div_ceil(chunk);
         // Once (or when the thread count grows): a step allocates nothing.
@@ -482,6 +517,78 @@ fn backfill(ring: &mut [f32], frame: usize) {
     }
 }
 
+/// Rows of values in command order (`values`) put in ctrl order (`out`):
+/// ctrl column `c` of a row takes command column `index[c]`'s value.
+/// ([`Gather::scatter`]: the command columns are the ctrl columns.) Rows
+/// of up to 32 values take two vector permutes each where the CPU has
+/// AVX-512F; one value at a time, the permutation cost G1 (29 joints) a
+/// third of its step.
+#[inline]
+fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
+    let nc = index.len().max(1);
+    assert!(values.len() == out.len() && index.iter().all(|&j| (j as usize) < nc));
+    #[cfg(target_arch = "x86_64")]
+    if index.len() <= 32 && std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F (checked just above); rows of at
+        // most 32 values, every index below their length (asserted).
+        return unsafe { to_ctrl_rows_avx512(index, values, out) };
+    }
+    for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(nc)) {
+        for (d, &j) in dst.iter_mut().zip(index) {
+            // SAFETY: every index is below the row's length (asserted).
+            *d = unsafe { *src.get_unchecked(j as usize) };
+        }
+    }
+}
+
+/// [`to_ctrl_rows`] with AVX-512F: each row's (at most 32) values in two
+/// registers, each half of the row in ctrl order one two-source permute
+/// of them (a row of at most 16: one register, one permute).
+///
+/// # Safety
+/// The CPU must have AVX-512F; `index` holds at most 32 indices, each
+/// below `index.len()`, and `values` and `out` are rows of that length.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn to_ctrl_rows_avx512(index: &[u32], values: &[f32], out: &mut [f32]) {
+    use std::arch::x86_64::{
+        _mm512_loadu_epi32, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_permutex2var_ps,
+        _mm512_permutexvar_ps,
+    };
+    let nc = index.len().max(1);
+    let mut padded = [0u32; 32];
+    padded[..index.len()].copy_from_slice(index);
+    // SAFETY: 32 values in `padded`.
+    let [lo_index, hi_index] =
+        [0, 16].map(|k| unsafe { _mm512_loadu_epi32(padded[k..].as_ptr().cast()) });
+    // The row's first 16 columns and the rest.
+    let lo_mask = ((1u32 << nc.min(16)) - 1) as u16;
+    let hi_mask = ((1u32 << nc.saturating_sub(16)) - 1) as u16;
+    let rows = out.chunks_exact_mut(nc).zip(values.chunks_exact(nc));
+    // SAFETY (both loops): a masked load or store touches the lanes of its
+    // mask alone, which lie in the row (`nc` values).
+    if nc <= 16 {
+        for (dst, src) in rows {
+            unsafe {
+                let row = _mm512_maskz_loadu_ps(lo_mask, src.as_ptr());
+                let row = _mm512_permutexvar_ps(lo_index, row);
+                _mm512_mask_storeu_ps(dst.as_mut_ptr(), lo_mask, row);
+            }
+        }
+        return;
+    }
+    for (dst, src) in rows {
+        let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+        unsafe {
+            let lo = _mm512_maskz_loadu_ps(lo_mask, s);
+            let hi = _mm512_maskz_loadu_ps(hi_mask, s.wrapping_add(16));
+            _mm512_mask_storeu_ps(d, lo_mask, _mm512_permutex2var_ps(lo, lo_index, hi));
+            let upper = _mm512_permutex2var_ps(lo, hi_index, hi);
+            _mm512_mask_storeu_ps(d.wrapping_add(16), hi_mask, upper);
+        }
+    }
+}
+
 /// `[plane][env][target]` planes in ctrl order, `[plane][env][ctrl]`: each
 /// ctrl column takes its command column's value.
 fn to_ctrl_order(plan: &Plan, planes: &[f32], out: &mut [f32]) {
@@ -513,7 +620,7 @@ fn per_env(defaults: &[f32], num_envs: usize, num_ctrl: usize) -> Table {
 struct StepInputs<'a> {
     plan: &'a Plan,
     cmd: [&'a [f32]; 5],
-    /// `[slot][env][ctrl]`.
+    /// [`CpuBackend::params`].
     params: &'a [f32],
     /// `[plane][env][ctrl]`.
     inputs: &'a [f32],
@@ -792,7 +899,8 @@ impl StepInputs<'_> {
         for (k, tile_flags) in rows.flags.chunks_mut(TILE).enumerate() {
             let (n, local) = (tile_flags.len(), k * TILE);
             let e0 = first + local;
-            let tile = &mut tile[..5 * n * nc];
+            // The five fields, then (`scatter`) the laws' values.
+            let (tile, staged) = tile.split_at_mut(5 * n * nc);
             self.gather_tile(e0, n, tile);
             // Flags the envs with a non-finite command value; true if any.
             let check_inputs = |tile: &[f32], flags: &mut [u8]| {
@@ -848,28 +956,30 @@ impl StepInputs<'_> {
                     }
                 }
             }
-            // The targets after the delay are the tile's; the rest where
-            // `copied` says.
+            // Delayed targets are the tile's; the rest where `copied` says.
             let g: [&[f32]; 5] = std::array::from_fn(|f| {
-                if f < 3 {
+                if f < 3 && num_buffers > 0 {
                     &tile[f * n * nc..(f + 1) * n * nc]
                 } else {
                     self.tile_field(tile, f, n, e0)
                 }
             });
             let out = &mut rows.ctrl[local * nc..(local + n) * nc];
+            // The laws' values: in ctrl order, or in command order to be
+            // put in ctrl order (`scatter`).
+            let values = match &self.gather.scatter {
+                Some(_) => &mut staged[..n * nc],
+                None => &mut *out,
+            };
+            let mut done = false;
             if whole_tile && !any_bad {
                 let whole = Run {
                     len: n * nc,
                     ..runs[0]
                 };
-                let suspect = self.run(&whole, e0 * nc, &g, &[], &[], out, 1.0, true);
-                if !suspect && !per_env_stage {
-                    self.commit(e0, n);
-                    tile_flags.fill(0);
-                    continue;
-                }
-                if !checked_first {
+                let suspect = self.run(&whole, e0 * nc, &g, &[], &[], values, 1.0, true);
+                done = !suspect && !per_env_stage;
+                if !done && !checked_first {
                     if suspect {
                         check_inputs(tile, tile_flags);
                     } else {
@@ -877,18 +987,26 @@ impl StepInputs<'_> {
                     }
                 }
             } else {
-                for (i, (out, flag)) in out.chunks_exact_mut(nc).zip(tile_flags.iter()).enumerate()
-                {
+                let rows = values.chunks_exact_mut(nc).zip(tile_flags.iter());
+                for (i, (values, flag)) in rows.enumerate() {
                     if *flag != 0 {
                         continue;
                     }
                     let env = e0 + i;
                     let row = g.map(|field| &field[i * nc..(i + 1) * nc]);
                     for run in runs {
-                        let o = &mut out[run.ctrl_start..][..run.len];
+                        let o = &mut values[run.ctrl_start..][..run.len];
                         self.run(run, env * nc, &row, &[], &[], o, 1.0, false);
                     }
                 }
+            }
+            if let Some(index) = &self.gather.scatter {
+                to_ctrl_rows(index, &staged[..n * nc], out);
+            }
+            if done {
+                self.commit(e0, n);
+                tile_flags.fill(0);
+                continue;
             }
             if self.mj_tiled {
                 self.tile_stage(e0, out, &mut rows.effort[local * nc..(local + n) * nc]);
@@ -1256,15 +1374,15 @@ impl Backend for CpuBackend {
         env_ids: EnvIds<'_>,
         values: Values<'_>,
     ) -> Result<(), Error> {
-        let (g, slot) = self
-            .plan
-            .write_param(param, env_ids, values, &mut self.params)?;
+        let order = self.gather.param_order();
+        let (g, slot) = (self.plan).write_param(param, env_ids, values, &mut self.params, order)?;
         self.mj_wide |= self.plan.widens_mj(g, slot);
         Ok(())
     }
 
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
-        self.plan.read_param(group, name, &self.params, out)
+        let order = self.gather.param_order();
+        self.plan.read_param(group, name, &self.params, out, order)
     }
 
     fn set_state(

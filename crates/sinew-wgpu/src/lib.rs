@@ -36,7 +36,9 @@ use std::sync::{mpsc, Arc};
 
 use bytemuck::Pod;
 use sinew_core::net::{LearnedColumn, LearnedStage};
-use sinew_core::{AsCmd, Backend, DelayState, EnvIds, Error, Lags, ParamRef, Plan, Source, Values};
+use sinew_core::{
+    AsCmd, Backend, ColumnOrder, DelayState, EnvIds, Error, Lags, ParamRef, Plan, Source, Values,
+};
 use wgpu::util::DeviceExt;
 
 use context::Pipelines;
@@ -831,9 +833,9 @@ impl Backend for WgpuBackend {
     ) -> Result<(), Error> {
         let num_ctrl = self.plan.num_ctrl();
         let len = self.plan.num_param_slots() * self.plan.num_envs() * num_ctrl;
+        let table = &mut self.params_host[..len];
         let (g, slot) =
-            self.plan
-                .write_param(param, env_ids, values, &mut self.params_host[..len])?;
+            (self.plan).write_param(param, env_ids, values, table, ColumnOrder::Ctrl)?;
         let at = slot * self.plan.num_envs() * num_ctrl;
         self.upload_rows(g, at, env_ids);
         Ok(())
@@ -841,8 +843,8 @@ impl Backend for WgpuBackend {
 
     fn read_param(&mut self, group: &str, name: &str, out: &mut [f32]) -> Result<(), Error> {
         let len = self.plan.num_param_slots() * self.plan.num_envs() * self.plan.num_ctrl();
-        self.plan
-            .read_param(group, name, &self.params_host[..len], out)
+        let table = &self.params_host[..len];
+        (self.plan).read_param(group, name, table, out, ColumnOrder::Ctrl)
     }
 
     fn set_state(

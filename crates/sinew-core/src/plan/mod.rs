@@ -23,7 +23,7 @@ mod tables;
 pub use mujoco::{
     MjDriver, MjMember, MjPathEntry, MjStage, MjTendonLimit, MjTileRows, MJ_FROM_LAW,
 };
-pub use tables::{EnvIds, Lags, ParamRef, Values};
+pub use tables::{ColumnOrder, EnvIds, Lags, ParamRef, Values};
 
 /// Options of the whole actuator set.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,6 +18,18 @@ impl ParamRef {
     }
 }
 
+/// The column order of a backend's `[slot][env][column]` parameter table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnOrder {
+    /// Column `c` is ctrl column `c` (every state table, and every
+    /// parameter table unless its backend says otherwise).
+    Ctrl,
+    /// Column `j` is command column `j`: for a plan whose ctrl columns are
+    /// the command columns in another order ([`Plan::ctrl_permutes_cmd`]),
+    /// so a law can run over the command's rows as they are.
+    Cmd,
+}
+
 /// Which envs a setter or reset touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnvIds<'a> {
@@ -290,20 +302,25 @@ impl Plan {
         Ok(())
     }
 
-    /// Writes a parameter into a `[slot][env][ctrl]` table (every slot)
-    /// after checking env ids, shape and every value against the
-    /// parameter's domain; nothing is written on error. Returns the group
-    /// and the slot.
+    /// Writes a parameter into a `[slot][env][column]` table (every slot)
+    /// whose columns are in `order`, after checking env ids, shape and
+    /// every value against the parameter's domain; nothing is written on
+    /// error. Returns the group and the slot.
+    ///
+    /// # Panics
+    /// With [`ColumnOrder::Cmd`] on a plan whose ctrl columns do not
+    /// permute its command columns ([`Plan::ctrl_permutes_cmd`]).
     pub fn write_param(
         &self,
         param: ParamRef,
         env_ids: EnvIds<'_>,
         values: Values<'_>,
         table: &mut [f32],
+        order: ColumnOrder,
     ) -> Result<(usize, usize), Error> {
         let (g, slot, spec) = self.resolve_param(param)?;
         self.check_write(g, spec.name, env_ids, values, |v| spec.domain.check(v))?;
-        self.scatter(g, slot, env_ids, values, table);
+        self.scatter(g, slot, env_ids, values, table, order);
         Ok((g, slot))
     }
 
@@ -322,11 +339,49 @@ impl Plan {
         self.check_write(g, spec.name, env_ids, values, |v| {
             crate::kinds::Domain::Finite.check(v)
         })?;
-        self.scatter(g, slot, env_ids, values, table);
+        self.scatter(g, slot, env_ids, values, table, ColumnOrder::Ctrl);
         Ok((g, slot))
     }
 
-    /// Writes checked values into slot `slot` of a `[slot][env][ctrl]` table.
+    /// The table columns of group `g`'s targets in a table in `order`.
+    fn table_columns(&self, g: usize, order: ColumnOrder) -> &[usize] {
+        match order {
+            ColumnOrder::Ctrl => &self.groups[g].ctrl_columns,
+            ColumnOrder::Cmd => {
+                assert!(self.ctrl_permutes_cmd(), "a table in command order");
+                &self.groups[g].cmd_columns
+            }
+        }
+    }
+
+    /// True when the ctrl columns are the command columns, each once (in
+    /// any order): a `[slot][env][column]` table can then also be in
+    /// [`ColumnOrder::Cmd`].
+    pub fn ctrl_permutes_cmd(&self) -> bool {
+        self.num_ctrl() == self.num_targets && self.claimed == [(0, self.num_targets)]
+    }
+
+    /// A `[slot][ctrl]` table of per-column values (such as
+    /// [`Plan::param_defaults`]) with its columns in `order`.
+    ///
+    /// # Panics
+    /// As [`Plan::write_param`].
+    pub fn in_order(&self, values: &[f32], order: ColumnOrder) -> Vec<f32> {
+        let nc = self.num_ctrl().max(1);
+        let mut out = values.to_vec();
+        if order == ColumnOrder::Cmd {
+            assert!(self.ctrl_permutes_cmd(), "a table in command order");
+            for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(nc)) {
+                for (column, &v) in self.ctrl.iter().zip(src) {
+                    dst[column.cmd_column] = v;
+                }
+            }
+        }
+        out
+    }
+
+    /// Writes checked values into slot `slot` of a `[slot][env][column]`
+    /// table in `order`.
     fn scatter(
         &self,
         g: usize,
@@ -334,8 +389,9 @@ impl Plan {
         env_ids: EnvIds<'_>,
         values: Values<'_>,
         table: &mut [f32],
+        order: ColumnOrder,
     ) {
-        let columns = &self.groups[g].ctrl_columns;
+        let columns = self.table_columns(g, order);
         let num_ctrl = self.num_ctrl();
         let plane = &mut table[slot * self.num_envs * num_ctrl..][..self.num_envs * num_ctrl];
         for i in 0..self.selected(env_ids) {
@@ -346,17 +402,21 @@ impl Plan {
         }
     }
 
-    /// Copies a group's parameter from a `[slot][env][ctrl]` table into
-    /// `out`, `(num_envs, group targets)` row-major.
+    /// Copies a group's parameter from a `[slot][env][column]` table in
+    /// `order` into `out`, `(num_envs, group targets)` row-major.
+    ///
+    /// # Panics
+    /// As [`Plan::write_param`].
     pub fn read_param(
         &self,
         group: &str,
         name: &str,
         table: &[f32],
         out: &mut [f32],
+        order: ColumnOrder,
     ) -> Result<(), Error> {
         let (g, slot, _) = self.group_param(group, name)?;
-        self.gather(g, slot, "the parameter buffer", table, out)
+        self.gather(g, slot, "the parameter buffer", table, out, order)
     }
 
     /// Copies a group's state slot from a `[slot][env][ctrl]` state table
@@ -369,7 +429,7 @@ impl Plan {
         out: &mut [f32],
     ) -> Result<(), Error> {
         let (g, slot, _) = self.group_state(group, name)?;
-        self.gather(g, slot, "the state buffer", table, out)
+        self.gather(g, slot, "the state buffer", table, out, ColumnOrder::Ctrl)
     }
 
     fn gather(
@@ -379,8 +439,9 @@ impl Plan {
         what: &'static str,
         table: &[f32],
         out: &mut [f32],
+        order: ColumnOrder,
     ) -> Result<(), Error> {
-        let columns = &self.groups[g].ctrl_columns;
+        let columns = self.table_columns(g, order);
         Self::check_len(what, out.len(), self.num_envs * columns.len())?;
         let num_ctrl = self.num_ctrl();
         let plane = &table[slot * self.num_envs * num_ctrl..][..self.num_envs * num_ctrl];
