@@ -559,6 +559,17 @@ fn the_cpu_paths_agree_on_every_layout() {
             GroupCfg::new("pd2", ["j2", "j3", "j5"], IdealPdCfg::new(4.0, 0.25)),
         ]
     };
+    // The same, both groups behind one delay buffer (mjlab's sharing):
+    // scattered, the ring's columns are in command order too.
+    let one_delayed_law = || {
+        let delay = DelayCfg {
+            hold_prob: 0.3,
+            ..DelayCfg::new(0, 3)
+        };
+        (one_law().into_iter())
+            .map(|g| g.with_delay(delay.clone()))
+            .collect()
+    };
     // One delayed law over every joint: in command order, the tile takes
     // its targets from the ring alone.
     let all_delayed = || {
@@ -594,10 +605,14 @@ fn the_cpu_paths_agree_on_every_layout() {
         pid.ki = 3.0;
         vec![GroupCfg::new("pid", joints, pid).with_delay(DelayCfg::new(0, 2))]
     };
+    let robot = Robot::from_joints(["j3", "j5", "j0", "j4", "j2", "j1"]);
+    let plan = Plan::new(&robot, one_delayed_law(), 1, PlanOptions::default()).unwrap();
+    assert_eq!(plan.buffers().len(), 1);
     // 150 envs step on the caller's thread, 3000 on the pool, in chunks.
     for num_envs in [150, 3000] {
         paths_agree(&mixed, &["pd", "servo"], num_envs);
         paths_agree(&one_law, &[], num_envs);
+        paths_agree(&one_delayed_law, &["pd", "pd2"], num_envs);
         paths_agree(&all_delayed, &["dc"], num_envs);
         paths_agree(&heavy, &["pid"], num_envs);
         paths_agree(&stateful, &["pid"], num_envs);

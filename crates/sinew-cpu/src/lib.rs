@@ -96,12 +96,14 @@ struct Gather {
     /// when the laws run in command order (`scatter`).
     index: Option<Vec<u32>>,
     /// The command column of each ctrl column, when one law without state,
-    /// planes, delays or per-env stages covers every command column in
-    /// another order (mjlab's robots: their groups pick joints by
-    /// pattern). The law then runs over the command's rows as they are,
-    /// with the parameters in command order ([`ColumnOrder::Cmd`]), and
-    /// only its output is put in ctrl order: one field permuted instead
-    /// of five gathered.
+    /// planes or per-env stages covers every command column in another
+    /// order (mjlab's robots: their groups pick joints by pattern), either
+    /// undelayed or behind one delay buffer over every column. The law
+    /// then runs over the command's rows as they are, with the parameters
+    /// in command order ([`ColumnOrder::Cmd`]) and the ring's columns too
+    /// (its single piece then reads `(tile column, ring column, len)` in
+    /// command order), and only its output is put in ctrl order: one
+    /// field permuted instead of five gathered.
     scatter: Option<Vec<u32>>,
     /// Per delay buffer: `(ctrl start, ring column, len)` of each stretch
     /// of its columns that is contiguous in ctrl order.
@@ -126,9 +128,16 @@ impl Gather {
                 .iter()
                 .enumerate()
                 .all(|(c, col)| col.cmd_column == c);
+        // No delay, or one buffer over every column (its ring columns then
+        // in command order too).
+        let delays = match plan.buffers() {
+            [] => true,
+            [buffer] => buffer.cmd_columns.len() == columns.len(),
+            _ => false,
+        };
         let scatter = !in_order
             && light
-            && plan.buffers().is_empty()
+            && delays
             && plan.ctrl_permutes_cmd()
             && matches!(plan.gathered_runs(), [run] if run.len == columns.len());
         // The tile's rows are the command's: in order, or in command order.
@@ -154,6 +163,8 @@ impl Gather {
             let cols = buffer.cmd_columns.len();
             assert!((pieces.iter()).all(|&(c, r, len)| c + len <= columns.len() && r + len <= cols));
         }
+        // A scattered plan's one buffer: its ring in command order.
+        assert!(!scatter || pieces.iter().all(|p| p[..] == [(0, 0, columns.len())]));
         let delayed = !pieces.is_empty();
         let full = identity && pieces.len() == 1 && pieces[0] == [(0, 0, columns.len())];
         Gather {
