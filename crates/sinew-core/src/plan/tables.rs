@@ -1,5 +1,7 @@
-//! The `[slot][env][ctrl]` tables of parameters and state: env selections,
-//! values, handles, and the checked reads and writes every backend shares.
+//! The `[slot][env][column]` tables of parameters and state (columns in
+//! ctrl order; a backend may keep its parameters in command order,
+//! [`ColumnOrder`]): env selections, values, handles, and the checked reads
+//! and writes every backend shares.
 
 use super::*;
 
