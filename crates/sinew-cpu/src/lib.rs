@@ -86,6 +86,8 @@ pub struct CpuBackend {
     one_run: bool,
     /// Whether a step runs on the caller's thread alone ([`SERIAL_WORK`]).
     serial: bool,
+    /// Env rows per tile: [`TILE`], or up to `4 × TILE` ([`STAGED`]).
+    tile_envs: usize,
 }
 
 /// How [`StepInputs::tiles`] fills a tile.
@@ -238,6 +240,13 @@ const HEAVY: usize = 64;
 /// Env rows per tile: five fields of this many rows stay in L1/L2.
 const TILE: usize = 32;
 
+/// Values per tile where the laws run in command order without a delay
+/// ([`Gather::scatter`]): the tile holds no command field, only the laws'
+/// values, so it takes more envs (up to `4 × TILE`): Go1's 12 joints
+/// stepped 17–20 % faster at 1024 and 4096 envs in tiles of 128 envs than
+/// of 32, G1's 29 as fast (BENCHMARKS.md).
+const STAGED: usize = 4096;
+
 /// How many envs ahead of its ring copies an env's pushes and lag draws run
 /// ([`StepInputs::tiles`]), so the prefetches of its ring frames are in
 /// flight, a few at a time, when the copies reach them. Measured on 2 cores
@@ -286,9 +295,16 @@ impl CpuBackend {
                 _ => {}
             }
         }
+        let tile_envs = match gather.scatter {
+            Some(_) if plan.buffers().is_empty() => {
+                (STAGED / num_ctrl.max(1)).clamp(TILE, 4 * TILE)
+            }
+            _ => TILE,
+        };
         CpuBackend {
             one_run,
             serial,
+            tile_envs,
             ctrl: Table::zeros(num_envs * num_ctrl),
             params,
             state_next: state.clone(),
@@ -349,6 +365,7 @@ impl CpuBackend {
             commits: &self.commits,
             step: self.step,
             gather: &self.gather,
+            tile_envs: self.tile_envs,
             mj_wide: self.mj_wide,
             // The stage's rows line up with the command's and the ctrl's.
             mj_tiled: !self.mj_wide
@@ -373,8 +390,8 @@ impl CpuBackend {
                 .next_multiple_of(16)
         };
         let fields = 5 + usize::from(self.gather.scatter.is_some());
-        let tile_stride = fields * TILE.min(chunk) * num_ctrl;
-        let lags_stride = TILE.min(chunk);
+        let tile_stride = fields * self.tile_envs.min(chunk) * num_ctrl;
+        let lags_stride = self.tile_envs.min(chunk);
         let chunks = plan.num_envs().div_ceil(chunk);
         // Once (or when the thread count grows): a step allocates nothing.
         if self.tile.len() < chunks * tile_stride {
@@ -646,6 +663,8 @@ struct StepInputs<'a> {
     step: u32,
     /// How a tile is filled.
     gather: &'a Gather,
+    /// [`CpuBackend::tile_envs`].
+    tile_envs: usize,
     /// [`CpuBackend::mj_wide`].
     mj_wide: bool,
     /// Whether a tile's MuJoCo stage runs for all its envs at once
@@ -882,8 +901,8 @@ impl StepInputs<'_> {
         true
     }
 
-    /// A chunk's tiles: envs `first..` (one per entry of
-    /// `rows.flags`), in tiles of [`TILE`] rows. Each tile's five command
+    /// A chunk's tiles: envs `first..` (one per entry of `rows.flags`), in
+    /// tiles of [`CpuBackend::tile_envs`] rows. Each tile's five command
     /// fields are gathered into ctrl order (`tile`, `[field][env][ctrl]`),
     /// so the checks see exactly the claimed values; an env with a
     /// non-finite one is zeroed and flagged without its delay push. Each
@@ -907,8 +926,8 @@ impl StepInputs<'_> {
         let has_inputs = !plan.input_planes().is_empty();
         let per_env_stage = plan.mj().runs_per_step() || !plan.learned().is_empty();
         let mut zeroed = 0;
-        for (k, tile_flags) in rows.flags.chunks_mut(TILE).enumerate() {
-            let (n, local) = (tile_flags.len(), k * TILE);
+        for (k, tile_flags) in rows.flags.chunks_mut(self.tile_envs).enumerate() {
+            let (n, local) = (tile_flags.len(), k * self.tile_envs);
             let e0 = first + local;
             // The five fields, then (`scatter`) the laws' values.
             let (tile, staged) = tile.split_at_mut(5 * n * nc);
