@@ -549,18 +549,32 @@ fn backfill(ring: &mut [f32], frame: usize) {
 /// ctrl column `c` of a row takes command column `index[c]`'s value.
 /// ([`Gather::scatter`]: the command columns are the ctrl columns.) Rows
 /// of up to 32 values take two vector permutes each where the CPU has
-/// AVX-512F; one value at a time, the permutation cost G1 (29 joints) a
-/// third of its step.
+/// AVX-512F, and in-register permutes and blends where it has AVX2; one
+/// value at a time, the permutation cost G1 (29 joints) a third of its
+/// step on AVX-512 hardware.
 #[inline]
 fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
     let nc = index.len().max(1);
     assert!(values.len() == out.len() && index.iter().all(|&j| (j as usize) < nc));
     #[cfg(target_arch = "x86_64")]
-    if index.len() <= 32 && std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F (checked just above); rows of at
-        // most 32 values, every index below their length (asserted).
-        return unsafe { to_ctrl_rows_avx512(index, values, out) };
+    if index.len() <= 32 {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked just above); rows of
+            // at most 32 values, every index below their length (asserted).
+            return unsafe { to_ctrl_rows_avx512(index, values, out) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: as above, with AVX2.
+            return unsafe { to_ctrl_rows_avx2(index, values, out) };
+        }
     }
+    to_ctrl_rows_scalar(index, values, out);
+}
+
+/// [`to_ctrl_rows`] one value at a time.
+fn to_ctrl_rows_scalar(index: &[u32], values: &[f32], out: &mut [f32]) {
+    let nc = index.len().max(1);
+    assert!(values.len() == out.len() && index.iter().all(|&j| (j as usize) < nc));
     for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(nc)) {
         for (d, &j) in dst.iter_mut().zip(index) {
             // SAFETY: every index is below the row's length (asserted).
@@ -613,6 +627,74 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], values: &[f32], out: &mut [f32]) {
             _mm512_mask_storeu_ps(d, lo_mask, _mm512_permutex2var_ps(lo, lo_index, hi));
             let upper = _mm512_permutex2var_ps(lo, hi_index, hi);
             _mm512_mask_storeu_ps(d.wrapping_add(16), hi_mask, upper);
+        }
+    }
+}
+
+/// [`to_ctrl_rows`] with AVX2: each row's (at most 32) values in up to
+/// four 8-lane registers; each 8 values of the row in ctrl order are one
+/// in-register permute (`vpermps`) of each register, blended by which
+/// register their index falls in. A row whose registers would reach past
+/// the end of `values` (the last rows) goes through padded copies. (G1's
+/// 29 columns stepped 12 % faster than with the scalar permutation, Go1's
+/// 12 as fast.)
+///
+/// # Safety
+/// As [`to_ctrl_rows_avx512`], with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn to_ctrl_rows_avx2(index: &[u32], values: &[f32], out: &mut [f32]) {
+    use std::arch::x86_64::{
+        __m256, __m256i, _mm256_blendv_ps, _mm256_castsi256_ps, _mm256_cmpeq_epi32,
+        _mm256_loadu_ps, _mm256_loadu_si256, _mm256_permutevar8x32_ps, _mm256_set1_epi32,
+        _mm256_setzero_ps, _mm256_srli_epi32, _mm256_storeu_ps,
+    };
+    let nc = index.len().max(1);
+    let regs = nc.div_ceil(8);
+    let mut padded = [0u32; 32];
+    padded[..index.len()].copy_from_slice(index);
+    // Per 8 outputs: the lane within its register, and per register a
+    // mask of the outputs that take their value from it.
+    // SAFETY: 32 values in `padded`.
+    let lanes: [__m256i; 4] =
+        std::array::from_fn(|k| unsafe { _mm256_loadu_si256(padded[8 * k..].as_ptr().cast()) });
+    let from: [[__m256; 4]; 4] = std::array::from_fn(|k| {
+        let reg = _mm256_srli_epi32::<3>(lanes[k]);
+        std::array::from_fn(|r| {
+            _mm256_castsi256_ps(_mm256_cmpeq_epi32(reg, _mm256_set1_epi32(r as i32)))
+        })
+    });
+    let (len, room) = (values.len(), 8 * regs);
+    let (mut sbuf, mut dbuf) = ([0f32; 32], [0f32; 32]);
+    for at in (0..len).step_by(nc) {
+        // The registers may reach into the next rows: their values are only
+        // read, and their outputs are written after this row's. The last
+        // rows, where they would reach past the end, go through the buffers.
+        let fast = at + room <= len;
+        let (src, dst) = if fast {
+            (values[at..].as_ptr(), out[at..].as_mut_ptr())
+        } else {
+            sbuf[..nc].copy_from_slice(&values[at..at + nc]);
+            (sbuf.as_ptr(), dbuf.as_mut_ptr())
+        };
+        // SAFETY: `src` and `dst` have room for `8 × regs` values (`fast`,
+        // or the 32-value buffers).
+        unsafe {
+            let mut v = [_mm256_setzero_ps(); 4];
+            for (r, v) in v.iter_mut().enumerate().take(regs) {
+                *v = _mm256_loadu_ps(src.add(8 * r));
+            }
+            for k in 0..regs {
+                let mut o = _mm256_permutevar8x32_ps(v[0], lanes[k]);
+                for r in 1..regs {
+                    let p = _mm256_permutevar8x32_ps(v[r], lanes[k]);
+                    o = _mm256_blendv_ps(o, p, from[k][r]);
+                }
+                _mm256_storeu_ps(dst.add(8 * k), o);
+            }
+        }
+        if !fast {
+            out[at..at + nc].copy_from_slice(&dbuf[..nc]);
         }
     }
 }
@@ -1459,5 +1541,54 @@ impl Backend for CpuBackend {
             *o = row[b];
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every vector form of [`to_ctrl_rows`] the CPU has gives the scalar
+    /// form's values, for every row width it takes and a few row counts.
+    #[test]
+    fn vector_permutations_match_the_scalar_one() {
+        for nc in 1..=32usize {
+            // A permutation of the columns: a stride coprime with `nc`.
+            let stride = (1..=nc).rev().find(|s| gcd(*s, nc) == 1).unwrap_or(1);
+            let index: Vec<u32> = (0..nc).map(|c| ((c * stride + 3) % nc) as u32).collect();
+            for rows in [1, 2, 5] {
+                let values: Vec<f32> = (0..rows * nc).map(|v| v as f32 + 0.5).collect();
+                let mut want = vec![f32::NAN; values.len()];
+                to_ctrl_rows_scalar(&index, &values, &mut want);
+                for (j, row) in want.chunks(nc).enumerate() {
+                    for (c, &v) in row.iter().enumerate() {
+                        assert_eq!(v, values[j * nc + index[c] as usize]);
+                    }
+                }
+                #[cfg(target_arch = "x86_64")]
+                {
+                    let mut got = vec![f32::NAN; values.len()];
+                    if std::arch::is_x86_feature_detected!("avx2") {
+                        // SAFETY: the CPU has AVX2; indices below `nc ≤ 32`.
+                        unsafe { to_ctrl_rows_avx2(&index, &values, &mut got) };
+                        assert_eq!(got, want, "AVX2, {nc} columns, {rows} rows");
+                    }
+                    if std::arch::is_x86_feature_detected!("avx512f") {
+                        got.fill(f32::NAN);
+                        // SAFETY: as above, with AVX-512F.
+                        unsafe { to_ctrl_rows_avx512(&index, &values, &mut got) };
+                        assert_eq!(got, want, "AVX-512, {nc} columns, {rows} rows");
+                    }
+                }
+            }
+        }
+    }
+
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
     }
 }
