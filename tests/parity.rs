@@ -754,6 +754,85 @@ fn encode_step_checks_the_caller_buffers_and_read_ctrl_points_at_them() {
     subject.backend.read_ctrl(&mut ctrl).unwrap();
 }
 
+/// A step copies for the host what was read after the step before it
+/// (ctrl, the non-finite report, joint efforts). Whatever was read before,
+/// and whichever way the last step ran (`step`, `encode_step`,
+/// `gpu_step_times`), each read returns the last step's values: the CPU
+/// reference's, stepped alike.
+#[test]
+fn reads_return_the_last_step_whatever_was_read_before_it() {
+    let Some(ctx) = gpu() else { return };
+    let num_envs = 67;
+    let plan = scenario(num_envs, false, 7);
+    let (t, nc, joints) = (plan.num_targets(), plan.num_ctrl(), plan.mj().num_joints);
+    let mut reference = CpuBackend::new(plan.clone());
+    let mut encoded = GpuEncoded::new(&ctx, plan);
+    let mut rng = Rng(9);
+    // Per step: how it runs, then what is read (ctrl, report, efforts).
+    // `step` at 0 reads nothing, 1–2 read everything, 3 only the report, …
+    let schedule: [(&str, [bool; 3]); 13] = [
+        ("step", [false; 3]),
+        ("step", [true; 3]),
+        ("step", [true; 3]),
+        ("step", [false, true, false]),
+        ("step", [true, false, true]),
+        ("step", [true, true, true]),
+        ("encode", [false, true, true]),
+        ("step", [true, true, true]),
+        ("step", [true, true, true]),
+        ("timed", [false, true, true]),
+        ("step", [true, true, true]),
+        ("step", [false; 3]),
+        ("step", [true, true, true]),
+    ];
+    for (i, (how, [ctrl, report, effort])) in schedule.into_iter().enumerate() {
+        let cmd = random_cmd(&mut rng, num_envs, t);
+        reference.step(&cmd).unwrap();
+        match how {
+            "step" => encoded.backend.step(&cmd).unwrap(),
+            "encode" => drop(encoded.step_poisoned(&cmd)),
+            _ => {
+                if encoded.backend.gpu_step_times(&cmd, 1).unwrap().is_none() {
+                    encoded.backend.step(&cmd).unwrap();
+                }
+            }
+        }
+        let subject = &mut encoded.backend;
+        // Each read twice: the second from the same mapping.
+        for _ in 0..2 {
+            if ctrl {
+                let (mut w, mut g) = (vec![0.0; num_envs * nc], vec![f32::NAN; num_envs * nc]);
+                reference.read_ctrl(&mut w).unwrap();
+                subject.read_ctrl(&mut g).unwrap();
+                let close = g
+                    .iter()
+                    .zip(&w)
+                    .all(|(&g, &w)| Tolerance::GPU.accepts(g, w));
+                assert!(close, "step {i} ({how}): ctrl");
+            }
+            if report {
+                let want = reference.nonfinite_envs().unwrap().to_vec();
+                assert_eq!(subject.nonfinite_envs().unwrap(), want, "step {i} ({how})");
+            }
+            if effort {
+                let n = num_envs * joints;
+                let (mut w, mut g) = (vec![0.0; n], vec![f32::NAN; n]);
+                reference.read_joint_effort(&mut w).unwrap();
+                subject.read_joint_effort(&mut g).unwrap();
+                let close = g
+                    .iter()
+                    .zip(&w)
+                    .all(|(&g, &w)| Tolerance::GPU.accepts(g, w));
+                assert!(close, "step {i} ({how}): joint efforts");
+            }
+        }
+        assert!(
+            !reference.nonfinite_envs().unwrap().is_empty() || !report,
+            "step {i}: the commands zero some env, so the report is tested"
+        );
+    }
+}
+
 /// One group per registered kind, each from its [`sinew::Kind::example`],
 /// on a robot whose joints carry native motors (for the wrapped kind),
 /// every other group delayed. A kind added to the registry is in this plan

@@ -4,7 +4,10 @@
 //! A step uploads the command, records its two dispatches (the law stage,
 //! one thread per element; the output stage, one thread per env) into one
 //! compute pass and submits once, for all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
-//! [`Backend::nonfinite_envs`], …). Setters and resets write only the rows
+//! [`Backend::nonfinite_envs`], …); what the caller read after one step
+//! (its ctrl, its report, its joint efforts) the next step copies into a
+//! host-visible buffer in its own submission, so a loop that steps and reads
+//! waits for the device once per step. Setters and resets write only the rows
 //! they touch. [`WgpuBackend::encode_step`] records the step into a caller's
 //! encoder over caller-owned buffers, for simulators that live on the GPU.
 //!
@@ -66,10 +69,70 @@ pub struct WgpuBackend {
     /// The bind group of the last `encode_step` buffers.
     external: Option<(wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup)>,
     staging: Option<wgpu::Buffer>,
+    /// The results [`Backend::step`] copies for the host in its own
+    /// submission.
+    readback: Readback,
     step: u32,
     nonfinite: Vec<u32>,
     nonfinite_fresh: bool,
     output_external: bool,
+}
+
+/// A step's results the host reads back: its non-finite report, its ctrl,
+/// its joint efforts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Flags,
+    Ctrl,
+    Effort,
+}
+
+impl Part {
+    const ALL: [Part; 3] = [Part::Flags, Part::Ctrl, Part::Effort];
+}
+
+/// The host-visible buffer into which [`Backend::step`] copies, in the
+/// step's own submission, each [`Part`] the caller read after the step
+/// before. A training loop reads the same parts every step; without this,
+/// each read was a submission and a wait of its own: on lavapipe each costs
+/// about as much as the step's own submission and wait (45–60 µs), and on a
+/// hardware GPU a round trip through the driver.
+struct Readback {
+    buffer: wgpu::Buffer,
+    /// Each part's byte range in `buffer`, starting at a multiple of
+    /// [`wgpu::MAP_ALIGNMENT`].
+    ranges: [std::ops::Range<u64>; 3],
+    /// The parts `buffer` holds for the last step.
+    holds: [bool; 3],
+    /// The parts read since the last step: the next step copies them.
+    wanted: [bool; 3],
+    /// Whether `buffer` is mapped (until the next step copies into it).
+    mapped: bool,
+}
+
+impl Readback {
+    /// A buffer with room for parts of `bytes` bytes each.
+    fn new(device: &wgpu::Device, bytes: [u64; 3]) -> Readback {
+        let mut end = 0;
+        let ranges = bytes.map(|len| {
+            let start = end;
+            end = (start + len).next_multiple_of(wgpu::MAP_ALIGNMENT);
+            start..start + len
+        });
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sinew step readback"),
+            size: end.max(wgpu::MAP_ALIGNMENT),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Readback {
+            buffer,
+            ranges,
+            holds: [false; 3],
+            wanted: [false; 3],
+            mapped: false,
+        }
+    }
 }
 
 struct DeviceBuffers {
@@ -246,6 +309,10 @@ impl WgpuBackend {
             });
         }
         let bind_group = bind_group(ctx, &buffers, &buffers.cmd, &buffers.ctrl);
+        let readback = Readback::new(
+            device,
+            [num_envs, num_envs * num_ctrl, num_envs * mj.effort_width()].map(|n| n as u64 * 4),
+        );
         Ok(WgpuBackend {
             ctx: ctx.clone(),
             plan,
@@ -256,6 +323,7 @@ impl WgpuBackend {
             bind_group,
             external: None,
             staging: None,
+            readback,
             step: 0,
             nonfinite: Vec::new(),
             nonfinite_fresh: true,
@@ -454,6 +522,44 @@ impl WgpuBackend {
         self.step = self.step.wrapping_add(1);
         self.nonfinite_fresh = false;
         self.output_external = external;
+        self.readback.holds = [false; 3];
+    }
+
+    /// The device buffer a [`Part`] is read from.
+    fn source(&self, part: Part) -> wgpu::Buffer {
+        match part {
+            Part::Flags => &self.buffers.flags,
+            Part::Ctrl => &self.buffers.ctrl,
+            Part::Effort => &self.buffers.effort,
+        }
+        .clone()
+    }
+
+    /// Reads `part` of the last step into `out` (its whole length): from
+    /// the readback buffer when the step copied it there (mapped once for
+    /// every part), else by a copy of its own. Either way the next step
+    /// copies it.
+    fn read_part<T: Pod>(&mut self, part: Part, out: &mut [T]) -> Result<(), Error> {
+        let k = part as usize;
+        self.readback.wanted[k] = true;
+        let range = self.readback.ranges[k].clone();
+        // (The callers checked `out`'s length: the part's whole length.)
+        assert_eq!(std::mem::size_of_val(out) as u64, range.end - range.start);
+        if !self.readback.holds[k] {
+            return self.read_into(&self.source(part), 0, out);
+        }
+        if range.is_empty() {
+            return Ok(());
+        }
+        if !self.readback.mapped {
+            map_read(self.ctx.device(), self.readback.buffer.slice(..))?;
+            self.readback.mapped = true;
+        }
+        let view = (self.readback.buffer)
+            .get_mapped_range(range)
+            .map_err(readback_error)?;
+        bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(&view);
+        Ok(())
     }
 
     /// Copies `out.len()` values from `src` at byte `offset` to the host.
@@ -481,23 +587,9 @@ impl WgpuBackend {
         encoder.copy_buffer_to_buffer(src, offset, staging, 0, bytes);
         self.ctx.queue().submit([encoder.finish()]);
         let slice = staging.slice(..bytes);
-        let (tx, rx) = mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        fn gpu_err(e: impl std::error::Error + Send + Sync + 'static) -> Error {
-            Error::Gpu {
-                what: "readback",
-                message: e.to_string(),
-                source: Some(Source::new(e)),
-            }
-        }
-        device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(gpu_err)?;
-        rx.recv().map_err(gpu_err)?.map_err(gpu_err)?;
+        map_read(device, slice)?;
         {
-            let view = slice.get_mapped_range().map_err(gpu_err)?;
+            let view = slice.get_mapped_range().map_err(readback_error)?;
             bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(&view);
         }
         staging.unmap();
@@ -519,6 +611,28 @@ impl WgpuBackend {
                 .queue()
                 .write_buffer(dst, offset, bytemuck::cast_slice(values));
         }
+    }
+}
+
+/// Maps `slice` for reading and waits until it is (the work submitted
+/// before done).
+fn map_read(device: &wgpu::Device, slice: wgpu::BufferSlice<'_>) -> Result<(), Error> {
+    let (tx, rx) = mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(readback_error)?;
+    rx.recv().map_err(readback_error)?.map_err(readback_error)
+}
+
+/// A failed map or wait of a readback.
+fn readback_error(e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::Gpu {
+        what: "readback",
+        message: e.to_string(),
+        source: Some(Source::new(e)),
     }
 }
 
@@ -754,8 +868,23 @@ impl Backend for WgpuBackend {
             &self.bind_group,
             None,
         );
+        // The parts read after the last step, copied for the host.
+        if self.readback.mapped {
+            self.readback.buffer.unmap();
+            self.readback.mapped = false;
+        }
+        let copied = self.readback.wanted;
+        for part in Part::ALL {
+            let range = self.readback.ranges[part as usize].clone();
+            if copied[part as usize] && !range.is_empty() {
+                let (dst, len) = (&self.readback.buffer, range.end - range.start);
+                encoder.copy_buffer_to_buffer(&self.source(part), 0, dst, range.start, len);
+            }
+        }
         self.ctx.queue().submit([encoder.finish()]);
         self.after_step(false);
+        self.readback.holds = copied;
+        self.readback.wanted = [false; 3];
         Ok(())
     }
 
@@ -766,8 +895,7 @@ impl Backend for WgpuBackend {
             let num_envs = self.plan.num_envs();
             let mut flags = std::mem::take(&mut self.nonfinite);
             flags.resize(num_envs, 0);
-            let src = self.buffers.flags.clone();
-            if let Err(e) = self.read_into(&src, 0, &mut flags) {
+            if let Err(e) = self.read_part(Part::Flags, &mut flags) {
                 self.nonfinite.clear();
                 return Err(e);
             }
@@ -796,8 +924,7 @@ impl Backend for WgpuBackend {
                 source: None,
             });
         }
-        let src = self.buffers.ctrl.clone();
-        self.read_into(&src, 0, out)
+        self.read_part(Part::Ctrl, out)
     }
 
     fn reset(&mut self, env_ids: EnvIds<'_>) -> Result<(), Error> {
@@ -901,8 +1028,7 @@ impl Backend for WgpuBackend {
             out.fill(0.0);
             return Ok(());
         }
-        let src = self.buffers.effort.clone();
-        self.read_into(&src, 0, out)
+        self.read_part(Part::Effort, out)
     }
 
     fn read_delay_states(&mut self, group: &str, out: &mut [DelayState]) -> Result<(), Error> {
