@@ -10,7 +10,7 @@ use crate::shaders;
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
 const BINDINGS: [(u32, Binding); 14] = [
-    (0, Binding::Uniform),
+    (0, Binding::Read),       // dims
     (1, Binding::Read),       // cmd
     (2, Binding::ReadWrite),  // ctrl
     (3, Binding::Read),       // params
@@ -27,11 +27,10 @@ const BINDINGS: [(u32, Binding); 14] = [
 ];
 
 /// Storage buffers the step module binds in one stage.
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 13;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 14;
 
 #[derive(Clone, Copy)]
 enum Binding {
-    Uniform,
     Read,
     ReadWrite,
 }
@@ -248,7 +247,6 @@ impl Kernels {
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
                     ty: match kind {
-                        Binding::Uniform => wgpu::BufferBindingType::Uniform,
                         Binding::Read => wgpu::BufferBindingType::Storage { read_only: true },
                         Binding::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
                     },

@@ -12,7 +12,7 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// `ColumnDesc.buffer` of an undelayed column.
 pub const NO_BUFFER: u32 = u32::MAX;
 
-/// Sizes and parameter-table offsets of one backend (WGSL `Dims`, the uniform).
+/// Sizes and parameter-table offsets of one backend (WGSL `Dims`, binding 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
 #[repr(C)]
 pub struct Dims {

@@ -268,7 +268,7 @@ impl WgpuBackend {
             dims: init(
                 "sinew dims",
                 bytemuck::bytes_of(&layout.dims),
-                U::UNIFORM | U::COPY_DST,
+                U::STORAGE | U::COPY_DST,
             ),
             cmd: zeroed("sinew cmd", 5 * plane * 4),
             ctrl: zeroed("sinew ctrl", num_envs * num_ctrl * 4),
