@@ -8,7 +8,7 @@ fn bam_friction(first: u32, tau_m: f32, tau_e: f32, dq: f32) -> vec2<f32> {
     let directional_stribeck = abs(tau_e * io_param(first + 10u) - tau_m * io_param(first + 9u));
     let x = abs(dq / io_param(first + 3u));
     // pow(0, a) is left to the implementation: 0, as in Rust.
-    let s = exp(-select(pow(x, io_param(first + 4u)), 0.0, x == 0.0));
+    let s = fexp(-select(pow(x, io_param(first + 4u)), 0.0, x == 0.0));
     let ae = abs(tau_e);
     let am = abs(tau_m);
     var quad = 0.0;

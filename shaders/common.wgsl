@@ -41,11 +41,42 @@ fn rng_unit(seed: u32, stream: u32, env: u32, counter: u32) -> f32 {
     return f32(rng_u32(seed, stream, env, counter) >> 8u) * (1.0 / 16777216.0);
 }
 
+// 1 when `x` is NaN, tested on the bits.
+fn nan_bits(x: f32) -> u32 {
+    return u32((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u);
+}
+
 // torch's clamp as two selects: lo > hi gives hi, a NaN x stays NaN
-// (twin of `clip` in crates/sinew-core/src/kinds/ideal_pd.rs).
+// (twin of `clip` in crates/sinew-core/src/kinds/ideal_pd.rs). A driver may
+// turn the selects into min and max, which drop a NaN (NVIDIA's did), so a
+// NaN is kept by a test on its bits.
 fn clip(x: f32, lo: f32, hi: f32) -> f32 {
     let y = select(x, lo, x < lo);
-    return select(y, hi, y > hi);
+    return select(select(y, hi, y > hi), x, nan_bits(x) != 0u);
+}
+
+// 2^k for k in [-126, 127], exactly.
+fn pow2(k: i32) -> f32 {
+    return bitcast<f32>(u32(k + 127) << 23u);
+}
+
+// e^x within about 1 ulp, for the CPU's f32::exp: WGSL's builtin exp may be
+// 3 + 2·|x| ulp off, and both NVIDIA's and lavapipe's were up to 15-17 ulp
+// off. x = k·ln 2 + r with |r| ≤ ln 2 / 2 (ln 2 split so that k·LN2_HI is
+// exact), e^r by its Taylor series to r^7, then scaled by 2^k.
+fn fexp(x: f32) -> f32 {
+    const LN2_HI = 0.693145751953125;
+    const LN2_LO = 1.428606765330187e-6;
+    // Past ±104 the result is 0 or inf either way; NaN is kept below.
+    let xc = clamp(x, -104.0, 89.0);
+    let k = round(xc * 1.4426950408889634);
+    let r = (xc - k * LN2_HI) - k * LN2_LO;
+    let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0
+        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    // 2^k as two exact factors (k is in [-150, 128]), so that the product
+    // rounds once to inf, a subnormal or 0 (ldexp's range is the driver's).
+    let k1 = i32(k) / 2;
+    return select(p * pow2(k1) * pow2(i32(k) - k1), x, nan_bits(x) != 0u);
 }
 
 // The unclamped PD torque, in mjlab's operation order (twin of `pd_torque`).

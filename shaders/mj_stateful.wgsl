@@ -10,7 +10,7 @@ fn mj_expm1(x: f32) -> f32 {
         let x2 = x * x;
         return x + x2 * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0)))));
     }
-    return exp(x) - 1.0;
+    return fexp(x) - 1.0;
 }
 
 // (limited control, slot rate).
@@ -189,14 +189,14 @@ fn mj_dcmotor_law() -> f32 {
         let tau_c = io_param(MJ_DCMOTOR_TAU_C);
         let tau_s = io_param(MJ_DCMOTOR_TAU_S);
         let ratio = velocity / max(io_param(MJ_DCMOTOR_OMEGA_S), 1e-15);
-        let g = tau_c + (tau_s - tau_c) * exp(-(ratio * ratio));
+        let g = tau_c + (tau_s - tau_c) * fexp(-(ratio * ratio));
         let a = -sigma0 * abs(velocity) / max(g, 1e-15);
         z_dot = a * z + velocity;
         var c = h;
         if abs(a) > 1e-15 {
             c = mj_expm1(a * h) / a;
         }
-        io_set_state(MJ_DCMOTOR_BRISTLE, exp(a * h) * z + c * velocity);
+        io_set_state(MJ_DCMOTOR_BRISTLE, fexp(a * h) * z + c * velocity);
     }
     // `DcMotorBias`: 0 dcmotor, 1 none, 2 affine.
     let bias = u32(io_data(1u));

@@ -20,14 +20,14 @@ const ACT_SIGMOID: u32 = 5u;
 
 // Twin of `net_tanh`: one exponential, finite for every finite input.
 fn net_tanh(x: f32) -> f32 {
-    let e = exp(-2.0 * abs(x));
+    let e = fexp(-2.0 * abs(x));
     let t = (1.0 - e) / (1.0 + e);
     return select(t, -t, x < 0.0);
 }
 
 // Twin of `net_sigmoid`.
 fn net_sigmoid(x: f32) -> f32 {
-    return 1.0 / (1.0 + exp(-x));
+    return 1.0 / (1.0 + fexp(-x));
 }
 
 // Twin of `Activation::apply`.
@@ -37,7 +37,7 @@ fn activate(code: u32, x: f32) -> f32 {
             return select(0.0, x, x > 0.0);
         }
         case ACT_ELU: {
-            return select(exp(x) - 1.0, x, x > 0.0);
+            return select(fexp(x) - 1.0, x, x > 0.0);
         }
         case ACT_TANH: {
             return net_tanh(x);

@@ -1,5 +1,5 @@
 //! Sinew's one integration-test binary: golden episodes from real systems,
-//! CPU–GPU parity, shader checks, the command line, property tests, error
+//! CPU–GPU parity, the kernels' float helpers, shader checks, the command line, property tests, error
 //! messages and step semantics.
 
 mod bam;
@@ -7,6 +7,7 @@ mod cli;
 mod errors;
 mod fit;
 mod golden;
+mod gpu_math;
 mod learned;
 mod mimo;
 mod mujoco;

@@ -1,0 +1,172 @@
+//! The kernels' own float helpers from `shaders/common.wgsl`, run on the
+//! adapter against the CPU: `fexp` (the kernels' e^x, in place of the
+//! builtin `exp`, which WGSL allows to be 3 + 2·|x| ulp off and which was
+//! 15–17 ulp off on NVIDIA and lavapipe) and `clip` (which must keep a NaN
+//! where a driver turns selects into min and max).
+
+use sinew_wgpu::shaders::DRIVER_FILES;
+use wgpu::util::DeviceExt;
+
+use crate::support::gpu;
+
+/// Runs `body` (WGSL statements reading `x[i]` and writing `y[i]`) after
+/// common.wgsl over `x`; `None` without an adapter.
+fn run_elementwise(body: &str, x: &[f32]) -> Option<Vec<f32>> {
+    let ctx = gpu()?;
+    let (device, queue) = (ctx.device(), ctx.queue());
+    let common = DRIVER_FILES
+        .iter()
+        .find(|(name, _)| *name == "common.wgsl")
+        .unwrap()
+        .1;
+    let source = format!(
+        "{common}
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@compute @workgroup_size(64)
+fn probe(@builtin(global_invocation_id) gid: vec3<u32>) {{
+    let i = gid.x;
+    if i < arrayLength(&x) {{
+        {body}
+    }}
+}}"
+    );
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("float helpers"),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some("float helpers"),
+        layout: None,
+        module: &module,
+        entry_point: Some("probe"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let size = std::mem::size_of_val(x) as u64;
+    let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: bytemuck::cast_slice(x),
+        usage: wgpu::BufferUsages::STORAGE,
+    });
+    let output = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[
+            wgpu::BindGroupEntry {
+                binding: 0,
+                resource: input.as_entire_binding(),
+            },
+            wgpu::BindGroupEntry {
+                binding: 1,
+                resource: output.as_entire_binding(),
+            },
+        ],
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.dispatch_workgroups((x.len() as u32).div_ceil(64), 1, 1);
+    }
+    encoder.copy_buffer_to_buffer(&output, 0, &read, 0, size);
+    queue.submit([encoder.finish()]);
+    read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+    device.poll(wgpu::PollType::wait_indefinitely()).unwrap();
+    let values = bytemuck::cast_slice(&read.slice(..).get_mapped_range().unwrap()).to_vec();
+    Some(values)
+}
+
+/// `fexp` within 1.5 ulp of e^x wherever e^x is a normal f32 (the builtin
+/// `exp` on lavapipe: 17 ulp), inf and 0 where the CPU's are, below the
+/// normal range 0 or a subnormal (adapters may flush those), NaN for NaN.
+#[test]
+fn fexp_is_within_one_and_a_half_ulp_of_e_to_the_x() {
+    let mut x: Vec<f32> = (0..=200_000)
+        .map(|k| -110.0 + 205.0 * k as f32 / 200_000.0)
+        .collect();
+    x.extend([
+        0.0,
+        -0.0,
+        1e-30,
+        -1e-30,
+        f32::INFINITY,
+        -f32::INFINITY,
+        f32::NAN,
+    ]);
+    x.extend([88.72283, 88.72284, -87.33654, -103.97208]);
+    let Some(y) = run_elementwise("y[i] = fexp(x[i]);", &x) else {
+        return;
+    };
+    let mut worst = (0.0f64, 0.0f32);
+    for (&x, &y) in x.iter().zip(&y) {
+        let exact = f64::from(x).exp();
+        let cpu = x.exp();
+        if x.is_nan() {
+            assert!(y.is_nan(), "fexp(NaN) = {y}");
+        } else if cpu.is_infinite() || cpu == 0.0 {
+            assert_eq!(y, cpu, "fexp({x:e})");
+        } else if cpu < f32::MIN_POSITIVE {
+            assert!((0.0..f32::MIN_POSITIVE).contains(&y), "fexp({x:e}) = {y:e}");
+        } else {
+            let spacing = f64::from(f32::from_bits(cpu.to_bits() + 1) - cpu);
+            let ulps = (f64::from(y) - exact).abs() / spacing;
+            if ulps > worst.0 {
+                worst = (ulps, x);
+            }
+        }
+    }
+    println!("fexp: worst {:.2} ulp at x = {:e}", worst.0, worst.1);
+    assert!(
+        worst.0 <= 1.5,
+        "fexp is {:.2} ulp off at x = {:e}",
+        worst.0,
+        worst.1
+    );
+}
+
+/// `clip` is torch's clamp: a NaN stays NaN whatever the bounds, lo > hi
+/// gives hi, and finite values are bounded.
+#[test]
+fn clip_keeps_nan_and_torchs_order() {
+    let cases: [[f32; 4]; 7] = [
+        // x, lo, hi, torch.clamp(x, lo, hi)
+        [f32::NAN, -1.0, 1.0, f32::NAN],
+        [f32::NAN, 1.0, -1.0, f32::NAN],
+        [5.0, -1.0, 1.0, 1.0],
+        [-5.0, -1.0, 1.0, -1.0],
+        [0.5, -1.0, 1.0, 0.5],
+        [0.0, 1.0, -1.0, -1.0],
+        [f32::INFINITY, -2.0, 2.0, 2.0],
+    ];
+    let flat: Vec<f32> = cases.iter().flat_map(|c| [c[0], c[1], c[2]]).collect();
+    // One case per thread; the others only carry inputs.
+    let body = "if i % 3u == 0u { y[i] = clip(x[i], x[i + 1u], x[i + 2u]); }";
+    let Some(y) = run_elementwise(body, &flat) else {
+        return;
+    };
+    for (k, case) in cases.iter().enumerate() {
+        let got = y[3 * k];
+        assert!(
+            got.to_bits() == case[3].to_bits() || (got.is_nan() && case[3].is_nan()),
+            "clip({}, {}, {}) = {got}, torch gives {}",
+            case[0],
+            case[1],
+            case[2],
+            case[3]
+        );
+    }
+}
