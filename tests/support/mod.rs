@@ -28,7 +28,10 @@ impl Tolerance {
     /// WGSL's f32 division is exact only to 2.5 ulp (DC motor's `v / v_max`
     /// and `effort_limit / saturation_effort`). With the tests' magnitudes
     /// (terms up to a few hundred N·m) a few ulp of a term is below 1e-4 N·m;
-    /// 1e-5 relative covers the division's ulps on large outputs.
+    /// 1e-5 relative covers the division's ulps on large outputs. Measured on
+    /// an NVIDIA H200 (BENCHMARKS.md): no contraction, divisions up to 2 ulp
+    /// off; MuJoCo 4 dcmotor's current rate, which cancels, came out 1.13×
+    /// this tolerance off there.
     pub const GPU: Tolerance = Tolerance {
         abs: 1e-4,
         rel: 1e-5,

@@ -398,7 +398,9 @@ pub fn gpu_copy_gbs(ctx: &GpuContext) -> f64 {
     const COPIES: u64 = 8;
     let device = ctx.device();
     let limits = device.limits();
-    let most = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
+    let most = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
     // A whole number of workgroups' 4 KiB.
     let bytes = (256u64 << 20).min(most) & !4095;
     let buffer = |usage| {
