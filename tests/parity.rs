@@ -785,6 +785,9 @@ fn reads_return_the_last_step_whatever_was_read_before_it() {
         ("step", [false; 3]),
         ("step", [true, true, true]),
     ];
+    let close = |got: &[f32], want: &[f32]| {
+        (got.iter().zip(want)).all(|(&g, &w)| Tolerance::GPU.accepts(g, w))
+    };
     for (i, (how, [ctrl, report, effort])) in schedule.into_iter().enumerate() {
         let cmd = random_cmd(&mut rng, num_envs, t);
         reference.step(&cmd).unwrap();
@@ -804,11 +807,7 @@ fn reads_return_the_last_step_whatever_was_read_before_it() {
                 let (mut w, mut g) = (vec![0.0; num_envs * nc], vec![f32::NAN; num_envs * nc]);
                 reference.read_ctrl(&mut w).unwrap();
                 subject.read_ctrl(&mut g).unwrap();
-                let close = g
-                    .iter()
-                    .zip(&w)
-                    .all(|(&g, &w)| Tolerance::GPU.accepts(g, w));
-                assert!(close, "step {i} ({how}): ctrl");
+                assert!(close(&g, &w), "step {i} ({how}): ctrl");
             }
             if report {
                 let want = reference.nonfinite_envs().unwrap().to_vec();
@@ -819,11 +818,7 @@ fn reads_return_the_last_step_whatever_was_read_before_it() {
                 let (mut w, mut g) = (vec![0.0; n], vec![f32::NAN; n]);
                 reference.read_joint_effort(&mut w).unwrap();
                 subject.read_joint_effort(&mut g).unwrap();
-                let close = g
-                    .iter()
-                    .zip(&w)
-                    .all(|(&g, &w)| Tolerance::GPU.accepts(g, w));
-                assert!(close, "step {i} ({how}): joint efforts");
+                assert!(close(&g, &w), "step {i} ({how}): joint efforts");
             }
         }
         assert!(
