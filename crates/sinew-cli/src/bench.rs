@@ -390,11 +390,12 @@ pub fn cpu_triad_gbs() -> f64 {
 
 /// The device's copy bandwidth, GB/s counting bytes read and written: the
 /// faster of `copy_buffer_to_buffer` and a copy kernel (16-byte loads and
-/// stores), 256 MiB each time (less where the adapter binds less), 8 to a submission so that the submission's
-/// fixed cost is spread thin, the best of 7 after one submission that
-/// brings the GPU's clocks up. (On an H200 the copy command moved a fifth
-/// of what the kernel did.)
+/// stores). Each copies 256 MiB (less where the adapter binds less), 8
+/// times to a submission so that the submission's fixed cost is spread
+/// thin; the best of 7, after one submission that brings the GPU's clocks
+/// up. (On an H200 the copy command moved a fifth of what the kernel did.)
 pub fn gpu_copy_gbs(ctx: &GpuContext) -> f64 {
+    use wgpu::BufferUsages as U;
     const COPIES: u64 = 8;
     let device = ctx.device();
     let limits = device.limits();
@@ -411,7 +412,6 @@ pub fn gpu_copy_gbs(ctx: &GpuContext) -> f64 {
             mapped_at_creation: false,
         })
     };
-    use wgpu::BufferUsages as U;
     let (src, dst) = (
         buffer(U::COPY_SRC | U::STORAGE),
         buffer(U::COPY_DST | U::STORAGE),
