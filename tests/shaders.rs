@@ -416,3 +416,28 @@ fn every_kernel_dispatches_the_rust_workgroup_size() {
         );
     }
 }
+
+/// The step module binds as many storage buffers as the host declares (the
+/// adapter check and the README's device limits rely on that number), one
+/// binding each from 0, in group 0, and no other kind of buffer.
+#[test]
+fn the_module_binds_the_declared_storage_buffers() {
+    let module = step_module();
+    let mut bindings: Vec<u32> = Vec::new();
+    for (_, var) in module.global_variables.iter() {
+        let Some(binding) = &var.binding else {
+            continue;
+        };
+        assert_eq!(binding.group, 0, "{:?}", var.name);
+        assert!(
+            matches!(var.space, naga::AddressSpace::Storage { .. }),
+            "{:?} is bound in {:?}",
+            var.name,
+            var.space
+        );
+        bindings.push(binding.binding);
+    }
+    bindings.sort_unstable();
+    let expected: Vec<u32> = (0..sinew_wgpu::STORAGE_BUFFERS_PER_STAGE).collect();
+    assert_eq!(bindings, expected);
+}
