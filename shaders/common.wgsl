@@ -55,6 +55,51 @@ fn clip(x: f32, lo: f32, hi: f32) -> f32 {
     return select(select(y, hi, y > hi), x, nan_bits(x) != 0u);
 }
 
+// a / b rounded to nearest, as the CPU divides. WGSL's `/` may be 2.5 ulp
+// off (NVIDIA's was up to 2), which a cancelling law amplifies: MuJoCo 4
+// dcmotor's (v/R − (k/R)·ω − i)/te lost ~100 ulp of its result on an H200.
+// The quotient's 24 bits and a guard bit come from a long division of the
+// significands in integers, which no fast-math rewrite can touch (a float
+// correction through a − (a/b)·b was folded to 0 on NVIDIA). Zero,
+// subnormal, infinite and NaN operands, and quotients past the normal
+// range, take the builtin: it is exact or special there, and adapters may
+// flush subnormals.
+fn fdiv(a: f32, b: f32) -> f32 {
+    let ua = bitcast<u32>(a);
+    let ub = bitcast<u32>(b);
+    let ea = (ua >> 23u) & 0xffu;
+    let eb = (ub >> 23u) & 0xffu;
+    if ea == 0u || ea == 255u || eb == 0u || eb == 255u {
+        return a / b;
+    }
+    var r = (ua & 0x7fffffu) | 0x800000u;
+    let d = (ub & 0x7fffffu) | 0x800000u;
+    // The quotient's biased exponent, with r/d brought into [1, 2).
+    var e = i32(ea) - i32(eb) + 127;
+    if r < d {
+        r <<= 1u;
+        e -= 1;
+    }
+    // 25 quotient bits: 24 significant and the guard bit; r < 2^25 throughout.
+    var m = 0u;
+    for (var i = 0u; i < 25u; i++) {
+        let take = r >= d;
+        m = (m << 1u) | u32(take);
+        r = (r - select(0u, d, take)) << 1u;
+    }
+    // Rounded up when the guard bit is set: a quotient of normals is never
+    // halfway between two floats (a halfway value has 25 significant bits,
+    // and b times it has at least as many, more than a's 24), so there is no
+    // tie to break. Nor does it round up to 2: the largest r/d below 2,
+    // (2^24 − 1)/2^23, is a float, so the significand stays below 2^24.
+    let significand = (m >> 1u) + (m & 1u);
+    if e <= 0 || e >= 255 {
+        return a / b;
+    }
+    let sign = (ua ^ ub) & 0x80000000u;
+    return bitcast<f32>(sign | ((u32(e - 1) << 23u) + significand));
+}
+
 // 2^k for k in [-126, 127], exactly.
 fn pow2(k: i32) -> f32 {
     return bitcast<f32>(u32(k + 127) << 23u);

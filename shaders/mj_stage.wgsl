@@ -28,7 +28,7 @@ fn mj_env_actuator(k: u32, row: u32) -> MjActuator {
         if a.dyn_type == MJ_DYN_FILTER_EXACT && a.dynprm[0] != compiled.dynprm[0] {
             // In f32 here (the compiled step is f64's).
             let tau = max(a.dynprm[0], MJ_MINVAL);
-            a.act_step = tau * -mj_expm1(-a.timestep / tau);
+            a.act_step = tau * -mj_expm1(-fdiv(a.timestep, tau));
         }
     }
     return a;

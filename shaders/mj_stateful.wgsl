@@ -15,7 +15,7 @@ fn mj_expm1(x: f32) -> f32 {
 
 // (limited control, slot rate).
 fn mj_slew(u0: f32, z: f32, limit: f32, h: f32) -> vec2<f32> {
-    let rate = (u0 - z) / h;
+    let rate = fdiv(u0 - z, h);
     if rate > limit || rate < -limit {
         let clipped = clip(rate, -limit, limit);
         return vec2<f32>(z + clipped * h, clipped);
@@ -153,7 +153,7 @@ fn mj_dcmotor_law() -> f32 {
             + io_param(MJ_DCMOTOR_KD) * (u[1] - velocity)
             + ki * integral
             + u[2];
-        var vc = (r / k) * tau + k * velocity;
+        var vc = fdiv(r, k) * tau + k * velocity;
         let vmax = io_param(MJ_DCMOTOR_VMAX);
         if vmax > 0.0 {
             vc = clip(vc, -vmax, vmax);
@@ -165,21 +165,21 @@ fn mj_dcmotor_law() -> f32 {
     var current_dot = 0.0;
     var current_next = current;
     if te > 0.0 {
-        current_dot = (v / r_t - (k / r_t) * velocity - current) / te;
+        current_dot = fdiv(fdiv(v, r_t) - fdiv(k, r_t) * velocity - current, te);
         let didt = io_param(MJ_DCMOTOR_DIDT_MAX);
         if didt > 0.0 {
             current_dot = clip(current_dot, -didt, didt);
         }
-        current_next = current + current_dot * te * -mj_expm1(-h / te);
+        current_next = current + current_dot * te * -mj_expm1(-fdiv(h, te));
         io_set_state(MJ_DCMOTOR_CURRENT, current_next);
     }
     var temp_dot = 0.0;
     if r_th > 0.0 {
-        var i_t = (v - k * velocity) / r_t;
+        var i_t = fdiv(v - k * velocity, r_t);
         if te > 0.0 {
             i_t = current;
         }
-        temp_dot = (r_t * i_t * i_t - dtemp / r_th) / io_param(MJ_DCMOTOR_THERMAL_CAPACITANCE);
+        temp_dot = fdiv(r_t * i_t * i_t - fdiv(dtemp, r_th), io_param(MJ_DCMOTOR_THERMAL_CAPACITANCE));
         io_set_state(MJ_DCMOTOR_TEMPERATURE, dtemp + temp_dot * h);
     }
     let sigma0 = io_param(MJ_DCMOTOR_SIGMA0);
@@ -188,13 +188,13 @@ fn mj_dcmotor_law() -> f32 {
     if sigma0 > 0.0 {
         let tau_c = io_param(MJ_DCMOTOR_TAU_C);
         let tau_s = io_param(MJ_DCMOTOR_TAU_S);
-        let ratio = velocity / max(io_param(MJ_DCMOTOR_OMEGA_S), 1e-15);
+        let ratio = fdiv(velocity, max(io_param(MJ_DCMOTOR_OMEGA_S), 1e-15));
         let g = tau_c + (tau_s - tau_c) * fexp(-(ratio * ratio));
-        let a = -sigma0 * abs(velocity) / max(g, 1e-15);
+        let a = fdiv(-sigma0 * abs(velocity), max(g, 1e-15));
         z_dot = a * z + velocity;
         var c = h;
         if abs(a) > 1e-15 {
-            c = mj_expm1(a * h) / a;
+            c = fdiv(mj_expm1(a * h), a);
         }
         io_set_state(MJ_DCMOTOR_BRISTLE, fexp(a * h) * z + c * velocity);
     }
@@ -204,7 +204,7 @@ fn mj_dcmotor_law() -> f32 {
     if te > 0.0 {
         f = k * current_next;
     } else {
-        let gain = k / max(r_t, 1e-15);
+        let gain = fdiv(k, max(r_t, 1e-15));
         if bias == 0u {
             f = gain * v + (0.0 - gain * k * velocity);
         } else {

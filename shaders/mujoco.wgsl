@@ -67,28 +67,28 @@ fn mj_muscle_gain_length(l: f32, lmin: f32, lmax: f32) -> f32 {
     let a = 0.5 * (lmin + 1.0);
     let b = 0.5 * (1.0 + lmax);
     if l <= a {
-        let x = (l - lmin) / mj_floor(a - lmin);
+        let x = fdiv(l - lmin, mj_floor(a - lmin));
         return 0.5 * x * x;
     } else if l <= 1.0 {
-        let x = (1.0 - l) / mj_floor(1.0 - a);
+        let x = fdiv(1.0 - l, mj_floor(1.0 - a));
         return 1.0 - 0.5 * x * x;
     } else if l <= b {
-        let x = (l - 1.0) / mj_floor(b - 1.0);
+        let x = fdiv(l - 1.0, mj_floor(b - 1.0));
         return 1.0 - 0.5 * x * x;
     }
-    let x = (lmax - l) / mj_floor(lmax - b);
+    let x = fdiv(lmax - l, mj_floor(lmax - b));
     return 0.5 * x * x;
 }
 
 fn mj_muscle_peak(prm: array<f32, 9>, acc0: f32) -> f32 {
     if prm[2] < 0.0 {
-        return prm[3] / mj_floor(acc0);
+        return fdiv(prm[3], mj_floor(acc0));
     }
     return prm[2];
 }
 
 fn mj_muscle_l0(prm: array<f32, 9>, length_lo: f32, length_hi: f32) -> f32 {
-    return (length_hi - length_lo) / mj_floor(prm[1] - prm[0]);
+    return fdiv(length_hi - length_lo, mj_floor(prm[1] - prm[0]));
 }
 
 fn mj_muscle_gain(
@@ -101,8 +101,8 @@ fn mj_muscle_gain(
 ) -> f32 {
     let f0 = mj_muscle_peak(prm, acc0);
     let l0 = mj_muscle_l0(prm, length_lo, length_hi);
-    let l = prm[0] + (length - length_lo) / mj_floor(l0);
-    let v = velocity / mj_floor(l0 * prm[6]);
+    let l = prm[0] + fdiv(length - length_lo, mj_floor(l0));
+    let v = fdiv(velocity, mj_floor(l0 * prm[6]));
     let fl = mj_muscle_gain_length(l, prm[4], prm[5]);
     let y = prm[8] - 1.0;
     var fv: f32;
@@ -111,7 +111,7 @@ fn mj_muscle_gain(
     } else if v <= 0.0 {
         fv = (v + 1.0) * (v + 1.0);
     } else if v <= y {
-        fv = prm[8] - (y - v) * (y - v) / mj_floor(y);
+        fv = prm[8] - fdiv((y - v) * (y - v), mj_floor(y));
     } else {
         fv = prm[8];
     }
@@ -121,15 +121,15 @@ fn mj_muscle_gain(
 fn mj_muscle_bias(length: f32, length_lo: f32, length_hi: f32, acc0: f32, prm: array<f32, 9>) -> f32 {
     let f0 = mj_muscle_peak(prm, acc0);
     let l0 = mj_muscle_l0(prm, length_lo, length_hi);
-    let l = prm[0] + (length - length_lo) / mj_floor(l0);
+    let l = prm[0] + fdiv(length - length_lo, mj_floor(l0));
     let b = 0.5 * (1.0 + prm[5]);
     if l <= 1.0 {
         return 0.0;
     } else if l <= b {
-        let x = (l - 1.0) / mj_floor(b - 1.0);
+        let x = fdiv(l - 1.0, mj_floor(b - 1.0));
         return -f0 * prm[7] * 0.5 * x * x;
     }
-    let x = (l - b) / mj_floor(b - 1.0);
+    let x = fdiv(l - b, mj_floor(b - 1.0));
     return -f0 * prm[7] * (0.5 + x);
 }
 
@@ -146,16 +146,16 @@ fn mj_muscle_dynamics(ctrl: f32, act: f32, dynprm: array<f32, 3>) -> f32 {
     let c = clip(ctrl, 0.0, 1.0);
     let a = clip(act, 0.0, 1.0);
     let tau_act = dynprm[0] * (0.5 + 1.5 * a);
-    let tau_deact = dynprm[1] / (0.5 + 1.5 * a);
+    let tau_deact = fdiv(dynprm[1], 0.5 + 1.5 * a);
     let width = dynprm[2];
     let dctrl = c - act;
     var tau: f32;
     if width < MJ_MINVAL {
         tau = select(tau_deact, tau_act, dctrl > 0.0);
     } else {
-        tau = tau_deact + (tau_act - tau_deact) * mj_sigmoid(dctrl / width + 0.5);
+        tau = tau_deact + (tau_act - tau_deact) * mj_sigmoid(fdiv(dctrl, width) + 0.5);
     }
-    return dctrl / mj_floor(tau);
+    return fdiv(dctrl, mj_floor(tau));
 }
 
 fn mj_act_dot(a: MjActuator, ctrl: f32, act: f32) -> f32 {
@@ -164,7 +164,7 @@ fn mj_act_dot(a: MjActuator, ctrl: f32, act: f32) -> f32 {
             return ctrl;
         }
         case MJ_DYN_FILTER, MJ_DYN_FILTER_EXACT: {
-            return (ctrl - act) / mj_floor(a.dynprm[0]);
+            return fdiv(ctrl - act, mj_floor(a.dynprm[0]));
         }
         case MJ_DYN_MUSCLE: {
             return mj_muscle_dynamics(ctrl, act, a.dynprm);
@@ -204,7 +204,7 @@ fn mj_force(a: MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> M
         }
         case MJ_GAIN_DCMOTOR: {
             if dc_stateless {
-                gain = a.gainprm[1] / mj_floor(a.gainprm[0]);
+                gain = fdiv(a.gainprm[1], mj_floor(a.gainprm[0]));
             } else {
                 gain = a.gainprm[1];
             }
@@ -256,9 +256,9 @@ fn mj_force_limit(a: MjActuator, force: f32) -> f32 {
 
 fn mj_tendon_scale(total: f32, lo: f32, hi: f32) -> f32 {
     if total != 0.0 && total < lo {
-        return lo / total;
+        return fdiv(lo, total);
     } else if total != 0.0 && total > hi {
-        return hi / total;
+        return fdiv(hi, total);
     }
     return 1.0;
 }

@@ -1,13 +1,15 @@
 //! The kernels' own float helpers from `shaders/common.wgsl`, run on the
 //! adapter against the CPU: `fexp` (the kernels' e^x, in place of the
 //! builtin `exp`, which WGSL allows to be 3 + 2·|x| ulp off and which was
-//! 15–17 ulp off on NVIDIA and lavapipe) and `clip` (which must keep a NaN
-//! where a driver turns selects into min and max).
+//! 15–17 ulp off on NVIDIA and lavapipe), `fdiv` (the MuJoCo-law kernels'
+//! division, correctly rounded where WGSL's `/` may be 2.5 ulp off) and
+//! `clip` (which must keep a NaN where a driver turns selects into min and
+//! max).
 
 use sinew_wgpu::shaders::DRIVER_FILES;
 use wgpu::util::DeviceExt;
 
-use crate::support::gpu;
+use crate::support::{gpu, Rng};
 
 /// Runs `body` (WGSL statements reading `x[i]` and writing `y[i]`) after
 /// common.wgsl over `x`; `None` without an adapter.
@@ -167,6 +169,77 @@ fn clip_keeps_nan_and_torchs_order() {
             case[1],
             case[2],
             case[3]
+        );
+    }
+}
+
+/// `fdiv` is the CPU's division bit for bit wherever the quotient is a
+/// normal f32 or 0 or infinite; below the normal range 0 or a subnormal
+/// (adapters may flush those); NaN for NaN.
+#[test]
+fn fdiv_is_the_cpus_division_bit_for_bit() {
+    let mut rng = Rng(17);
+    let mut pairs: Vec<[f32; 2]> = Vec::new();
+    // Random significands and signs, exponents 2^-60 to 2^60.
+    let random = |rng: &mut Rng| {
+        let bits = rng.next() as u32 & 0x807f_ffff;
+        f32::from_bits(bits | ((67 + rng.below(121) as u32) << 23))
+    };
+    for _ in 0..60_000 {
+        pairs.push([random(&mut rng), random(&mut rng)]);
+    }
+    // Equal and neighbouring significands (quotients at 1 and just below).
+    for _ in 0..2_000 {
+        let b = random(&mut rng);
+        let near = f32::from_bits(b.to_bits() - 1 - rng.below(3) as u32);
+        pairs.extend([[b, b], [near, b], [b, near], [-b, b]]);
+    }
+    // Quotients that are exact: whole numbers times a divisor.
+    for k in -100..=100 {
+        for b in [0.5f32, 3.0, 0.002, 7.25, 1e-3, 2.0e4] {
+            pairs.push([k as f32 * b, b]);
+        }
+    }
+    // Past and at the ends of the normal range, zeros and non-finite ones.
+    let max = f32::MAX;
+    let tiny = f32::MIN_POSITIVE;
+    pairs.extend([
+        [max, 0.5],
+        [max, 1.0],
+        [-max, 0.999_999_9],
+        [tiny, 2.0],
+        [tiny, 1.000_000_1],
+        [1e-30, 1e10],
+        [tiny, 0.5],
+        [0.0, 3.0],
+        [-0.0, 3.0],
+        [3.0, 0.0],
+        [-3.0, 0.0],
+        [1.0, f32::INFINITY],
+        [f32::INFINITY, 2.0],
+        [f32::NAN, 1.0],
+        [1.0, f32::NAN],
+        [0.0, 0.0],
+    ]);
+    let flat: Vec<f32> = pairs.iter().flatten().copied().collect();
+    let body = "if i % 2u == 0u { y[i] = fdiv(x[i], x[i + 1u]); }";
+    let Some(y) = run_elementwise(body, &flat) else {
+        return;
+    };
+    for (k, &[a, b]) in pairs.iter().enumerate() {
+        let (got, cpu) = (y[2 * k], a / b);
+        let agrees = if cpu.is_nan() {
+            got.is_nan()
+        } else if cpu == 0.0 {
+            got == 0.0
+        } else if cpu.abs() < f32::MIN_POSITIVE {
+            got.abs() < f32::MIN_POSITIVE
+        } else {
+            got.to_bits() == cpu.to_bits()
+        };
+        assert!(
+            agrees,
+            "fdiv({a:e}, {b:e}) = {got:e}, the CPU gives {cpu:e}"
         );
     }
 }
