@@ -5,8 +5,8 @@
 //!
 //! `step/{kind}/wgpu/{part}` on the process's GPU adapter, in three parts:
 //! `submit` (record the step over a device-resident command, submit, wait),
-//! `upload` (write the command into device memory, submit, wait) and
-//! `readback` (copy ctrl to the host); and `gpu`, the GPU's own time for
+//! `step` (the same from a host command, as `Backend::step` takes it: its
+//! upload, submit, wait) and `readback` (copy ctrl to the host); and `gpu`, the GPU's own time for
 //! the step's compute pass from timestamp queries, without the host's
 //! submit and wait (where the device has timestamp queries). `copy/wgpu`
 //! measures the device's buffer-copy bandwidth in the same run.
@@ -156,7 +156,7 @@ fn gpu_copy(c: &mut Criterion, ctx: &GpuContext) {
 fn gpu_steps(c: &mut Criterion, ctx: &GpuContext) {
     for kind in KINDS {
         for num_targets in TARGETS {
-            for part in ["submit", "gpu", "upload", "readback"] {
+            for part in ["submit", "gpu", "step", "readback"] {
                 if part == "gpu" && !ctx.has_timestamps() {
                     continue;
                 }
@@ -182,15 +182,14 @@ fn gpu_steps(c: &mut Criterion, ctx: &GpuContext) {
                         usage: wgpu::BufferUsages::STORAGE,
                         mapped_at_creation: false,
                     });
-                    // The backend's own command buffer, already uploaded,
-                    // stands in for a simulator's resident one.
+                    // A device buffer of zeros stands in for a simulator's
+                    // resident command.
                     let resident = ctx.device().create_buffer(&wgpu::BufferDescriptor {
                         label: None,
                         size: backend.cmd_bytes(),
-                        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                        usage: wgpu::BufferUsages::STORAGE,
                         mapped_at_creation: false,
                     });
-                    let plane = (num_envs * num_targets) as u64 * 4;
                     group.throughput(Throughput::Elements((num_envs * num_targets) as u64));
                     group.bench_function(
                         BenchmarkId::from_parameter(num_envs),
@@ -209,15 +208,8 @@ fn gpu_steps(c: &mut Criterion, ctx: &GpuContext) {
                                     .expect("the device has timestamp queries");
                                 Duration::from_secs_f64(times.iter().sum::<f64>() / 1e6)
                             }),
-                            "upload" => bench.iter(|| {
-                                for (f, field) in cmd.fields().into_iter().enumerate() {
-                                    ctx.queue().write_buffer(
-                                        &resident,
-                                        f as u64 * plane,
-                                        bytemuck::cast_slice(field),
-                                    );
-                                }
-                                ctx.queue().submit([]);
+                            "step" => bench.iter(|| {
+                                backend.step(&cmd).unwrap();
                                 wait(ctx);
                             }),
                             _ => bench.iter(|| backend.read_ctrl(black_box(&mut ctrl)).unwrap()),
@@ -284,7 +276,7 @@ fn gpu_summary() {
         .map(|c| c.description().to_owned())
         .unwrap_or_default();
     println!("\nwgpu on {adapter}: device copy {copy_gbs:.1} GB/s");
-    println!("| kind | num_envs × targets | submit+wait µs | Melem/s | % of copy | GPU µs | upload µs | readback µs |");
+    println!("| kind | num_envs × targets | submit+wait µs | Melem/s | % of copy | GPU µs | host-command step µs | readback µs |");
     println!("|---|---|---:|---:|---:|---:|---:|---:|");
     for kind in KINDS {
         for num_targets in TARGETS {
@@ -301,7 +293,7 @@ fn gpu_summary() {
                     elements / ns * 1e3,
                     100.0 * gbs / copy_gbs,
                     us(part("gpu")),
-                    us(part("upload")),
+                    us(part("step")),
                     us(part("readback")),
                 );
             }

@@ -828,6 +828,47 @@ fn reads_return_the_last_step_whatever_was_read_before_it() {
     }
 }
 
+/// The command's upload buffers, used in turns: steps back to back with no
+/// read between them (so nothing waits for the device), a command past
+/// 1 MiB (written by rayon's threads), and delays of up to 3 steps, so a
+/// stale or lost upload of any recent step shows in the ctrl.
+#[test]
+fn every_command_reaches_the_device_when_steps_run_back_to_back() {
+    let Some(ctx) = gpu() else { return };
+    let (num_envs, t) = (2048, 29);
+    let group = GroupCfg::new("legs", [".*"], IdealPdCfg::new(20.0, 0.5));
+    let group = group.with_delay(DelayCfg::new(0, 3));
+    let plan = Plan::new(
+        &crate::support::joints(t),
+        vec![group],
+        num_envs,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    let mut reference = CpuBackend::new(plan.clone());
+    let mut subject = WgpuBackend::new(&ctx, plan).unwrap();
+    let mut rng = Rng(21);
+    let (mut want, mut got) = (vec![0.0; num_envs * t], vec![0.0; num_envs * t]);
+    // Reads after steps 6, 7 and 9 only.
+    for step in 0..10 {
+        let cmd = random_cmd(&mut rng, num_envs, t);
+        reference.step(&cmd).unwrap();
+        subject.step(&cmd).unwrap();
+        if [6, 7, 9].contains(&step) {
+            reference.read_ctrl(&mut want).unwrap();
+            subject.read_ctrl(&mut got).unwrap();
+            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    Tolerance::GPU.accepts(g, w),
+                    "step {step}, env {}, target {}: wgpu {g:e}, cpu {w:e}",
+                    i / t,
+                    i % t
+                );
+            }
+        }
+    }
+}
+
 /// One group per registered kind, each from its [`sinew::Kind::example`],
 /// on a robot whose joints carry native motors (for the wrapped kind),
 /// every other group delayed. A kind added to the registry is in this plan

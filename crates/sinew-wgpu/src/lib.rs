@@ -1,9 +1,11 @@
 //! Sinew's GPU backend: the laws of `sinew-core` as WGSL compute kernels
 //! (`shaders/` at the repository root) over buffers that stay on the device.
 //!
-//! A step uploads the command, records its two dispatches (the law stage,
-//! one thread per element; the output stage, one thread per env) into one
-//! compute pass and submits once, for all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
+//! A step writes the command (past 64 KiB) into one of two host-visible
+//! buffers it keeps mapped between steps, copies it to the device, records
+//! its two dispatches (the law stage, one thread per element; the output
+//! stage, one thread per env) into one compute pass, and submits once, for
+//! all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
 //! [`Backend::nonfinite_envs`], …); what the caller read after one step
 //! (its ctrl, its report, its joint efforts) the next step copies into a
 //! host-visible buffer in its own submission, so a loop that steps and reads
@@ -34,6 +36,7 @@
 mod context;
 pub mod layout;
 pub mod shaders;
+mod upload;
 
 use std::sync::{mpsc, Arc};
 
@@ -48,6 +51,7 @@ use context::Pipelines;
 pub use context::{GpuContext, STORAGE_BUFFERS_PER_STAGE};
 pub use layout::WORKGROUP_SIZE;
 use layout::{Dims, Layout};
+use upload::Upload;
 
 /// Bytes of one [`DelayState`] on the device.
 const STATE_BYTES: u64 = std::mem::size_of::<DelayState>() as u64;
@@ -69,6 +73,8 @@ pub struct WgpuBackend {
     /// The bind group of the last `encode_step` buffers.
     external: Option<(wgpu::Buffer, wgpu::Buffer, wgpu::BindGroup)>,
     staging: Option<wgpu::Buffer>,
+    /// The command's way to the device.
+    upload: Upload,
     /// The results [`Backend::step`] copies for the host in its own
     /// submission.
     readback: Readback,
@@ -313,6 +319,7 @@ impl WgpuBackend {
             device,
             [num_envs, num_envs * num_ctrl, num_envs * mj.effort_width()].map(|n| n as u64 * 4),
         );
+        let upload = Upload::new(device, buffers.cmd.size());
         Ok(WgpuBackend {
             ctx: ctx.clone(),
             plan,
@@ -323,6 +330,7 @@ impl WgpuBackend {
             bind_group,
             external: None,
             staging: None,
+            upload,
             readback,
             step: 0,
             nonfinite: Vec::new(),
@@ -446,15 +454,19 @@ impl WgpuBackend {
         Ok(())
     }
 
-    /// Checks `cmd`'s shape and writes it into the command buffer.
-    fn upload_cmd(&self, cmd: &dyn AsCmd) -> Result<(), Error> {
+    /// Checks `cmd`'s shape and records its copy into the command buffer
+    /// on `encoder`; [`Upload::submitted`] follows the submission.
+    fn upload_cmd(
+        &mut self,
+        cmd: &dyn AsCmd,
+        encoder: &mut wgpu::CommandEncoder,
+    ) -> Result<(), Error> {
         let cmd = cmd.as_cmd();
         cmd.check_shape(self.plan.num_envs(), self.plan.num_targets())?;
-        let plane_bytes = self.plane() as u64 * 4;
-        for (f, field) in cmd.fields().into_iter().enumerate() {
-            self.write(&self.buffers.cmd, f as u64 * plane_bytes, field);
-        }
-        Ok(())
+        let (ctx, stride) = (&self.ctx, self.plane() * 4);
+        let fields = cmd.fields();
+        let gpu = (ctx.device(), ctx.queue());
+        (self.upload).stage(gpu, encoder, &fields, stride, &self.buffers.cmd)
     }
 
     /// Steps `steps` times with `cmd` (uploaded once) and returns the GPU's
@@ -473,10 +485,13 @@ impl WgpuBackend {
         if !self.ctx.has_timestamps() {
             return Ok(None);
         }
-        self.upload_cmd(cmd)?;
         const BATCH: usize = 256;
         let ctx = self.ctx.clone();
         let device = ctx.device();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        self.upload_cmd(cmd, &mut encoder)?;
+        let submission = ctx.queue().submit([encoder.finish()]);
+        self.upload.submitted(submission);
         let set = device.create_query_set(&wgpu::QuerySetDescriptor {
             label: Some("sinew step timestamps"),
             ty: wgpu::QueryType::Timestamp,
@@ -558,7 +573,7 @@ impl WgpuBackend {
         let view = (self.readback.buffer)
             .get_mapped_range(range)
             .map_err(readback_error)?;
-        bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(&view);
+        upload::copy_bytes(bytemuck::cast_slice_mut::<T, u8>(out), &view);
         Ok(())
     }
 
@@ -590,7 +605,7 @@ impl WgpuBackend {
         map_read(device, slice)?;
         {
             let view = slice.get_mapped_range().map_err(readback_error)?;
-            bytemuck::cast_slice_mut::<T, u8>(out).copy_from_slice(&view);
+            upload::copy_bytes(bytemuck::cast_slice_mut::<T, u8>(out), &view);
         }
         staging.unmap();
         Ok(())
@@ -855,11 +870,11 @@ impl Backend for WgpuBackend {
     }
 
     fn step(&mut self, cmd: &dyn AsCmd) -> Result<(), Error> {
-        self.upload_cmd(cmd)?;
         let mut encoder = self
             .ctx
             .device()
             .create_command_encoder(&Default::default());
+        self.upload_cmd(cmd, &mut encoder)?;
         record(
             &self.ctx,
             &self.pipelines,
@@ -881,7 +896,8 @@ impl Backend for WgpuBackend {
                 encoder.copy_buffer_to_buffer(&self.source(part), 0, dst, range.start, len);
             }
         }
-        self.ctx.queue().submit([encoder.finish()]);
+        let submission = self.ctx.queue().submit([encoder.finish()]);
+        self.upload.submitted(submission);
         self.after_step(false);
         self.readback.holds = copied;
         self.readback.wanted = [false; 3];
