@@ -441,3 +441,56 @@ fn the_module_binds_the_declared_storage_buffers() {
     let expected: Vec<u32> = (0..sinew_wgpu::STORAGE_BUFFERS_PER_STAGE).collect();
     assert_eq!(bindings, expected);
 }
+
+/// The step module's SPIR-V for Vulkan decorates the result of every float
+/// multiply, add and subtract `NoContraction`, in its annotation section
+/// (before the first type), once each; and where CI's adapter (lavapipe,
+/// Vulkan) runs the tests, the kernels come from it.
+#[test]
+fn the_spirv_forbids_contraction_of_every_float_multiply_add_and_subtract() {
+    const OP_TYPE_VOID: u32 = 19;
+    const OP_DECORATE: u32 = 71;
+    const NO_CONTRACTION: u32 = 42;
+    const FLOAT_OPS: [u32; 4] = [129, 131, 133, 142]; // FAdd, FSub, FMul, VectorTimesScalar
+                                                      // (offset, opcode, word count) of each instruction after the header.
+    let instructions = |words: &[u32]| {
+        let mut out = Vec::new();
+        let mut at = 5;
+        while at < words.len() {
+            let count = (words[at] >> 16) as usize;
+            out.push((at, words[at] & 0xffff, count));
+            at += count.max(1);
+        }
+        out
+    };
+    for delayed in [false, true] {
+        let words = shaders::spirv_without_contraction(sinew::KindId::ALL, delayed).unwrap();
+        assert_eq!(words[0], 0x0723_0203, "SPIR-V magic number");
+        let all = instructions(&words);
+        let first_type = all.iter().position(|i| i.1 == OP_TYPE_VOID).unwrap();
+        let mut decorated = BTreeMap::new();
+        for (k, &(at, opcode, count)) in all.iter().enumerate() {
+            if opcode == OP_DECORATE && count == 3 && words[at + 2] == NO_CONTRACTION {
+                assert!(k < first_type, "a NoContraction after the types");
+                *decorated.entry(words[at + 1]).or_insert(0) += 1;
+            }
+        }
+        let floats: Vec<u32> = all
+            .iter()
+            .filter(|i| FLOAT_OPS.contains(&i.1))
+            .map(|&(at, _, _)| words[at + 2])
+            .collect();
+        assert!(floats.len() > 100, "{} float operations", floats.len());
+        for id in &floats {
+            assert_eq!(decorated.get(id), Some(&1), "float result %{id}");
+        }
+    }
+    if let Some(ctx) = crate::support::gpu() {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        let vulkan = ctx.device().adapter_info().backend == wgpu::Backend::Vulkan;
+        assert!(
+            !(ci && vulkan) || ctx.forbids_contraction(),
+            "CI's Vulkan adapter builds the kernels from the WGSL"
+        );
+    }
+}

@@ -50,7 +50,17 @@ pub fn gpu() -> Option<GpuContext> {
     static NOTE: Once = Once::new();
     match GpuContext::shared() {
         Ok(ctx) => {
-            NOTE.call_once(|| eprintln!("GPU tests run on {}", ctx.description()));
+            NOTE.call_once(|| {
+                let kernels = if ctx.forbids_contraction() {
+                    "SPIR-V without contraction"
+                } else {
+                    "WGSL"
+                };
+                eprintln!(
+                    "GPU tests run on {} (kernels from {kernels})",
+                    ctx.description()
+                );
+            });
             Some(ctx)
         }
         Err(e) => {

@@ -40,6 +40,11 @@ enum Binding {
 pub(crate) struct Kernels {
     pub layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
+    /// Whether the kernels are built from SPIR-V without contraction
+    /// ([`shaders::spirv_without_contraction`]): on Vulkan where the device
+    /// takes passthrough shaders; elsewhere from the WGSL, which a driver
+    /// may contract.
+    exact: bool,
     /// Pipelines specialized to a set of kinds and whether the plan delays
     /// (`DELAYED` in `shaders/step.wgsl`), made on first use.
     specialized: Mutex<Vec<(Specialization, Arc<Pipelines>)>>,
@@ -111,8 +116,10 @@ impl GpuContext {
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("sinew"),
             required_limits: limits,
-            // For `WgpuBackend::gpu_step_times` where the adapter has them.
-            required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
+            // Timestamps for `WgpuBackend::gpu_step_times`, passthrough for
+            // kernels without contraction, where the adapter has them.
+            required_features: adapter.features()
+                & (wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::PASSTHROUGH_SHADERS),
             ..Default::default()
         }))
         .map_err(|e| Error::NoGpuAdapter {
@@ -164,7 +171,11 @@ impl GpuContext {
         description: String,
         software: bool,
     ) -> Self {
-        let kernels = Kernels::new(&device);
+        let exact = device
+            .features()
+            .contains(wgpu::Features::PASSTHROUGH_SHADERS)
+            && device.adapter_info().backend == wgpu::Backend::Vulkan;
+        let kernels = Kernels::new(&device, exact);
         GpuContext {
             inner: Arc::new(Inner {
                 device,
@@ -195,7 +206,7 @@ impl GpuContext {
         }
         let device = &self.inner.device;
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipelines = Arc::new(kernels.pipelines(device, kinds, delayed));
+        let pipelines = kernels.pipelines(device, kinds, delayed);
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu {
                 what: "kernels",
@@ -203,6 +214,7 @@ impl GpuContext {
                 source: Some(Source::new(e)),
             });
         }
+        let pipelines = Arc::new(pipelines?);
         cache.push((key, pipelines.clone()));
         Ok(pipelines)
     }
@@ -228,6 +240,17 @@ impl GpuContext {
         &self.inner.queue
     }
 
+    /// Whether the kernels round every float operation on their own, as the
+    /// CPU does, with no multiply and add fused into an FMA
+    /// ([`shaders::spirv_without_contraction`](crate::shaders::spirv_without_contraction)):
+    /// on Vulkan where the device takes passthrough shaders
+    /// (`wgpu::Features::PASSTHROUGH_SHADERS`, which [`GpuContext::new`] asks
+    /// for). Elsewhere the kernels come from the WGSL, which a driver may
+    /// contract (NVIDIA's does).
+    pub fn forbids_contraction(&self) -> bool {
+        self.inner.kernels.exact
+    }
+
     /// Whether the device has timestamp queries
     /// (`wgpu::Features::TIMESTAMP_QUERY`), which
     /// [`WgpuBackend::gpu_step_times`](crate::WgpuBackend::gpu_step_times)
@@ -239,7 +262,7 @@ impl GpuContext {
 }
 
 impl Kernels {
-    fn new(device: &wgpu::Device) -> Kernels {
+    fn new(device: &wgpu::Device, exact: bool) -> Kernels {
         let entries: Vec<wgpu::BindGroupLayoutEntry> = BINDINGS
             .iter()
             .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
@@ -268,15 +291,50 @@ impl Kernels {
         Kernels {
             layout,
             pipeline_layout,
+            exact,
             specialized: Mutex::new(Vec::new()),
         }
     }
 
-    fn pipelines(&self, device: &wgpu::Device, kinds: &[KindId], delayed: bool) -> Pipelines {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("sinew step"),
-            source: wgpu::ShaderSource::Wgsl(shaders::module_source(kinds).into()),
-        });
+    fn pipelines(
+        &self,
+        device: &wgpu::Device,
+        kinds: &[KindId],
+        delayed: bool,
+    ) -> Result<Pipelines, Error> {
+        const ENTRY_POINTS: [&str; 2] = ["law_stage", "output_stage"];
+        let delayed_constant = [("DELAYED", f64::from(u8::from(delayed)))];
+        let (module, constants): (_, &[(&str, f64)]) = if self.exact {
+            let spirv =
+                shaders::spirv_without_contraction(kinds, delayed).map_err(|e| Error::Gpu {
+                    what: "kernels",
+                    message: e,
+                    source: None,
+                })?;
+            let entry_points = ENTRY_POINTS.map(|name| wgpu::PassthroughShaderEntryPoint {
+                name: name.into(),
+                workgroup_size: (crate::WORKGROUP_SIZE, 1, 1),
+            });
+            let descriptor = wgpu::ShaderModuleDescriptorPassthrough {
+                label: Some("sinew step"),
+                entry_points: entry_points.to_vec().into(),
+                spirv: Some(spirv.into()),
+                ..Default::default()
+            };
+            // SAFETY: the SPIR-V is naga's output for the module naga has
+            // just validated (with its bounds checks on every index), with
+            // only `NoContraction` decorations added, and its bindings and
+            // entry points are the WGSL's, which `pipeline_layout` matches
+            // (the WGSL path, which wgpu checks, binds the same).
+            let module = unsafe { device.create_shader_module_passthrough(descriptor) };
+            (module, &[])
+        } else {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("sinew step"),
+                source: wgpu::ShaderSource::Wgsl(shaders::module_source(kinds).into()),
+            });
+            (module, &delayed_constant)
+        };
         let pipeline_layout = &self.pipeline_layout;
         let pipeline = |entry: &str| {
             device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -285,15 +343,15 @@ impl Kernels {
                 module: &module,
                 entry_point: Some(entry),
                 compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &[("DELAYED", f64::from(u8::from(delayed)))],
+                    constants,
                     ..Default::default()
                 },
                 cache: None,
             })
         };
-        Pipelines {
-            law_stage: pipeline("law_stage"),
-            output_stage: pipeline("output_stage"),
-        }
+        Ok(Pipelines {
+            law_stage: pipeline(ENTRY_POINTS[0]),
+            output_stage: pipeline(ENTRY_POINTS[1]),
+        })
     }
 }

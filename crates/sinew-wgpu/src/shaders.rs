@@ -143,6 +143,88 @@ pub fn module_source(kinds: &[KindId]) -> String {
     out
 }
 
+/// The step module for `kinds` as SPIR-V for Vulkan, with `DELAYED` set,
+/// in which no float operation may be fused with another: every multiply,
+/// add and subtract is decorated `NoContraction` (GLSL's `precise`).
+///
+/// SPIR-V lets a driver contract `a·b + c` into one FMA unless told not
+/// to, naga does not tell it, and NVIDIA's driver does: MuJoCo 4 dcmotor's
+/// `kp·(u − q) + kd·(u̇ − q̇)`, which cancels, came out one rounding apart
+/// from the CPU's (which never contracts) and its current rate ~100 ulp
+/// off. Without contraction the kernels round every operation as the CPU
+/// does. The WGSL is checked by naga's validator first; the SPIR-V is
+/// naga's for it (bounds checks that clamp every index, as wgpu's own
+/// defaults) with only the decorations added.
+pub fn spirv_without_contraction(kinds: &[KindId], delayed: bool) -> Result<Vec<u32>, String> {
+    use naga::back::spv;
+    let module =
+        naga::front::wgsl::parse_str(&module_source(kinds)).map_err(|e| e.emit_to_string(""))?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .map_err(|e| format!("{e:?}"))?;
+    let constants = [("DELAYED".to_owned(), f64::from(u8::from(delayed)))];
+    let (module, info) = naga::back::pipeline_constants::process_overrides(
+        &module,
+        &info,
+        None,
+        &constants.into_iter().collect(),
+    )
+    .map_err(|e| e.to_string())?;
+    let policy = naga::proc::BoundsCheckPolicy::Restrict;
+    let options = spv::Options {
+        flags: spv::WriterFlags::empty(),
+        bounds_check_policies: naga::proc::BoundsCheckPolicies {
+            index: policy,
+            buffer: policy,
+            image_load: policy,
+            binding_array: policy,
+        },
+        ..Default::default()
+    };
+    let words = spv::write_vec(&module, &info, &options, None).map_err(|e| e.to_string())?;
+    Ok(forbid_contraction(&words))
+}
+
+/// `words` (a SPIR-V module) with a `NoContraction` decoration on the
+/// result of every float multiply (scalar, vector by scalar, matrix, dot
+/// product), add and subtract, placed after the module's other annotations.
+pub fn forbid_contraction(words: &[u32]) -> Vec<u32> {
+    // Opcodes (SPIR-V 1.0): the module's sections before its types, and
+    // the float arithmetic whose result id is the instruction's third word.
+    const PREAMBLE: [u32; 19] = [
+        17, 10, 11, 14, 15, 16, // capability … execution mode
+        7, 4, 3, 2, 5, 6, 330, // debug
+        71, 72, 73, 74, 75, 332, // annotations
+    ];
+    const FLOAT_OPS: [u32; 9] = [129, 131, 133, 142, 143, 144, 145, 146, 148];
+    const OP_DECORATE: u32 = 71;
+    const NO_CONTRACTION: u32 = 42;
+    const HEADER: usize = 5;
+    let (mut at, mut types_start) = (HEADER, None);
+    let mut results = Vec::new();
+    while at < words.len() {
+        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        if types_start.is_none() && !PREAMBLE.contains(&opcode) {
+            types_start = Some(at);
+        }
+        if FLOAT_OPS.contains(&opcode) && count > 2 {
+            results.push(words[at + 2]);
+        }
+        at += count.max(1);
+    }
+    let split = types_start.unwrap_or(words.len());
+    let mut out = Vec::with_capacity(words.len() + 3 * results.len());
+    out.extend_from_slice(&words[..split]);
+    for id in results {
+        out.extend([(3 << 16) | OP_DECORATE, id, NO_CONTRACTION]);
+    }
+    out.extend_from_slice(&words[split..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
