@@ -7,10 +7,13 @@ fn dc_motor_clip(
     effort_limit: f32,
     vel: f32,
 ) -> f32 {
-    let v_corner = velocity_limit * (1.0 + effort_limit / saturation_effort);
+    // `fdiv`: the CPU's quotients (NVIDIA's `/` put Isaac Lab's −60 at
+    // −59.999977); `v / velocity_limit` once for both bounds.
+    let v_corner = velocity_limit * (1.0 + fdiv(effort_limit, saturation_effort));
     let v = clip(vel, -v_corner, v_corner);
-    let top = saturation_effort * (1.0 - v / velocity_limit);
-    let bot = saturation_effort * (-1.0 - v / velocity_limit);
+    let ratio = fdiv(v, velocity_limit);
+    let top = saturation_effort * (1.0 - ratio);
+    let bot = saturation_effort * (-1.0 - ratio);
     let max_effort = select(top, effort_limit, effort_limit < top);
     let min_effort = select(bot, -effort_limit, bot < -effort_limit);
     return clip(tau, min_effort, max_effort);

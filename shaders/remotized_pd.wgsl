@@ -22,7 +22,7 @@ fn remotized_pd_limit(q: f32) -> f32 {
     let xb = io_data(b);
     let ya = io_data(k + a);
     let yb = io_data(k + b);
-    let w = select((q - xa) / (xb - xa), 0.0, a == b);
+    let w = select(fdiv(q - xa, xb - xa), 0.0, a == b);
     return ya + w * (yb - ya);
 }
 

@@ -1,8 +1,8 @@
 //! The kernels' own float helpers from `shaders/common.wgsl`, run on the
 //! adapter against the CPU: `fexp` (the kernels' e^x, in place of the
 //! builtin `exp`, which WGSL allows to be 3 + 2·|x| ulp off and which was
-//! 15–17 ulp off on NVIDIA and lavapipe), `fdiv` (the MuJoCo-law kernels'
-//! division, correctly rounded where WGSL's `/` may be 2.5 ulp off) and
+//! 15–17 ulp off on NVIDIA and lavapipe), `fdiv` (the CPU's correctly
+//! rounded division, where WGSL's `/` may be 2.5 ulp off) and
 //! `clip` (which must keep a NaN where a driver turns selects into min and
 //! max).
 

@@ -22,16 +22,16 @@ impl Tolerance {
     pub const EXACT: Tolerance = Tolerance { abs: 0.0, rel: 0.0 };
 
     /// The GPU against the CPU reference. The WGSL is the Rust law line for
-    /// line, but two things may move the last bits: a GPU compiler may fuse
-    /// `kp·e + …` into an FMA (SPIR-V allows contraction and naga does not
-    /// forbid it), which drops one rounding of a term as large as |kp·e|, and
-    /// WGSL's f32 division is exact only to 2.5 ulp (DC motor's `v / v_max`
-    /// and `effort_limit / saturation_effort`). With the tests' magnitudes
-    /// (terms up to a few hundred N·m) a few ulp of a term is below 1e-4 N·m;
-    /// 1e-5 relative covers the division's ulps on large outputs. Measured on
-    /// an NVIDIA H200 (BENCHMARKS.md): no contraction, divisions up to 2 ulp
-    /// off; MuJoCo 4 dcmotor's current rate, which cancels, came out 1.13×
-    /// this tolerance off there.
+    /// line, and on Vulkan its SPIR-V forbids fusing `a·b + c` into an FMA
+    /// (NVIDIA's driver fused MuJoCo 4 dcmotor's `kp·e + kd·ė`, and its
+    /// current rate, which cancels, came out ~100 ulp off). The last bits
+    /// may still move where a kernel's function is not the CPU's: e^x
+    /// (`fexp`, within ~1 ulp), sin and pow (the driver's), and WGSL's
+    /// division (exact only to 2.5 ulp) in the BAM, MIMo and learned
+    /// kernels; the MuJoCo-law, DC motor and remotized kernels divide with
+    /// `fdiv`, the CPU's correctly rounded division. With the tests'
+    /// magnitudes (terms up to a few hundred N·m) a few ulp of a term is
+    /// below 1e-4 N·m; 1e-5 relative covers large outputs.
     pub const GPU: Tolerance = Tolerance {
         abs: 1e-4,
         rel: 1e-5,
