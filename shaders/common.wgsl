@@ -56,15 +56,58 @@ fn clip(x: f32, lo: f32, hi: f32) -> f32 {
 }
 
 // a / b rounded to nearest, as the CPU divides. WGSL's `/` may be 2.5 ulp
-// off (NVIDIA's was up to 2), which a cancelling law amplifies: MuJoCo 4
-// dcmotor's (v/R − (k/R)·ω − i)/te lost ~100 ulp of its result on an H200.
-// The quotient's 24 bits and a guard bit come from a long division of the
-// significands in integers, which no fast-math rewrite can touch (a float
-// correction through a − (a/b)·b was folded to 0 on NVIDIA). Zero,
-// subnormal, infinite and NaN operands, and quotients past the normal
-// range, take the builtin: it is exact or special there, and adapters may
-// flush subnormals.
+// off (NVIDIA's was up to 2), which a law that cancels or clamps at a
+// bound amplifies: on an H200, MuJoCo 4 dcmotor's current left the golden
+// tolerance and Isaac Lab's DC table gave −59.999977 for −60. The builtin's
+// quotient is corrected in integers, which no fast-math rewrite can touch
+// (a float correction through a − (a/b)·b was folded to 0 on NVIDIA).
 fn fdiv(a: f32, b: f32) -> f32 {
+    return fdiv_from(a, b, a / b);
+}
+
+// a / b rounded to nearest from an estimate q within 3.5 ulp of it: the
+// exact remainder of the significands, A·2^s − Q·B, is small (|R| < 3.5·B),
+// so its low 32 bits, which wrapping u32 arithmetic gives, are all of it;
+// R/B is the quotient's distance from q in ulps, and q moves by that
+// rounded (a quotient of normals is never halfway between two floats: a
+// halfway value has 25 significant bits, and b times it at least as many,
+// more than a's 24). Anything else (an operand or q not normal, q 3.5 to
+// 128 ulp off, a move across a power of two, where the ulp changes) takes
+// `fdiv_long`; past 128 ulp the remainder no longer fits 32 bits, which
+// WGSL's bound on `/` rules out.
+fn fdiv_from(a: f32, b: f32, q: f32) -> f32 {
+    let ua = bitcast<u32>(a);
+    let ub = bitcast<u32>(b);
+    let uq = bitcast<u32>(q);
+    let ea = (ua >> 23u) & 0xffu;
+    let eb = (ub >> 23u) & 0xffu;
+    let eq = (uq >> 23u) & 0xffu;
+    let s = i32(ea) - i32(eq) - i32(eb) + 150;
+    let normal = ea - 1u < 254u && eb - 1u < 254u && eq - 1u < 254u;
+    if normal && s >= 0 && s < 32 && ((ua ^ ub ^ uq) & 0x80000000u) == 0u {
+        let ma = (ua & 0x7fffffu) | 0x800000u;
+        let mb = (ub & 0x7fffffu) | 0x800000u;
+        let mq = (uq & 0x7fffffu) | 0x800000u;
+        let r = bitcast<i32>((ma << u32(s)) - mq * mb);
+        let size = select(u32(r), u32(-r), r < 0);
+        if size < (7u * mb) / 2u {
+            let twice = 2u * size;
+            let k = u32(twice > mb) + u32(twice > 3u * mb) + u32(twice > 5u * mb);
+            let m = select(mq + k, mq - k, r < 0);
+            if m >= 0x800000u && m < 0x1000000u {
+                return bitcast<f32>(select(uq + k, uq - k, r < 0));
+            }
+        }
+    }
+    return fdiv_long(a, b);
+}
+
+// a / b rounded to nearest by a long division of the significands: 24
+// quotient bits and a guard bit (see `fdiv_from` for why there is no tie).
+// Zero, subnormal, infinite and NaN operands, and quotients past the
+// normal range, take the builtin: it is exact or special there, and
+// adapters may flush subnormals.
+fn fdiv_long(a: f32, b: f32) -> f32 {
     let ua = bitcast<u32>(a);
     let ub = bitcast<u32>(b);
     let ea = (ua >> 23u) & 0xffu;
@@ -87,11 +130,9 @@ fn fdiv(a: f32, b: f32) -> f32 {
         m = (m << 1u) | u32(take);
         r = (r - select(0u, d, take)) << 1u;
     }
-    // Rounded up when the guard bit is set: a quotient of normals is never
-    // halfway between two floats (a halfway value has 25 significant bits,
-    // and b times it has at least as many, more than a's 24), so there is no
-    // tie to break. Nor does it round up to 2: the largest r/d below 2,
-    // (2^24 − 1)/2^23, is a float, so the significand stays below 2^24.
+    // Rounded up when the guard bit is set (no ties). Nor does it round up
+    // to 2: the largest r/d below 2, (2^24 − 1)/2^23, is a float, so the
+    // significand stays below 2^24.
     let significand = (m >> 1u) + (m & 1u);
     if e <= 0 || e >= 255 {
         return a / b;
