@@ -44,7 +44,7 @@ pub(crate) struct Kernels {
     /// ([`shaders::spirv_without_contraction`]): on Vulkan where the device
     /// takes passthrough shaders; elsewhere from the WGSL, which a driver
     /// may contract.
-    exact: bool,
+    no_contraction: bool,
     /// Pipelines specialized to a set of kinds and whether the plan delays
     /// (`DELAYED` in `shaders/step.wgsl`), made on first use.
     specialized: Mutex<Vec<(Specialization, Arc<Pipelines>)>>,
@@ -148,7 +148,9 @@ impl GpuContext {
     /// A context over a device the caller owns (a wgpu-based simulator's).
     /// The device must allow [`STORAGE_BUFFERS_PER_STAGE`] storage buffers per
     /// shader stage, which the default limits (8) do not: request the
-    /// adapter's limits.
+    /// adapter's limits. On Vulkan, request `wgpu::Features::PASSTHROUGH_SHADERS`
+    /// too where the adapter has it, so that the kernels are built without
+    /// contraction ([`GpuContext::forbids_contraction`]).
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue) -> Result<GpuContext, Error> {
         let limits = device.limits();
         if limits.max_storage_buffers_per_shader_stage < STORAGE_BUFFERS_PER_STAGE {
@@ -171,11 +173,11 @@ impl GpuContext {
         description: String,
         software: bool,
     ) -> Self {
-        let exact = device
+        let no_contraction = device
             .features()
             .contains(wgpu::Features::PASSTHROUGH_SHADERS)
             && device.adapter_info().backend == wgpu::Backend::Vulkan;
-        let kernels = Kernels::new(&device, exact);
+        let kernels = Kernels::new(&device, no_contraction);
         GpuContext {
             inner: Arc::new(Inner {
                 device,
@@ -248,7 +250,7 @@ impl GpuContext {
     /// for). Elsewhere the kernels come from the WGSL, which a driver may
     /// contract (NVIDIA's does).
     pub fn forbids_contraction(&self) -> bool {
-        self.inner.kernels.exact
+        self.inner.kernels.no_contraction
     }
 
     /// Whether the device has timestamp queries
@@ -262,7 +264,7 @@ impl GpuContext {
 }
 
 impl Kernels {
-    fn new(device: &wgpu::Device, exact: bool) -> Kernels {
+    fn new(device: &wgpu::Device, no_contraction: bool) -> Kernels {
         let entries: Vec<wgpu::BindGroupLayoutEntry> = BINDINGS
             .iter()
             .map(|&(binding, kind)| wgpu::BindGroupLayoutEntry {
@@ -291,7 +293,7 @@ impl Kernels {
         Kernels {
             layout,
             pipeline_layout,
-            exact,
+            no_contraction,
             specialized: Mutex::new(Vec::new()),
         }
     }
@@ -304,7 +306,7 @@ impl Kernels {
     ) -> Result<Pipelines, Error> {
         const ENTRY_POINTS: [&str; 2] = ["law_stage", "output_stage"];
         let delayed_constant = [("DELAYED", f64::from(u8::from(delayed)))];
-        let (module, constants): (_, &[(&str, f64)]) = if self.exact {
+        let (module, constants): (_, &[(&str, f64)]) = if self.no_contraction {
             let spirv =
                 shaders::spirv_without_contraction(kinds, delayed).map_err(|e| Error::Gpu {
                     what: "kernels",
