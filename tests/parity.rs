@@ -829,13 +829,15 @@ fn reads_return_the_last_step_whatever_was_read_before_it() {
 }
 
 /// The command's upload buffers, used in turns: steps back to back with no
-/// read between them (so nothing waits for the device), a command past
-/// 1 MiB (written by rayon's threads), and delays of up to 3 steps, so a
-/// stale or lost upload of any recent step shows in the ctrl.
+/// read between them (so nothing waits for the device), a command and a
+/// ctrl past 1 MiB (written and read by rayon's threads), and delays of up
+/// to 3 steps, so a stale or lost upload of any recent step shows in the
+/// ctrl.
 #[test]
 fn every_command_reaches_the_device_when_steps_run_back_to_back() {
     let Some(ctx) = gpu() else { return };
-    let (num_envs, t) = (2048, 29);
+    // 9216 × 29 × 4 B = 1.07 MB of ctrl.
+    let (num_envs, t) = (9216, 29);
     let group = GroupCfg::new("legs", [".*"], IdealPdCfg::new(20.0, 0.5));
     let group = group.with_delay(DelayCfg::new(0, 3));
     let plan = Plan::new(
