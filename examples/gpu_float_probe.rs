@@ -1,9 +1,14 @@
 //! How this machine's GPU adapter rounds f32 arithmetic, against the CPU:
 //! the builtin `exp`, Sinew's own `fexp` (the one the kernels use, from
-//! `shaders/common.wgsl`), division, and whether `a·b + c` is contracted
-//! into a fused multiply-add. These decide how close the GPU backend can come
-//! to the CPU's bits; BENCHMARKS.md records what lavapipe and an NVIDIA H200
-//! gave.
+//! `shaders/common.wgsl`), the builtin division and Sinew's `fdiv`, and
+//! whether `a·b + c` is contracted into a fused multiply-add. These decide
+//! how close the GPU backend can come to the CPU's bits; BENCHMARKS.md
+//! records what lavapipe and an NVIDIA H200 gave.
+//!
+//! The contraction probe is a lone `a·b + c` in a small WGSL kernel: a
+//! driver may leave that one unfused and still fuse inside larger kernels
+//! (the H200 did both), which is why the step kernels are built without
+//! contraction on Vulkan (`GpuContext::forbids_contraction`).
 //!
 //! Run: `cargo run --release --example gpu_float_probe`
 
@@ -13,7 +18,7 @@ use wgpu::util::DeviceExt;
 const N: usize = 1 << 20;
 
 /// One output plane per probe, in this order.
-const PROBES: [&str; 5] = ["exp", "fexp", "fexp_wide", "div", "mul_add"];
+const PROBES: [&str; 6] = ["exp", "fexp", "fexp_wide", "div", "fdiv", "mul_add"];
 
 const KERNEL: &str = "
 @group(0) @binding(0) var<storage, read> a: array<f32>;
@@ -31,7 +36,8 @@ fn probe(@builtin(global_invocation_id) gid: vec3<u32>) {
     out[n + i] = fexp(a[i]);
     out[2u * n + i] = fexp(a[i] * 6.0);
     out[3u * n + i] = a[i] / b[i];
-    out[4u * n + i] = a[i] * b[i] + c[i];
+    out[4u * n + i] = fdiv(a[i], b[i]);
+    out[5u * n + i] = a[i] * b[i] + c[i];
 }
 ";
 
@@ -168,6 +174,9 @@ fn main() {
     report("exp", &|i| f64::from(a[i]).exp(), &|i| a[i].exp());
     report("fexp", &|i| f64::from(a[i]).exp(), &|i| a[i].exp());
     report("div", &|i| f64::from(a[i]) / f64::from(b[i]), &|i| {
+        a[i] / b[i]
+    });
+    report("fdiv", &|i| f64::from(a[i]) / f64::from(b[i]), &|i| {
         a[i] / b[i]
     });
 
