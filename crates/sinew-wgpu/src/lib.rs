@@ -307,6 +307,13 @@ impl WgpuBackend {
                 storage,
             ),
         };
+        // The host-visible buffers too: the upload's two are as large as
+        // the command buffer.
+        let readback = Readback::new(
+            device,
+            [num_envs, num_envs * num_ctrl, num_envs * mj.effort_width()].map(|n| n as u64 * 4),
+        );
+        let upload = Upload::new(device, buffers.cmd.size());
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu {
                 what: "allocation",
@@ -315,11 +322,6 @@ impl WgpuBackend {
             });
         }
         let bind_group = bind_group(ctx, &buffers, &buffers.cmd, &buffers.ctrl);
-        let readback = Readback::new(
-            device,
-            [num_envs, num_envs * num_ctrl, num_envs * mj.effort_width()].map(|n| n as u64 * 4),
-        );
-        let upload = Upload::new(device, buffers.cmd.size());
         Ok(WgpuBackend {
             ctx: ctx.clone(),
             plan,
