@@ -191,6 +191,7 @@ pub fn spirv_without_contraction(kinds: &[KindId], delayed: bool) -> Result<Vec<
 /// `words` (a SPIR-V module) with a `NoContraction` decoration on the
 /// result of every float multiply (scalar, vector by scalar, matrix, dot
 /// product), add and subtract, placed after the module's other annotations.
+/// A truncated module gets decorations for what it holds, and no panic.
 pub fn forbid_contraction(words: &[u32]) -> Vec<u32> {
     // Opcodes (SPIR-V 1.0): the module's sections before its types, and
     // the float arithmetic whose result id is the instruction's third word.
@@ -211,7 +212,9 @@ pub fn forbid_contraction(words: &[u32]) -> Vec<u32> {
             types_start = Some(at);
         }
         if FLOAT_OPS.contains(&opcode) && count > 2 {
-            results.push(words[at + 2]);
+            if let Some(&id) = words.get(at + 2) {
+                results.push(id);
+            }
         }
         at += count.max(1);
     }
@@ -234,5 +237,23 @@ mod tests {
         assert_eq!(wgsl_constant("effort_limit"), "EFFORT_LIMIT");
         assert_eq!(wgsl_constant("IdealPd"), "IDEAL_PD");
         assert_eq!(kind_constant(KindId::DcMotor), "KIND_DC_MOTOR");
+    }
+
+    /// A decoration per float result, after the preamble (here a
+    /// capability) and before the first type; a truncated last
+    /// instruction is left alone.
+    #[test]
+    fn decorations_go_before_the_types() {
+        let header = [0x0723_0203, 0x0001_0000, 0, 100, 0];
+        let capability = [(2 << 16) | 17, 1];
+        let void = [(2 << 16) | 19, 5];
+        let fmul = [(5 << 16) | 133, 6, 7, 8, 9];
+        let module: Vec<u32> = [&header[..], &capability, &void, &fmul].concat();
+        let decorated = forbid_contraction(&module);
+        let decoration = [(3 << 16) | 71, 7, 42];
+        let want: Vec<u32> = [&header[..], &capability, &decoration, &void, &fmul].concat();
+        assert_eq!(decorated, want);
+        let truncated = &module[..module.len() - 3];
+        assert_eq!(forbid_contraction(truncated), truncated);
     }
 }
