@@ -829,43 +829,41 @@ fn reads_return_the_last_step_whatever_was_read_before_it() {
 }
 
 /// The command's upload buffers, used in turns: steps back to back with no
-/// read between them (so nothing waits for the device), a command and a
-/// ctrl past 1 MiB (written and read by rayon's threads), and delays of up
-/// to 3 steps, so a stale or lost upload of any recent step shows in the
-/// ctrl.
+/// read between them (so nothing waits for the device), a command under
+/// 1 MiB (written by the calling thread) and one past it with a ctrl past
+/// it too (written and read by rayon's threads), and delays of up to 3
+/// steps, so a stale or lost upload of any recent step shows in the ctrl.
 #[test]
 fn every_command_reaches_the_device_when_steps_run_back_to_back() {
     let Some(ctx) = gpu() else { return };
-    // 9216 × 29 × 4 B = 1.07 MB of ctrl.
-    let (num_envs, t) = (9216, 29);
-    let group = GroupCfg::new("legs", [".*"], IdealPdCfg::new(20.0, 0.5));
-    let group = group.with_delay(DelayCfg::new(0, 3));
-    let plan = Plan::new(
-        &crate::support::joints(t),
-        vec![group],
-        num_envs,
-        PlanOptions::default(),
-    )
-    .unwrap();
-    let mut reference = CpuBackend::new(plan.clone());
-    let mut subject = WgpuBackend::new(&ctx, plan).unwrap();
-    let mut rng = Rng(21);
-    let (mut want, mut got) = (vec![0.0; num_envs * t], vec![0.0; num_envs * t]);
-    // Reads after steps 6, 7 and 9 only.
-    for step in 0..10 {
-        let cmd = random_cmd(&mut rng, num_envs, t);
-        reference.step(&cmd).unwrap();
-        subject.step(&cmd).unwrap();
-        if [6, 7, 9].contains(&step) {
-            reference.read_ctrl(&mut want).unwrap();
-            subject.read_ctrl(&mut got).unwrap();
-            for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    Tolerance::GPU.accepts(g, w),
-                    "step {step}, env {}, target {}: wgpu {g:e}, cpu {w:e}",
-                    i / t,
-                    i % t
-                );
+    // Commands of 1024 × 29 × 20 B = 594 KB and 9216 × 29 × 20 B = 5.3 MB
+    // (its ctrl 1.07 MB).
+    for num_envs in [1024, 9216] {
+        let t = 29;
+        let group = GroupCfg::new("legs", [".*"], IdealPdCfg::new(20.0, 0.5));
+        let group = group.with_delay(DelayCfg::new(0, 3));
+        let robot = crate::support::joints(t);
+        let plan = Plan::new(&robot, vec![group], num_envs, PlanOptions::default()).unwrap();
+        let mut reference = CpuBackend::new(plan.clone());
+        let mut subject = WgpuBackend::new(&ctx, plan).unwrap();
+        let mut rng = Rng(21);
+        let (mut want, mut got) = (vec![0.0; num_envs * t], vec![0.0; num_envs * t]);
+        // Reads after steps 6, 7 and 9 only.
+        for step in 0..10 {
+            let cmd = random_cmd(&mut rng, num_envs, t);
+            reference.step(&cmd).unwrap();
+            subject.step(&cmd).unwrap();
+            if [6, 7, 9].contains(&step) {
+                reference.read_ctrl(&mut want).unwrap();
+                subject.read_ctrl(&mut got).unwrap();
+                for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        Tolerance::GPU.accepts(g, w),
+                        "{num_envs} envs, step {step}, env {}, target {}: wgpu {g:e}, cpu {w:e}",
+                        i / t,
+                        i % t
+                    );
+                }
             }
         }
     }

@@ -20,7 +20,7 @@ use sinew_core::{Error, Source};
 const SLOTS: usize = 2;
 /// Bytes one thread copies at a time.
 const CHUNK_BYTES: usize = 256 * 1024;
-/// Commands up to this size take `queue.write_buffer`. On lavapipe (2
+/// Command buffers up to this size take `queue.write_buffer`. On lavapipe (2
 /// cores), PD at 64 × 29 (a 37 KB command) stepped in 307–346 µs that way
 /// and 340–404 through these buffers, which map and unmap every step; at
 /// 256 × 29 (148 KB) 710–757 against 566–698, at 1024 × 29 1351–1456
@@ -35,8 +35,6 @@ pub(crate) struct Upload {
     /// [`SLOTS`] buffers, or none for a command up to [`RING_BYTES`].
     slots: Vec<Slot>,
     next: usize,
-    /// Whether the last [`Upload::stage`] filled `slots[next]`.
-    staged: bool,
 }
 
 struct Slot {
@@ -66,14 +64,13 @@ impl Upload {
         Upload {
             slots: (0..count).map(slot).collect(),
             next: 0,
-            staged: false,
         }
     }
 
     /// Writes each of `fields`, `stride` bytes apart, into `dst` from byte
-    /// 0 before `encoder`'s commands run: a command up to [`RING_BYTES`]
-    /// through `queue.write_buffer`, a larger one into the next buffer
-    /// here, with its copy recorded on `encoder`. Call
+    /// 0 before `encoder`'s commands run: through `queue.write_buffer` where
+    /// the command buffer is at most [`RING_BYTES`], else into the next
+    /// buffer here, with its copy recorded on `encoder`. Call
     /// [`Upload::submitted`] with the submission of `encoder`.
     pub(crate) fn stage(
         &mut self,
@@ -83,9 +80,7 @@ impl Upload {
         stride: usize,
         dst: &wgpu::Buffer,
     ) -> Result<(), Error> {
-        let total: usize = fields.iter().map(|f| f.len() * 4).sum();
-        self.staged = total > RING_BYTES && !self.slots.is_empty();
-        if !self.staged {
+        if self.slots.is_empty() {
             for (f, field) in fields.iter().enumerate() {
                 if !field.is_empty() {
                     queue.write_buffer(dst, (f * stride) as u64, bytemuck::cast_slice(field));
@@ -113,6 +108,7 @@ impl Upload {
                 });
             }
         }
+        let total: usize = fields.iter().map(|f| f.len() * 4).sum();
         let end = (fields.len().saturating_sub(1) * stride
             + fields.last().map_or(0, |f| f.len() * 4)) as u64;
         let bytes = end.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
@@ -121,24 +117,29 @@ impl Upload {
                 .buffer
                 .get_mapped_range_mut(..bytes)
                 .map_err(upload_error)?;
-            // Pieces of the view, each with the bytes it takes.
-            let mut rest = view.slice(..);
-            let mut at = 0;
-            let mut pieces = Vec::new();
-            for (f, field) in fields.iter().enumerate() {
-                let (_, tail) = rest.split_at(f * stride - at);
-                rest = tail;
-                at = f * stride;
-                for src in bytemuck::cast_slice::<f32, u8>(field).chunks(CHUNK_BYTES) {
-                    let (piece, tail) = rest.split_at(src.len());
-                    rest = tail;
-                    at += src.len();
-                    pieces.push(Piece(piece, src));
-                }
-            }
             if total <= SERIAL_BYTES {
-                pieces.into_iter().for_each(copy_piece);
+                for (f, field) in fields.iter().enumerate() {
+                    let src = bytemuck::cast_slice::<f32, u8>(field);
+                    view.slice(f * stride..f * stride + src.len())
+                        .copy_from_slice(src);
+                }
             } else {
+                // Pieces of the view, each with the bytes it takes (one
+                // small list a step, beside a copy past 1 MiB).
+                let mut rest = view.slice(..);
+                let mut at = 0;
+                let mut pieces = Vec::new();
+                for (f, field) in fields.iter().enumerate() {
+                    let (_, tail) = rest.split_at(f * stride - at);
+                    rest = tail;
+                    at = f * stride;
+                    for src in bytemuck::cast_slice::<f32, u8>(field).chunks(CHUNK_BYTES) {
+                        let (piece, tail) = rest.split_at(src.len());
+                        rest = tail;
+                        at += src.len();
+                        pieces.push(Piece(piece, src));
+                    }
+                }
                 pieces.into_par_iter().for_each(copy_piece);
             }
         }
@@ -151,10 +152,9 @@ impl Upload {
     /// Maps the buffer [`Upload::stage`] filled again once `submission`
     /// (the one that copies out of it) is done, and turns to the next.
     pub(crate) fn submitted(&mut self, submission: wgpu::SubmissionIndex) {
-        if !std::mem::take(&mut self.staged) {
+        let Some(slot) = self.slots.get_mut(self.next) else {
             return;
-        }
-        let slot = &mut self.slots[self.next];
+        };
         slot.pending = Some(submission);
         slot.request_map();
         self.next = (self.next + 1) % SLOTS;
