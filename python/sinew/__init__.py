@@ -32,6 +32,20 @@ def gpu_status() -> str:
     return _sinew.gpu_status()
 
 
+def set_cpu_spin_wait(seconds: float) -> None:
+    """How long the CPU step's other threads keep looking for work after a
+    step before they sleep (every engine in the process; 200 µs to start
+    with). A step that comes sooner starts on every thread at once, without
+    waiting tens of µs for a sleeping thread to wake; the cost is the other
+    cores busy for that long after each step. ``0`` lets them sleep at once."""
+    _sinew.set_cpu_spin_wait(seconds)
+
+
+def cpu_spin_wait() -> float:
+    """The CPU step's spin wait now in force, in seconds."""
+    return _sinew.cpu_spin_wait()
+
+
 __all__ = [
     "ConfigError",
     "CtrlColumn",
@@ -47,7 +61,9 @@ __all__ = [
     "ShapeError",
     "SinewError",
     "UnknownNameError",
+    "cpu_spin_wait",
     "gpu_status",
     "presets",
+    "set_cpu_spin_wait",
     *_kinds,
 ]

@@ -339,6 +339,24 @@ def test_threads_share_one_engine():
     assert not errors
 
 
+def test_cpu_spin_wait_is_set_checked_and_leaves_results_alone():
+    assert sinew.cpu_spin_wait() == pytest.approx(200e-6)
+    # A step big enough to run on several threads, with and without spin.
+    e = leg(num_envs=16384)
+    target = np.random.default_rng(0).uniform(-1, 1, (16384, 3)).astype(np.float32)
+    spun = e.step(position_target=target).copy()
+    try:
+        sinew.set_cpu_spin_wait(0.0)
+        assert sinew.cpu_spin_wait() == 0.0
+        np.testing.assert_array_equal(e.step(position_target=target), spun)
+        for bad in (-1e-6, float("nan"), float("inf")):
+            with pytest.raises(ValueError, match="set_cpu_spin_wait: seconds"):
+                sinew.set_cpu_spin_wait(bad)
+        assert sinew.cpu_spin_wait() == 0.0
+    finally:
+        sinew.set_cpu_spin_wait(200e-6)
+
+
 def test_kinds_module_is_generated_from_the_registry():
     gen = ROOT / "python" / "tools" / "gen_kinds.py"
     run = subprocess.run([sys.executable, str(gen), "--check"], capture_output=True, text=True)

@@ -273,26 +273,33 @@ impl CommandGen {
         }
         let lagging = self.spec.state.unwrap_or_default() == State::Lagging;
         let past = step.saturating_sub(self.lag_steps);
-        cmd.effort_target.fill(0.0);
         let rows = cmd
             .position_target
             .par_chunks_mut(t)
             .zip(cmd.velocity_target.par_chunks_mut(t))
+            .zip(cmd.effort_target.par_chunks_mut(t))
             .zip(cmd.pos.par_chunks_mut(t))
             .zip(cmd.vel.par_chunks_mut(t));
-        rows.enumerate().for_each(|(env, (((pt, vt), pos), vel))| {
-            for target in 0..t {
-                let (x, dx) = self.signal(step, env, target);
-                pt[target] = x as f32;
-                vt[target] = dx as f32;
-                let (q, dq) = if lagging {
-                    self.signal(past, env, target)
-                } else {
-                    (0.0, 0.0)
-                };
-                pos[target] = q as f32;
-                vel[target] = dq as f32;
-            }
+        // On the CPU step's own threads: its workers are still awake when
+        // the step comes, and each row waits in the cache of a core that
+        // steps (a GPU engine's upload reads the rows whichever wrote them).
+        sinew::CpuBackend::install(|| {
+            rows.enumerate()
+                .for_each(|(env, ((((pt, vt), et), pos), vel))| {
+                    et.fill(0.0);
+                    for target in 0..t {
+                        let (x, dx) = self.signal(step, env, target);
+                        pt[target] = x as f32;
+                        vt[target] = dx as f32;
+                        let (q, dq) = if lagging {
+                            self.signal(past, env, target)
+                        } else {
+                            (0.0, 0.0)
+                        };
+                        pos[target] = q as f32;
+                        vel[target] = dq as f32;
+                    }
+                })
         });
     }
 }

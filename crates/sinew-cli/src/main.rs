@@ -44,6 +44,10 @@ enum Command {
         /// Also run 20 steps on both the CPU and the GPU and report how far apart they are.
         #[arg(long)]
         compare: bool,
+        /// How long the CPU step's other threads keep looking for work after
+        /// a step before they sleep, in µs (default 200; 0 lets them sleep at once).
+        #[arg(long, value_name = "MICROSECONDS")]
+        spin_wait_us: Option<u64>,
     },
     /// The benchmark suite: µs per step per backend × kind × size, against measured bandwidth
     /// (and, on a GPU with timestamp queries, the GPU's own time per step apart from the
@@ -72,6 +76,10 @@ enum Command {
         /// Also write the results as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// How long the CPU step's other threads keep looking for work after
+        /// a step before they sleep, in µs (default 200; 0 lets them sleep at once).
+        #[arg(long, value_name = "MICROSECONDS")]
+        spin_wait_us: Option<u64>,
     },
     /// List the shipped robot presets and BAM's servo fits.
     Presets,
@@ -231,7 +239,9 @@ fn main_result() -> Result<ExitCode, CliError> {
             envs,
             steps,
             compare: check,
+            spin_wait_us,
         }) => {
+            set_spin_wait(spin_wait_us);
             let scenario = load(&scenario)?;
             let summary = run::run(&scenario, backend, envs, steps, out.as_deref(), true)?;
             print_run(&scenario, &summary);
@@ -246,7 +256,9 @@ fn main_result() -> Result<ExitCode, CliError> {
             targets,
             scenario,
             json,
+            spin_wait_us,
         }) => {
+            set_spin_wait(spin_wait_us);
             let gpu = sinew::GpuContext::shared();
             let backends: Vec<&str> = match backend {
                 BenchBackends::Cpu => vec!["cpu"],
@@ -649,6 +661,13 @@ fn verify_files(
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// `--spin-wait-us`, where given: the CPU step's spin wait.
+fn set_spin_wait(us: Option<u64>) {
+    if let Some(us) = us {
+        sinew::CpuBackend::set_spin_wait(std::time::Duration::from_micros(us));
+    }
 }
 
 fn main() -> ExitCode {

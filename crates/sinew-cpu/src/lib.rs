@@ -16,6 +16,7 @@
 //! ```
 
 mod io;
+mod pool;
 mod table;
 
 use io::{any_nonfinite, zeroed_bits, RunLaw, SlotRows};
@@ -227,7 +228,7 @@ type ChunkRows<'a> = (
 /// (`after_idle`, `hot`) on 2 cores: since the checks ride in the law's
 /// pass, PD and DC at 1024 × 29 are as fast or faster on one thread hot and
 /// 1.6–2× faster after idling; delayed columns at 512 × 29 are not
-/// (BENCHMARKS.md). With the step in the caller's own pool ([`POOL`]) the
+/// (BENCHMARKS.md). With the step in the caller's own pool ([`pool`]) the
 /// bound still holds: PD at 1024 × 12 took 3.1 µs on one thread and 5.1 µs
 /// with the bound at an eighth.
 const SERIAL_WORK: usize = 32 * 1024;
@@ -331,6 +332,59 @@ impl CpuBackend {
         }
     }
 
+    /// Runs `op` on the threads a step from this thread runs on (this
+    /// thread and the other workers of its rayon pool), which then stay
+    /// awake for the [spin wait](Self::set_spin_wait): rayon's parallel
+    /// iterators inside `op` use that pool. Write the next command here
+    /// (split over whole env rows, as the step splits its work), and the
+    /// rows wait in the caches of the cores that step them, with the pool's
+    /// workers still running when the step comes. Called from inside a
+    /// rayon pool, `op` runs there.
+    ///
+    /// ```
+    /// use rayon::prelude::*;
+    /// use sinew_cpu::CpuBackend;
+    ///
+    /// let (num_envs, num_targets) = (4096, 12);
+    /// let mut position_target = vec![0.0f32; num_envs * num_targets];
+    /// CpuBackend::install(|| {
+    ///     position_target
+    ///         .par_chunks_mut(num_targets)
+    ///         .enumerate()
+    ///         .for_each(|(env, row)| row.fill(env as f32 * 1e-4));
+    /// });
+    /// assert_eq!(position_target[num_targets], 1e-4);
+    /// ```
+    pub fn install<R: Send>(op: impl FnOnce() -> R + Send) -> R {
+        pool::install(op)
+    }
+
+    /// The spin wait a process starts with: 200 µs. On 2 cores, with the
+    /// next command written through [`install`](Self::install) between
+    /// steps (`sinew bench --scenario`, `after_work`), PD at 4096 × 29 took
+    /// 44–59 µs with 50–500 µs of spin against 72–90 µs with none (35–41 µs
+    /// hot): until a sleeping worker wakes, the caller runs its rows from
+    /// the other core's cache. OpenMP runtimes spin about as long by default.
+    pub const DEFAULT_SPIN_WAIT: std::time::Duration = pool::DEFAULT_SPIN_WAIT;
+
+    /// Sets how long, after a step run on several threads (or an
+    /// [`install`](Self::install)), the other workers of the step's pool
+    /// keep looking for work before they sleep, for every CPU backend in
+    /// the process; [`DEFAULT_SPIN_WAIT`](Self::DEFAULT_SPIN_WAIT) to start with. A
+    /// worker that has gone to sleep takes tens of µs to wake, so a step
+    /// that comes within the spin wait of the last one starts on every
+    /// thread at once; the cost is the other cores busy for that long after
+    /// each step. Zero lets them sleep at once; a caller whose own work
+    /// between steps needs every core may want that.
+    pub fn set_spin_wait(wait: std::time::Duration) {
+        pool::set_spin_wait(wait);
+    }
+
+    /// The spin wait now in force ([`set_spin_wait`](Self::set_spin_wait)).
+    pub fn spin_wait() -> std::time::Duration {
+        pool::spin_wait()
+    }
+
     /// The last step's `ctrl`, `(num_envs, num_ctrl)` row-major, without a copy.
     pub fn ctrl(&self) -> &[f32] {
         &self.ctrl
@@ -386,7 +440,7 @@ impl CpuBackend {
             plan.num_envs().max(1)
         } else {
             plan.num_envs()
-                .div_ceil(pool_threads() * 4)
+                .div_ceil(pool::threads() * 4)
                 .next_multiple_of(16)
         };
         let fields = 5 + usize::from(self.gather.scatter.is_some());
@@ -434,7 +488,7 @@ impl CpuBackend {
         let zeroed = if serial {
             chunked!(chunks_mut)
         } else {
-            on_own_pool(|| chunked!(par_chunks_mut))
+            pool::install(|| chunked!(par_chunks_mut))
         };
         self.nonfinite.clear();
         if zeroed > 0 {
@@ -474,41 +528,6 @@ fn prefetch(first: *const f32, len: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (first, len);
-}
-
-thread_local! {
-    /// The pool a step from this thread runs in: this thread as its first
-    /// worker and `rayon::current_num_threads() − 1` more. The step then
-    /// starts on the calling thread at once, and runs there whatever no
-    /// other worker has taken by the time it gets to it; a step sent to
-    /// rayon's global pool instead waits for a parked worker to wake, with
-    /// the caller a third thread on two cores (PD took 9 µs at 1100 × 29 on
-    /// one thread, 23–30 µs at 1150 × 29 through the global pool, 5–6 µs
-    /// in this pool). `None` where this thread is a rayon worker already:
-    /// its step runs in that pool. One pool per stepping thread, kept for
-    /// the thread's life (rayon leaks a pool's registry that uses its
-    /// building thread).
-    static POOL: Option<rayon::ThreadPool> = rayon::ThreadPoolBuilder::new()
-        .num_threads(rayon::current_num_threads())
-        .use_current_thread()
-        .build()
-        .ok();
-}
-
-/// Runs `op` in this thread's pool ([`POOL`]), or where it is.
-fn on_own_pool<R: Send>(op: impl FnOnce() -> R + Send) -> R {
-    POOL.with(|pool| match pool {
-        Some(pool) => pool.install(op),
-        None => op(),
-    })
-}
-
-/// The threads a step from this thread runs on.
-fn pool_threads() -> usize {
-    POOL.with(|pool| {
-        pool.as_ref()
-            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
-    })
 }
 
 /// Copies each piece `(c, r, len)` of [`Gather::pieces`]: with `push`,

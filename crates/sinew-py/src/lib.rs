@@ -749,6 +749,25 @@ fn gpu_status() -> String {
     sinew::gpu_status()
 }
 
+/// Sets how long, in seconds, the CPU step's other threads keep looking
+/// for work after a step before they sleep (every engine in the process).
+#[pyfunction]
+fn set_cpu_spin_wait(seconds: f64) -> PyResult<()> {
+    let wait = std::time::Duration::try_from_secs_f64(seconds).map_err(|_| {
+        PyValueError::new_err(format!(
+            "set_cpu_spin_wait: seconds must be finite and at least 0, got {seconds}"
+        ))
+    })?;
+    sinew::CpuBackend::set_spin_wait(wait);
+    Ok(())
+}
+
+/// The CPU step's spin wait now in force, in seconds.
+#[pyfunction]
+fn cpu_spin_wait() -> f64 {
+    sinew::CpuBackend::spin_wait().as_secs_f64()
+}
+
 /// The compiled module.
 #[pymodule]
 fn _sinew(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -756,6 +775,8 @@ fn _sinew(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kinds, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(gpu_status, m)?)?;
+    m.add_function(wrap_pyfunction!(set_cpu_spin_wait, m)?)?;
+    m.add_function(wrap_pyfunction!(cpu_spin_wait, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
