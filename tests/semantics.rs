@@ -10,6 +10,7 @@ use sinew::{
 };
 
 use crate::support::{backends, joints};
+use std::time::Duration;
 
 /// The DC motor the path-agreement tests share.
 fn test_dc() -> DcMotorCfg {
@@ -830,7 +831,15 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
                 }
             }
         }
-        for ((_, _, e), cmd) in engines.iter_mut().zip(&cmds) {
+        for (k, ((_, _, e), cmd)) in engines.iter_mut().zip(&cmds).enumerate() {
+            // A small step runs one chunk per thread while the pool's other
+            // workers spin (just after an `install`), else on this thread
+            // alone (once the spin wait has passed): the layouts take turns.
+            if (k + step as usize) % 2 == 0 {
+                CpuBackend::install(|| ());
+            } else {
+                std::thread::sleep(CpuBackend::spin_wait() + Duration::from_micros(100));
+            }
             e.step(cmd).unwrap();
         }
         // Each engine's values by joint (a group's targets come in the

@@ -85,8 +85,9 @@ pub struct CpuBackend {
     /// ([`StepInputs::one_run`]); otherwise, and for every other plan, the
     /// chunk goes as tiles.
     one_run: bool,
-    /// Whether a step runs on the caller's thread alone ([`SERIAL_WORK`]).
-    serial: bool,
+    /// Whether a step is small enough for the caller's thread alone when
+    /// the pool's other workers sleep ([`SERIAL_WORK`]).
+    small: bool,
     /// Env rows per tile: [`TILE`], or up to `4 × TILE` ([`STAGED`]).
     tile_envs: usize,
 }
@@ -220,8 +221,9 @@ type ChunkRows<'a> = (
 );
 
 /// A plan on the tile paths whose step weighs at most this much runs on the
-/// caller's thread: waking the pool's parked workers after the simulator's
-/// own step costs more (tens of µs) than such a step on one thread. The
+/// caller's thread when the pool's other workers sleep: waking them after
+/// the simulator's own step costs more (tens of µs) than such a step on one
+/// thread. (When they are still spinning, it runs one chunk per thread.) The
 /// weight is `num_envs × (num_ctrl + 2 × delayed columns)`: a delayed
 /// column's ring push and read make its step slower, and its share of the
 /// work parallelizes well. Measured with `sinew bench --scenario`
@@ -284,7 +286,7 @@ impl CpuBackend {
         let params = per_env(&defaults, num_envs, num_ctrl);
         let delayed: usize = plan.buffers().iter().map(|b| b.cmd_columns.len()).sum();
         let weight = num_ctrl * if heavy { HEAVY } else { 1 } + 2 * delayed;
-        let serial = num_envs.saturating_mul(weight) <= SERIAL_WORK;
+        let small = num_envs.saturating_mul(weight) <= SERIAL_WORK;
         // Per stretch of ctrl columns with as many slots (a run may join
         // groups of one kind whose settings give them different counts).
         let mut commits: Vec<(usize, usize, usize)> = Vec::new();
@@ -304,7 +306,7 @@ impl CpuBackend {
         };
         CpuBackend {
             one_run,
-            serial,
+            small,
             tile_envs,
             ctrl: Table::zeros(num_envs * num_ctrl),
             params,
@@ -432,17 +434,27 @@ impl CpuBackend {
         let num_buffers = plan.buffers().len().max(1);
         let effort_width = plan.mj().effort_width().max(1);
         let one_run = self.one_run;
-        let serial = self.serial;
-        // A few chunks per thread: enough to balance, few enough to amortize
-        // (one on the caller's thread alone); a multiple of 16 envs, so each
-        // chunk's rows start on a cache line.
-        let chunk = if serial {
-            plan.num_envs().max(1)
+        // A few chunks per thread: enough to balance, few enough to amortize;
+        // a multiple of 16 envs, so each chunk's rows start on a cache line.
+        // A small step runs on the caller's thread alone, unless the pool's
+        // other workers are still spinning from the last step (or the
+        // caller's own work, [`CpuBackend::install`]): then it takes one
+        // chunk per thread, each mostly the rows that thread last touched.
+        let per_thread = if !self.small {
+            4
+        } else if pool::awake() {
+            1
         } else {
-            plan.num_envs()
-                .div_ceil(pool::threads() * 4)
-                .next_multiple_of(16)
+            0
         };
+        let chunk = match per_thread {
+            0 => plan.num_envs().max(1),
+            n => plan
+                .num_envs()
+                .div_ceil(pool::threads() * n)
+                .next_multiple_of(16),
+        };
+        let serial = chunk >= plan.num_envs();
         let fields = 5 + usize::from(self.gather.scatter.is_some());
         let tile_stride = fields * self.tile_envs.min(chunk) * num_ctrl;
         let lags_stride = self.tile_envs.min(chunk);

@@ -93,6 +93,18 @@ pub(crate) fn threads() -> usize {
     })
 }
 
+/// Whether this thread's pool has every other worker spinning.
+pub(crate) fn awake() -> bool {
+    POOL.with(|p| {
+        p.as_ref().is_some_and(|p| {
+            let others = p.pool.current_num_threads().saturating_sub(1);
+            others > 0
+                && p.awake.spinning.load(Relaxed) >= others
+                && now_ns() < p.awake.until.load(Relaxed)
+        })
+    })
+}
+
 /// Nanoseconds since the first call in the process.
 fn now_ns() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
