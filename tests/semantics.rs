@@ -835,7 +835,7 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
             // A small step runs one chunk per thread while the pool's other
             // workers spin (just after an `install`), else on this thread
             // alone (once the spin wait has passed): the layouts take turns.
-            if (k + step as usize) % 2 == 0 {
+            if (k + step as usize).is_multiple_of(2) {
                 CpuBackend::install(|| ());
             } else {
                 std::thread::sleep(CpuBackend::spin_wait() + Duration::from_micros(100));
