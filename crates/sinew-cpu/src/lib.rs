@@ -88,6 +88,8 @@ pub struct CpuBackend {
     /// Whether a step is small enough for the caller's thread alone when
     /// the pool's other workers sleep ([`SERIAL_WORK`]).
     small: bool,
+    /// Whether a step is too small to gain from more threads at all ([`FAN_WORK`]).
+    tiny: bool,
     /// Env rows per tile: [`TILE`], or up to `4 × TILE` ([`STAGED`]).
     tile_envs: usize,
 }
@@ -235,6 +237,12 @@ type ChunkRows<'a> = (
 /// with the bound at an eighth.
 const SERIAL_WORK: usize = 32 * 1024;
 
+/// A step lighter than this (in [`SERIAL_WORK`]'s weight) runs on the
+/// caller's thread even while the pool's other workers spin: on 2 cores, PD
+/// at 512 × 12 took 3.0–3.2 µs as one chunk per thread against 2.5 µs on
+/// one thread; at 1024 × 12, 4.2–4.6 µs against 4.9–5.2 (BENCHMARKS.md).
+const FAN_WORK: usize = 8 * 1024;
+
 /// The weight of a column of a kind with state or planes in [`SERIAL_WORK`]:
 /// such laws (servos, muscles, MuJoCo 4's kinds) cost 30–80× PD's time per
 /// element (`sinew bench`), so only tiny steps of them stay on one thread.
@@ -287,6 +295,7 @@ impl CpuBackend {
         let delayed: usize = plan.buffers().iter().map(|b| b.cmd_columns.len()).sum();
         let weight = num_ctrl * if heavy { HEAVY } else { 1 } + 2 * delayed;
         let small = num_envs.saturating_mul(weight) <= SERIAL_WORK;
+        let tiny = num_envs.saturating_mul(weight) < FAN_WORK;
         // Per stretch of ctrl columns with as many slots (a run may join
         // groups of one kind whose settings give them different counts).
         let mut commits: Vec<(usize, usize, usize)> = Vec::new();
@@ -307,6 +316,7 @@ impl CpuBackend {
         CpuBackend {
             one_run,
             small,
+            tiny,
             tile_envs,
             ctrl: Table::zeros(num_envs * num_ctrl),
             params,
@@ -442,7 +452,7 @@ impl CpuBackend {
         // chunk per thread, each mostly the rows that thread last touched.
         let per_thread = if !self.small {
             4
-        } else if pool::awake() {
+        } else if !self.tiny && pool::awake() {
             1
         } else {
             0
