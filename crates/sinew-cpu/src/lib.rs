@@ -374,9 +374,9 @@ impl CpuBackend {
     /// The spin wait a process starts with: 200 µs. On 2 cores, with the
     /// next command written through [`install`](Self::install) between
     /// steps (`sinew bench --scenario`, `after_work`), PD at 4096 × 29 took
-    /// 44–59 µs with 50–500 µs of spin against 72–90 µs with none (35–41 µs
-    /// hot): until a sleeping worker wakes, the caller runs its rows from
-    /// the other core's cache. OpenMP runtimes spin about as long by default.
+    /// 52–58 µs with it against 79–87 µs with none (39–51 µs hot): until a
+    /// sleeping worker wakes, the caller runs its rows from the other
+    /// core's cache (BENCHMARKS.md). OpenMP runtimes spin about as long.
     pub const DEFAULT_SPIN_WAIT: std::time::Duration = pool::DEFAULT_SPIN_WAIT;
 
     /// Sets how long, after a step run on several threads (or an
@@ -449,20 +449,18 @@ impl CpuBackend {
         // A small step runs on the caller's thread alone, unless the pool's
         // other workers are still spinning from the last step (or the
         // caller's own work, [`CpuBackend::install`]): then it takes one
-        // chunk per thread, each mostly the rows that thread last touched.
-        let per_thread = if !self.small {
-            4
-        } else if !self.tiny && pool::awake() {
-            1
-        } else {
-            0
+        // chunk per thread. A tiny step always runs on the caller's thread.
+        let split = |per_thread: usize| {
+            plan.num_envs()
+                .div_ceil(pool::threads() * per_thread)
+                .next_multiple_of(16)
         };
-        let chunk = match per_thread {
-            0 => plan.num_envs().max(1),
-            n => plan
-                .num_envs()
-                .div_ceil(pool::threads() * n)
-                .next_multiple_of(16),
+        let chunk = if !self.small {
+            split(4)
+        } else if !self.tiny && pool::awake() {
+            split(1)
+        } else {
+            plan.num_envs().max(1)
         };
         let serial = chunk >= plan.num_envs();
         let fields = 5 + usize::from(self.gather.scatter.is_some());

@@ -37,7 +37,7 @@ struct StepPool {
 /// When the pool's other workers may sleep, and how many spin jobs are out.
 #[derive(Default)]
 struct Awake {
-    /// Nanoseconds since [`epoch`] until which the workers spin.
+    /// The time ([`now_ns`]) until which the workers spin.
     until: AtomicU64,
     /// Spin jobs spawned and not yet returned.
     spinning: AtomicUsize,
@@ -69,11 +69,9 @@ thread_local! {
 
 /// Runs `op` on the threads a step from this thread runs on: this thread
 /// and the other workers of its pool, which then spin for the
-/// [`spin_wait`]. Rayon's parallel iterators inside `op` use that pool. A
-/// caller that writes the next command (or does other per-env work) here,
-/// split over env rows as the step splits them, leaves each row in the
-/// cache of the core that steps it, with the workers awake for the step.
-/// Called from a rayon worker, `op` runs where it is.
+/// [`spin_wait`]. Rayon's parallel iterators inside `op` use that pool
+/// ([`crate::CpuBackend::install`]). Called from a rayon worker, `op` runs
+/// where it is.
 pub(crate) fn install<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     POOL.with(|step_pool| match step_pool {
         Some(p) => {
