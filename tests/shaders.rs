@@ -451,8 +451,9 @@ fn the_spirv_forbids_contraction_of_every_float_multiply_add_and_subtract() {
     const OP_TYPE_VOID: u32 = 19;
     const OP_DECORATE: u32 = 71;
     const NO_CONTRACTION: u32 = 42;
-    const FLOAT_OPS: [u32; 4] = [129, 131, 133, 142]; // FAdd, FSub, FMul, VectorTimesScalar
-                                                      // (offset, opcode, word count) of each instruction after the header.
+    // FAdd, FSub, FMul, VectorTimesScalar.
+    const FLOAT_OPS: [u32; 4] = [129, 131, 133, 142];
+    // (offset, opcode, word count) of each instruction after the header.
     let instructions = |words: &[u32]| {
         let mut out = Vec::new();
         let mut at = 5;

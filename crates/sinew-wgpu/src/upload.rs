@@ -117,30 +117,14 @@ impl Upload {
                 .buffer
                 .get_mapped_range_mut(..bytes)
                 .map_err(upload_error)?;
-            if total <= SERIAL_BYTES {
-                for (f, field) in fields.iter().enumerate() {
-                    let src = bytemuck::cast_slice::<f32, u8>(field);
-                    view.slice(f * stride..f * stride + src.len())
-                        .copy_from_slice(src);
+            for (f, field) in fields.iter().enumerate() {
+                let src = bytemuck::cast_slice::<f32, u8>(field);
+                let mut piece = view.slice(f * stride..f * stride + src.len());
+                if total <= SERIAL_BYTES {
+                    piece.copy_from_slice(src);
+                } else {
+                    copy_piece(Piece(piece, src));
                 }
-            } else {
-                // Pieces of the view, each with the bytes it takes (one
-                // small list a step, beside a copy past 1 MiB).
-                let mut rest = view.slice(..);
-                let mut at = 0;
-                let mut pieces = Vec::new();
-                for (f, field) in fields.iter().enumerate() {
-                    let (_, tail) = rest.split_at(f * stride - at);
-                    rest = tail;
-                    at = f * stride;
-                    for src in bytemuck::cast_slice::<f32, u8>(field).chunks(CHUNK_BYTES) {
-                        let (piece, tail) = rest.split_at(src.len());
-                        rest = tail;
-                        at += src.len();
-                        pieces.push(Piece(piece, src));
-                    }
-                }
-                pieces.into_par_iter().for_each(copy_piece);
             }
         }
         slot.buffer.unmap();
@@ -191,12 +175,23 @@ struct Piece<'a>(wgpu::WriteOnly<'a, [u8]>, &'a [u8]);
 // SAFETY: a `WriteOnly<[u8]>` is a unique pointer to the bytes it may write,
 // like `&mut [u8]`, which is `Send`; wgpu implements `Send` for
 // `WriteOnly<T>` with `T: Send` and an implicit `T: Sized`, which leaves
-// slices out. The pieces do not overlap (`split_at` made them), and the
-// mapping outlives them (the view is dropped after they are written).
+// slices out. The pieces do not overlap (one field's range of the view,
+// halved by `split_at`), and the mapping outlives them (`copy_piece`
+// returns once every half is written, before the view is dropped).
 unsafe impl Send for Piece<'_> {}
 
+/// Copies a piece's bytes into it: halves on rayon's threads (by
+/// `rayon::join`, nothing allocated) down to [`CHUNK_BYTES`].
 fn copy_piece(Piece(mut piece, src): Piece<'_>) {
-    piece.copy_from_slice(src);
+    if src.len() <= CHUNK_BYTES {
+        piece.copy_from_slice(src);
+        return;
+    }
+    let half = src.len() / 2;
+    let (low, high) = piece.split_at(half);
+    let (src_low, src_high) = src.split_at(half);
+    let (low, high) = (Piece(low, src_low), Piece(high, src_high));
+    rayon::join(move || copy_piece(low), move || copy_piece(high));
 }
 
 /// A failed map or wait of an upload buffer.
