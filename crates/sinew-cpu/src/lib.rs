@@ -550,6 +550,70 @@ fn prefetch(first: *const f32, len: usize) {
     let _ = (first, len);
 }
 
+/// Where [`delay_row`] reads the targets it pushes and writes the
+/// delayed ones, for the `n` envs of a tile.
+struct TileTargets {
+    /// Per target field: the tile's first env's row of it, `n × nc`
+    /// values (of the command, or of the tile where it holds a copy).
+    pushed: [*const f32; 3],
+    /// The tile, `[field][env][ctrl]`: its first three fields take each
+    /// env's delayed frame.
+    tile: *mut f32,
+    n: usize,
+    nc: usize,
+}
+
+/// Env row `i` of a tile (with `targets`) in one buffer (with its
+/// [`Gather::pieces`]), after [`StepInputs::delay_state`]: its targets
+/// pushed into its ring (every slot on the first push after a reset), its
+/// delayed frame (at slot `read`) read back into the tile. The copies go
+/// through pointers checked once: slicing each of them took a seventh of
+/// the delayed step's instructions (callgrind).
+///
+/// # Safety
+/// `targets` points into live tables: three fields of `n × nc` values
+/// from each `pushed` pointer, five from `tile`, which no other reference
+/// overlaps but for the copies `pushed` may point to; the pieces lie in
+/// a row of `nc` values and in a field of the buffer's columns
+/// ([`Gather::new`]).
+#[inline(always)]
+unsafe fn delay_row(
+    i: usize,
+    targets: &TileTargets,
+    (buffer, pieces): (&DelayBuffer, &[(usize, usize, usize)]),
+    ring: &mut [f32],
+    state: &DelayState,
+    read: u32,
+) {
+    let TileTargets { n, nc, .. } = *targets;
+    let cols = buffer.cmd_columns.len();
+    let frame_len = 3 * cols;
+    let head = state.head;
+    assert!(i < n && ring.len() == buffer.ring_len());
+    assert!(head < buffer.params.len && read < buffer.params.len);
+    // SAFETY: a frame of `frame_len` values at a slot below the buffer's
+    // length lies in its ring; each piece lies in row `i < n` of a field
+    // (the caller's) and in a field of `cols`; the ring is apart from
+    // the tile and the command.
+    unsafe {
+        let frame = ring.as_mut_ptr().add(head as usize * frame_len);
+        for (f, src) in targets.pushed.iter().enumerate() {
+            copy_pieces(pieces, src.add(i * nc), frame.add(f * cols), true);
+        }
+    }
+    if buffer.params.filling(state) {
+        backfill(ring, frame_len);
+    }
+    // SAFETY: as above.
+    unsafe {
+        let frame = ring.as_ptr().add(read as usize * frame_len);
+        for f in 0..3 {
+            let dst = targets.tile.add((f * n + i) * nc);
+            copy_pieces(pieces, frame.add(f * cols), dst, false);
+        }
+    }
+}
+
 /// Copies each piece `(c, r, len)` of [`Gather::pieces`]: with `push`,
 /// `len` values from `src + c` to `dst + r` (a row into a ring field),
 /// else from `src + r` to `dst + c`. A single piece (a buffer's columns in
@@ -567,11 +631,51 @@ unsafe fn copy_pieces(
     let copy = |&(c, r, len): &(usize, usize, usize)| {
         let (from, to) = if push { (c, r) } else { (r, c) };
         // SAFETY: the caller's.
-        unsafe { std::ptr::copy_nonoverlapping(src.add(from), dst.add(to), len) };
+        unsafe { copy_floats(src.add(from), dst.add(to), len) };
     };
     match pieces {
         [piece] => copy(piece),
         _ => pieces.iter().for_each(copy),
+    }
+}
+
+/// Copies `len` values from `src` to `dst`, inlined: a row of up to 32
+/// values (a joint group's frame field) as two fixed-size copies that may
+/// overlap each other in `dst` (both write the same values there), not a
+/// call into the C library's `memcpy`, whose call and size dispatch cost
+/// more than copying a row of 12 or 29 values.
+///
+/// # Safety
+/// `len` values lie at `src` and at `dst`, which do not overlap.
+#[inline(always)]
+unsafe fn copy_floats(src: *const f32, dst: *mut f32, len: usize) {
+    /// `N` values, as one unaligned load and store of an array.
+    #[inline(always)]
+    unsafe fn fixed<const N: usize>(src: *const f32, dst: *mut f32) {
+        // SAFETY: the caller's.
+        unsafe {
+            dst.cast::<[f32; N]>()
+                .write_unaligned(src.cast::<[f32; N]>().read_unaligned())
+        };
+    }
+    /// The first and the last `N` of `len` (`N ≤ len ≤ 2N`) values.
+    #[inline(always)]
+    unsafe fn ends<const N: usize>(src: *const f32, dst: *mut f32, len: usize) {
+        // SAFETY: the caller's.
+        unsafe {
+            fixed::<N>(src, dst);
+            fixed::<N>(src.add(len - N), dst.add(len - N));
+        }
+    }
+    // SAFETY (each arm): the caller's, with `len` in the arm's range.
+    unsafe {
+        match len {
+            16..=32 => ends::<16>(src, dst, len),
+            8..=15 => ends::<8>(src, dst, len),
+            4..=7 => ends::<4>(src, dst, len),
+            0..=3 => (0..len).for_each(|k| *dst.add(k) = *src.add(k)),
+            _ => std::ptr::copy_nonoverlapping(src, dst, len),
+        }
     }
 }
 
@@ -1088,24 +1192,46 @@ impl StepInputs<'_> {
                 // `AHEAD` envs before its copies, fetching the ring frames
                 // it will write and read, so the copies find them on the
                 // way (several envs' misses in flight at once, not one
-                // env's at a time).
+                // env's at a time). Each env pushes its rows of the
+                // command or, where copied, of the tile, and its delayed
+                // frame goes into the tile's target fields (pointers all
+                // from the one `&mut` tile: the reads overwrite what the
+                // pushes read).
+                assert!(5 * n * nc <= tile.len());
+                let at = tile.as_mut_ptr();
+                let targets = TileTargets {
+                    pushed: std::array::from_fn(|f| match self.gather.copied[f] {
+                        // SAFETY: field `f < 5` of the tile (asserted).
+                        true => unsafe { at.add(f * n * nc) }.cast_const(),
+                        false => self.cmd[f][e0 * nc..(e0 + n) * nc].as_ptr(),
+                    }),
+                    tile: at,
+                    n,
+                    nc,
+                };
                 let buffers = plan.buffers().iter().zip(&self.gather.lag_keys);
                 for (b, ((buffer, &keys), pieces)) in buffers.zip(&self.gather.pieces).enumerate() {
-                    let lags = &mut rows.lags[..n];
-                    (buffer.params).candidates(keys, e0 as u32, self.step, lags);
-                    let lags = &*lags;
+                    // Each env's lag candidate, then (from its push and lag
+                    // draw on) the slot of its delayed frame.
+                    let slots = &mut rows.lags[..n];
+                    (buffer.params).candidates(keys, e0 as u32, self.step, slots);
                     let ring_at = |env: usize| (local + env) * ring_stride + buffer.ring_offset;
                     let ring_len = buffer.ring_len();
                     for j in 0..n + AHEAD {
                         if j < n && tile_flags[j] == 0 {
                             let ring = &rows.ring[ring_at(j)..][..ring_len];
                             let state = &mut rows.states[(local + j) * num_buffers + b];
-                            self.delay_state(e0 + j, buffer, keys, ring, state, lags[j]);
+                            slots[j] =
+                                self.delay_state(e0 + j, buffer, keys, ring, state, slots[j]);
                         }
                         if let Some(i) = j.checked_sub(AHEAD).filter(|&i| tile_flags[i] == 0) {
                             let ring = &mut rows.ring[ring_at(i)..][..ring_len];
                             let state = &rows.states[(local + i) * num_buffers + b];
-                            self.delay_row(e0 + i, n, i, tile, (buffer, pieces), ring, state);
+                            // SAFETY: `targets` is of this tile's fields and
+                            // command rows, which outlive the loop.
+                            unsafe {
+                                delay_row(i, &targets, (buffer, pieces), ring, state, slots[i])
+                            };
                         }
                     }
                 }
@@ -1324,7 +1450,8 @@ impl StepInputs<'_> {
     /// Env `env`'s push and lag draw in `buffer` (`keys` its lag keys,
     /// `ring` and `state` the env's ring and state in it, `candidate` its
     /// lag candidate), with a prefetch of each ring frame that
-    /// [`Self::delay_row`] then writes and reads.
+    /// [`delay_row`] then writes and reads; returns the slot of its
+    /// delayed frame ([`DelayParams::read_slot`](sinew_core::delay::DelayParams::read_slot)).
     #[inline(always)]
     fn delay_state(
         &self,
@@ -1334,7 +1461,7 @@ impl StepInputs<'_> {
         ring: &[f32],
         state: &mut DelayState,
         candidate: u32,
-    ) {
+    ) -> u32 {
         let frame_len = 3 * buffer.cmd_columns.len();
         let slot = buffer.params.push(state);
         let (e, step) = (env as u32, self.step);
@@ -1346,63 +1473,7 @@ impl StepInputs<'_> {
                 frame_len,
             );
         }
-    }
-
-    /// Env `env`'s ring in `buffer` (with its [`Gather::pieces`]) after
-    /// [`Self::delay_state`] (env row `i` of a tile of `n`; `ring` and
-    /// `state` its ring and state in the buffer): its targets pushed into
-    /// the ring (every slot on the first push after a reset), its delayed
-    /// frame read back into the tile. The copies go through pointers
-    /// checked once: slicing each of them took a seventh of the delayed
-    /// step's instructions (callgrind).
-    #[allow(clippy::too_many_arguments, reason = "one env's row of each table")]
-    #[inline(always)]
-    fn delay_row(
-        &self,
-        env: usize,
-        n: usize,
-        i: usize,
-        tile: &mut [f32],
-        (buffer, pieces): (&DelayBuffer, &[(usize, usize, usize)]),
-        ring: &mut [f32],
-        state: &DelayState,
-    ) {
-        let nc = self.plan.num_ctrl();
-        let cols = buffer.cmd_columns.len();
-        let frame_len = 3 * cols;
-        let (head, read) = (state.head, buffer.params.read_slot(state));
-        assert!(i < n && 3 * n * nc <= tile.len() && ring.len() == buffer.ring_len());
-        assert!(head < buffer.params.len && read < buffer.params.len);
-        // SAFETY: a frame of `frame_len` values at a slot below the
-        // buffer's length lies in its ring; each piece `(c, r, len)` has
-        // `c + len ≤ nc` and `r + len ≤ cols` ([`Gather::new`]), so it lies
-        // in a row of `nc` values (a row of the tile or the command, sliced
-        // by `tile_row`, or row `i < n` of a tile field, asserted) and in a
-        // field of `cols`; the tile, the command and the ring are three
-        // allocations.
-        unsafe {
-            let frame = ring.as_mut_ptr().add(head as usize * frame_len);
-            for f in 0..3 {
-                let src = self.tile_row(tile, f, n, env - i, i).as_ptr();
-                copy_pieces(pieces, src, frame.add(f * cols), true);
-            }
-        }
-        if buffer.params.filling(state) {
-            backfill(ring, frame_len);
-        }
-        let tile = tile.as_mut_ptr();
-        // SAFETY: as above.
-        unsafe {
-            let frame = ring.as_ptr().add(read as usize * frame_len);
-            for f in 0..3 {
-                copy_pieces(
-                    pieces,
-                    frame.add(f * cols),
-                    tile.add((f * n + i) * nc),
-                    false,
-                );
-            }
-        }
+        read
     }
 
     /// One law over one contiguous run of one env (or, on the whole-chunk
