@@ -32,6 +32,8 @@ pub(crate) fn spin_wait() -> Duration {
 struct StepPool {
     pool: rayon::ThreadPool,
     awake: Arc<Awake>,
+    /// When ([`now_ns`]) the last step noted by [`step_ended`] ended.
+    last_step: Cell<Option<u64>>,
 }
 
 /// When the pool's other workers may sleep, and how many spin jobs are out.
@@ -60,7 +62,11 @@ thread_local! {
         .use_current_thread()
         .build()
         .ok()
-        .map(|pool| StepPool { pool, awake: Arc::default() });
+        .map(|pool| StepPool {
+            pool,
+            awake: Arc::default(),
+            last_step: Cell::new(None),
+        });
 
     /// Whether this worker is in a spin job (one it picks up while spinning
     /// returns at once).
@@ -101,6 +107,25 @@ pub(crate) fn awake() -> bool {
                 && now_ns() < p.awake.until.load(Relaxed)
         })
     })
+}
+
+/// Notes that a step from this thread, big enough to gain from the pool's
+/// other workers, has ended; `alone`: it ran on this thread alone (they
+/// were asleep). When the step before it ended less than the spin wait
+/// ago (a caller stepping back to back), such a step sends them spin jobs,
+/// so that the next step finds them awake and runs on every thread; steps
+/// further apart wake nobody (a wake costs the caller's thread more than
+/// the step would gain).
+pub(crate) fn step_ended(alone: bool) {
+    POOL.with(|p| {
+        if let Some(p) = p {
+            let now = now_ns();
+            let last = p.last_step.replace(Some(now));
+            if alone && last.is_some_and(|last| now - last < SPIN_NS.load(Relaxed)) {
+                p.keep_awake();
+            }
+        }
+    });
 }
 
 /// Nanoseconds since the first call in the process.
@@ -174,7 +199,7 @@ mod tests {
     }
 
     #[test]
-    fn install_runs_on_the_step_pool_whose_workers_spin_and_then_stop() {
+    fn install_and_steps_back_to_back_spin_the_step_pool_whose_workers_then_stop() {
         // The only test that sets the process-wide spin wait (this binary's
         // other tests do not step).
         set_spin_wait(Duration::from_millis(5));
@@ -194,9 +219,27 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(spinning(), 0);
+        // A step run alone sends none when the step before it ended longer
+        // than the spin wait ago, and one to each other worker when it
+        // ended within the wait; a step run on the pool's threads is noted
+        // without sending more (it spins them itself).
+        step_ended(true);
+        std::thread::sleep(Duration::from_millis(10));
+        step_ended(true);
+        assert_eq!(spinning(), 0);
+        step_ended(false);
+        assert_eq!(spinning(), 0);
+        step_ended(true);
+        assert_eq!(spinning(), pool_threads - 1);
+        while spinning() > 0 && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(spinning(), 0);
         // With no spin wait, no spin job is sent.
         set_spin_wait(Duration::ZERO);
         install(|| ());
+        step_ended(true);
+        step_ended(true);
         assert_eq!(spinning(), 0);
         set_spin_wait(DEFAULT_SPIN_WAIT);
     }
