@@ -37,7 +37,9 @@ def set_cpu_spin_wait(seconds: float) -> None:
     step before they sleep (every engine in the process; 200 µs to start
     with). A step that comes sooner starts on every thread at once, without
     waiting tens of µs for a sleeping thread to wake; the cost is the other
-    cores busy for that long after each step. ``0`` lets them sleep at once."""
+    cores busy for that long after each step; a small step (run on one
+    thread while they sleep) that comes within the wait of the step before
+    wakes them for the next. ``0`` lets them sleep at once."""
     _sinew.set_cpu_spin_wait(seconds)
 
 
