@@ -228,9 +228,8 @@ type ChunkRows<'a> = (
 /// thread. (When they are still spinning, it runs one chunk per thread;
 /// when it comes within the spin wait of the step before, it wakes them
 /// for the next.) The weight is `num_envs × (num_ctrl + 2 × delayed
-/// columns)`: a delayed
-/// column's ring push and read make its step slower, and its share of the
-/// work parallelizes well. Measured with `sinew bench --scenario`
+/// columns)`: a delayed column's ring push and read make its step slower,
+/// and its share of the work parallelizes well. Measured with `sinew bench --scenario`
 /// (`after_idle`, `hot`) on 2 cores: since the checks ride in the law's
 /// pass, PD and DC at 1024 × 29 are as fast or faster on one thread hot and
 /// 1.6–2× faster after idling; delayed columns at 512 × 29 are not
@@ -391,8 +390,9 @@ impl CpuBackend {
     /// each step. A step small enough to run on the caller's thread alone
     /// while they sleep wakes them when it comes within the spin wait of
     /// the step before, so that steps back to back run on every thread
-    /// (PD at 1024 × 29 on 2 cores: 7.5 µs a step against 11). Zero lets them sleep at once; a caller whose own work
-    /// between steps needs every core may want that.
+    /// (PD at 1024 × 29 on 2 cores: 7.5 µs a step against 11). Zero lets
+    /// them sleep at once; a caller whose own work between steps needs
+    /// every core may want that.
     pub fn set_spin_wait(wait: std::time::Duration) {
         pool::set_spin_wait(wait);
     }
@@ -1356,9 +1356,8 @@ impl StepInputs<'_> {
 
     /// Env `e0 + i`'s values of field `f` in ctrl order: its row of the
     /// tile (`n` envs from `e0`) or, where the tile holds no copy of the
-    /// field ([`Gather::copied`]), of the command. ([`Self::tile_field`]'s
-    /// row, sliced once: through the field it cost the delay's pushes 6 %
-    /// more instructions.)
+    /// field ([`Gather::copied`]), of the command ([`Self::tile_field`]'s
+    /// row, sliced once).
     #[inline(always)]
     fn tile_row<'t>(
         &'t self,
