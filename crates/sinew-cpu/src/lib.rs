@@ -456,17 +456,20 @@ impl CpuBackend {
         // caller's own work, [`CpuBackend::install`]): then it takes one
         // chunk per thread. A small step run alone within the spin wait of
         // the last step wakes them for the next one ([`pool::step_ended`]),
-        // so small steps back to back run on every thread. A tiny step
-        // always runs on the caller's thread.
-        let split = |per_thread: usize| {
-            plan.num_envs()
-                .div_ceil(pool::threads() * per_thread)
-                .next_multiple_of(16)
-        };
+        // so small steps back to back run on every thread. Of one chunk per
+        // thread, the first (the caller's) is a sixteenth larger than an
+        // even share and the last smaller: the other workers start theirs
+        // a few tenths of a µs later, and a caller that finishes first
+        // waits for them in rayon's idle rounds (2 cores, hot: DC at
+        // 1024 × 12 took 5.5–6.2 µs a step in even chunks and 5.2–5.4 in
+        // these, PD at 1024 × 29 7.8–7.9 and 7.1–7.4; BENCHMARKS.md). A
+        // tiny step always runs on the caller's thread.
+        let threads = pool::threads();
+        let split = |envs: usize, parts: usize| envs.div_ceil(parts).next_multiple_of(16);
         let chunk = if !self.small {
-            split(4)
+            split(plan.num_envs(), 4 * threads)
         } else if !self.tiny && pool::awake() {
-            split(1)
+            split(plan.num_envs() * 17, 16 * threads)
         } else {
             plan.num_envs().max(1)
         };
