@@ -229,11 +229,11 @@ type ChunkRows<'a> = (
 /// when it comes within the spin wait of the step before, it wakes them
 /// for the next.) The weight is `num_envs × (num_ctrl + 2 × delayed
 /// columns)`: a delayed column's ring push and read make its step slower,
-/// and its share of the work parallelizes well. Measured with `sinew bench --scenario`
-/// (`after_idle`, `hot`) on 2 cores: since the checks ride in the law's
-/// pass, PD and DC at 1024 × 29 are as fast or faster on one thread hot and
-/// 1.6–2× faster after idling; delayed columns at 512 × 29 are not
-/// (BENCHMARKS.md). With the step in the caller's own pool ([`pool`]) the
+/// and its share of the work parallelizes well. Measured with `sinew bench
+/// --scenario` (`after_idle`, `hot`) on 2 cores: since the checks ride in
+/// the law's pass, PD and DC at 1024 × 29 are as fast or faster on one
+/// thread hot and 1.6–2× faster after idling; delayed columns at 512 × 29
+/// are not (BENCHMARKS.md). With the step in the caller's own pool ([`pool`]) the
 /// bound still holds: PD at 1024 × 12 took 3.1 µs on one thread and 5.1 µs
 /// with the bound at an eighth.
 const SERIAL_WORK: usize = 32 * 1024;
@@ -383,8 +383,8 @@ impl CpuBackend {
     /// Sets how long, after a step run on several threads (or an
     /// [`install`](Self::install)), the other workers of the step's pool
     /// keep looking for work before they sleep, for every CPU backend in
-    /// the process; [`DEFAULT_SPIN_WAIT`](Self::DEFAULT_SPIN_WAIT) to start with. A
-    /// worker that has gone to sleep takes tens of µs to wake, so a step
+    /// the process; [`DEFAULT_SPIN_WAIT`](Self::DEFAULT_SPIN_WAIT) to start
+    /// with. A worker that has gone to sleep takes tens of µs to wake, so a step
     /// that comes within the spin wait of the last one starts on every
     /// thread at once; the cost is the other cores busy for that long after
     /// each step. A step small enough to run on the caller's thread alone
