@@ -577,6 +577,27 @@ struct TileTargets {
     nc: usize,
 }
 
+/// One buffer's work on a tile of envs ([`StepInputs::delay_pass`]).
+struct DelayPass<'p> {
+    buffer: &'p DelayBuffer,
+    /// The buffer's index in the plan.
+    index: usize,
+    keys: LagKeys,
+    /// The buffer's [`Gather::pieces`].
+    pieces: &'p [(usize, usize, usize)],
+    /// The tile's first env, and its first row in the chunk's tables.
+    e0: usize,
+    local: usize,
+    /// The tile's envs' flags: a flagged env neither pushes nor reads.
+    flags: &'p [u8],
+    /// Each env's lag candidate, then the slot of its delayed frame.
+    slots: &'p mut [u32],
+    /// The chunk's rings and delay states, env by env.
+    ring: &'p mut [f32],
+    states: &'p mut [DelayState],
+    targets: &'p TileTargets,
+}
+
 /// Env row `i` of a tile (with `targets`) in one buffer (with its
 /// [`Gather::pieces`]), after [`StepInputs::delay_state`]: its targets
 /// pushed into its ring (every slot on the first push after a reset), its
@@ -1229,25 +1250,19 @@ impl StepInputs<'_> {
                     // draw on) the slot of its delayed frame.
                     let slots = &mut rows.lags[..n];
                     (buffer.params).candidates(keys, e0 as u32, self.step, slots);
-                    let ring_at = |env: usize| (local + env) * ring_stride + buffer.ring_offset;
-                    let ring_len = buffer.ring_len();
-                    for j in 0..n + AHEAD {
-                        if j < n && tile_flags[j] == 0 {
-                            let ring = &rows.ring[ring_at(j)..][..ring_len];
-                            let state = &mut rows.states[(local + j) * num_buffers + b];
-                            slots[j] =
-                                self.delay_state(e0 + j, buffer, keys, ring, state, slots[j]);
-                        }
-                        if let Some(i) = j.checked_sub(AHEAD).filter(|&i| tile_flags[i] == 0) {
-                            let ring = &mut rows.ring[ring_at(i)..][..ring_len];
-                            let state = &rows.states[(local + i) * num_buffers + b];
-                            // SAFETY: `targets` is of this tile's fields and
-                            // command rows, which outlive the loop.
-                            unsafe {
-                                delay_row(i, &targets, (buffer, pieces), ring, state, slots[i])
-                            };
-                        }
-                    }
+                    self.delay_pass(DelayPass {
+                        buffer,
+                        index: b,
+                        keys,
+                        pieces,
+                        e0,
+                        local,
+                        flags: tile_flags,
+                        slots,
+                        ring: rows.ring,
+                        states: rows.states,
+                        targets: &targets,
+                    });
                 }
             }
             // Delayed targets are the tile's; the rest where `copied` says.
@@ -1456,6 +1471,82 @@ impl StepInputs<'_> {
                     *d3 = *src[3].get_unchecked(j);
                     *d4 = *src[4].get_unchecked(j);
                 }
+            }
+        }
+    }
+
+    /// One buffer's pushes, lag draws and delayed frames for a tile's envs
+    /// (see [`StepInputs::tiles`]), in the widest vector form the CPU
+    /// has: the row copies are a few wide loads and stores each.
+    fn delay_pass(&self, pass: DelayPass<'_>) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F (checked just above).
+                return unsafe { self.delay_pass_avx512(pass) };
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (checked just above).
+                return unsafe { self.delay_pass_avx2(pass) };
+            }
+        }
+        self.delay_pass_in(pass)
+    }
+
+    /// [`StepInputs::delay_pass`] with AVX-512F enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn delay_pass_avx512(&self, pass: DelayPass<'_>) {
+        self.delay_pass_in(pass)
+    }
+
+    /// [`StepInputs::delay_pass`] with AVX2 enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn delay_pass_avx2(&self, pass: DelayPass<'_>) {
+        self.delay_pass_in(pass)
+    }
+
+    /// [`StepInputs::delay_pass`]'s loop: each env's push and lag draw run
+    /// `AHEAD` envs before its copies.
+    #[inline(always)]
+    fn delay_pass_in(&self, pass: DelayPass<'_>) {
+        let DelayPass {
+            buffer,
+            index: b,
+            keys,
+            pieces,
+            e0,
+            local,
+            flags,
+            slots,
+            ring,
+            states,
+            targets,
+        } = pass;
+        let ring_stride = self.plan.ring_stride();
+        let num_buffers = self.plan.buffers().len();
+        let ring_at = |env: usize| (local + env) * ring_stride + buffer.ring_offset;
+        let ring_len = buffer.ring_len();
+        let n = flags.len();
+        for j in 0..n + AHEAD {
+            if j < n && flags[j] == 0 {
+                let ring = &ring[ring_at(j)..][..ring_len];
+                let state = &mut states[(local + j) * num_buffers + b];
+                slots[j] = self.delay_state(e0 + j, buffer, keys, ring, state, slots[j]);
+            }
+            if let Some(i) = j.checked_sub(AHEAD).filter(|&i| flags[i] == 0) {
+                let ring = &mut ring[ring_at(i)..][..ring_len];
+                let state = &states[(local + i) * num_buffers + b];
+                // SAFETY: `targets` is of this tile's fields and command
+                // rows, which outlive the loop.
+                unsafe { delay_row(i, targets, (buffer, pieces), ring, state, slots[i]) };
             }
         }
     }
