@@ -9,7 +9,7 @@ use sinew::{
     Transmission, Values, WrappedCfg,
 };
 
-use crate::support::{backends, joints};
+use crate::support::{backends, joints, Rng};
 use std::time::Duration;
 
 /// The DC motor the path-agreement tests share.
@@ -326,6 +326,78 @@ fn wrapped_actuators_forward_their_detected_field() {
         let mut ctrl = [0.0; 3];
         b.read_ctrl(&mut ctrl).unwrap();
         assert_eq!(ctrl, [1.0, 3.0, 1.0], "[{name}]");
+    }
+}
+
+#[test]
+fn delayed_rows_of_every_width_read_the_frame_their_lag_names() {
+    // A delayed group's rows are copied into and out of its ring in a way
+    // chosen by their width (up to 7, 8–16 and 16–32 values, more), so
+    // each width is checked against an undelayed twin: stepped with each
+    // env's targets from the command its lag names (read back after the
+    // step) and its feedback from the current one, it must give the same
+    // outputs. Random lags in 0–4 resampled every step, and commands that
+    // differ in every value, so a stale or half-copied row shows.
+    let num_envs = 40;
+    for width in [5, 12, 16, 29, 40] {
+        let group = |delay: Option<DelayCfg>| {
+            let g = GroupCfg::new("dc", [".*"], test_dc());
+            vec![match delay {
+                Some(d) => g.with_delay(d),
+                None => g,
+            }]
+        };
+        let plan = |delay| {
+            Plan::new(
+                &joints(width),
+                group(delay),
+                num_envs,
+                PlanOptions::default(),
+            )
+        };
+        let delayed = plan(Some(DelayCfg::new(0, 4))).unwrap();
+        let undelayed = plan(None).unwrap();
+        for (name, make, tol) in backends() {
+            let (mut subject, mut twin) = (make(delayed.clone()), make(undelayed.clone()));
+            let mut rng = Rng(width as u64);
+            let mut history: Vec<ActuatorCmd> = Vec::new();
+            let (mut got, mut want) = (vec![0.0; num_envs * width], vec![0.0; num_envs * width]);
+            let mut lags = vec![0; num_envs];
+            for t in 0..12 {
+                let mut cmd = ActuatorCmd::zeros(num_envs, width);
+                for field in cmd.fields_mut() {
+                    field.iter_mut().for_each(|x| *x = rng.range(-2.0, 2.0));
+                }
+                subject.step(&cmd).unwrap();
+                subject.read_ctrl(&mut got).unwrap();
+                subject.read_lags("dc", &mut lags).unwrap();
+                history.push(cmd.clone());
+                let mut mixed = cmd;
+                for (e, &lag) in lags.iter().enumerate() {
+                    let old = &history[t - (lag as usize).min(t)];
+                    let row = e * width..(e + 1) * width;
+                    mixed.position_target[row.clone()]
+                        .copy_from_slice(&old.position_target[row.clone()]);
+                    mixed.velocity_target[row.clone()]
+                        .copy_from_slice(&old.velocity_target[row.clone()]);
+                    mixed.effort_target[row.clone()].copy_from_slice(&old.effort_target[row]);
+                }
+                twin.step(&mixed).unwrap();
+                twin.read_ctrl(&mut want).unwrap();
+                for (i, (&a, &b)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        tol.accepts(a, b),
+                        "[{name}] {width} joints, step {t}, env {} joint {}: {a} != {b}",
+                        i / width,
+                        i % width
+                    );
+                }
+            }
+            assert!(
+                (0..=4).all(|l| lags.contains(&l)),
+                "[{name}] every lag drawn: {lags:?}"
+            );
+        }
     }
 }
 

@@ -598,25 +598,68 @@ struct DelayPass<'p> {
     targets: &'p TileTargets,
 }
 
-/// Env row `i` of a tile (with `targets`) in one buffer (with its
-/// [`Gather::pieces`]), after [`StepInputs::delay_state`]: its targets
-/// pushed into its ring (every slot on the first push after a reset), its
-/// delayed frame (at slot `read`) read back into the tile. The copies go
-/// through pointers checked once: slicing each of them took a seventh of
-/// the delayed step's instructions (callgrind).
+/// How [`delay_row`] copies a row's values between the tile or command
+/// and a ring frame: each piece `(c, r, len)` of [`Gather::pieces`]
+/// (`len` values from row column `c` to frame column `r`), or with `W > 0`
+/// the one piece `one`, of `W` to `2W` values, as two fixed-size copies
+/// ([`ends`]): chosen once per tile, not per copy.
+#[derive(Clone, Copy)]
+struct RowCopy<'p, const W: usize> {
+    pieces: &'p [(usize, usize, usize)],
+    one: (usize, usize, usize),
+}
+
+impl<'p, const W: usize> RowCopy<'p, W> {
+    /// The copies of `pieces`; `None` when `W > 0` and they are not one
+    /// piece of `W` to `2W` values.
+    fn new(pieces: &'p [(usize, usize, usize)]) -> Option<Self> {
+        let one = match pieces {
+            [one] => *one,
+            _ => (0, 0, 0),
+        };
+        (W == 0 || (pieces.len() == 1 && (W..=2 * W).contains(&one.2)))
+            .then_some(RowCopy { pieces, one })
+    }
+
+    /// With `push`, a row (`src`) into a frame field (`dst`); else a frame
+    /// field into a row.
+    ///
+    /// # Safety
+    /// Every piece's values lie in `src` and `dst`, which do not overlap.
+    #[inline(always)]
+    unsafe fn copy(self, src: *const f32, dst: *mut f32, push: bool) {
+        if W == 0 {
+            // SAFETY: the caller's.
+            return unsafe { copy_pieces(self.pieces, src, dst, push) };
+        }
+        let (c, r, len) = self.one;
+        let (from, to) = if push { (c, r) } else { (r, c) };
+        // SAFETY: the caller's, with `W ≤ len ≤ 2W` ([`RowCopy::new`]).
+        unsafe { ends::<W>(src.add(from), dst.add(to), len) };
+    }
+}
+
+/// Env row `i` of a tile (with `targets`) in one buffer, after
+/// [`StepInputs::delay_state`]: its targets pushed into its ring (every
+/// slot on the first push after a reset), its delayed frame (at slot
+/// `read`) read back into the tile. The copies go through pointers checked
+/// once: slicing each of them took a seventh of the delayed step's
+/// instructions (callgrind).
 ///
 /// # Safety
 /// `targets` points into live tables: three fields of `n × nc` values
 /// from each `pushed` pointer, five from `tile`, which no other reference
-/// overlaps but for the copies `pushed` may point to; the pieces lie in
-/// a row of `nc` values and in a field of the buffer's columns
-/// ([`Gather::new`]).
+/// overlaps but for the copies `pushed` may point to; `ring` points to
+/// the env's ring in the buffer, [`DelayBuffer::ring_len`] values apart
+/// from the tile and the command, which no reference overlaps; `rows`'
+/// pieces lie in a row of `nc` values and in a field of the buffer's
+/// columns ([`Gather::new`]).
 #[inline(always)]
-unsafe fn delay_row(
+unsafe fn delay_row<const W: usize>(
     i: usize,
     targets: &TileTargets,
-    (buffer, pieces): (&DelayBuffer, &[(usize, usize, usize)]),
-    ring: &mut [f32],
+    (buffer, rows): (&DelayBuffer, RowCopy<'_, W>),
+    ring: *mut f32,
     state: &DelayState,
     read: u32,
 ) {
@@ -624,35 +667,32 @@ unsafe fn delay_row(
     let cols = buffer.cmd_columns.len();
     let frame_len = 3 * cols;
     let head = state.head;
-    assert!(i < n && ring.len() == buffer.ring_len());
-    assert!(head < buffer.params.len && read < buffer.params.len);
+    assert!(i < n && head < buffer.params.len && read < buffer.params.len);
     // SAFETY: a frame of `frame_len` values at a slot below the buffer's
-    // length lies in its ring; each piece lies in row `i < n` of a field
-    // (the caller's) and in a field of `cols`; the ring is apart from
-    // the tile and the command.
+    // length lies in the ring; each piece lies in row `i < n` of a field
+    // (the caller's) and in a field of `cols`.
     unsafe {
-        let frame = ring.as_mut_ptr().add(head as usize * frame_len);
+        let frame = ring.add(head as usize * frame_len);
         for (f, src) in targets.pushed.iter().enumerate() {
-            copy_pieces(pieces, src.add(i * nc), frame.add(f * cols), true);
+            rows.copy(src.add(i * nc), frame.add(f * cols), true);
         }
-    }
-    if buffer.params.filling(state) {
-        backfill(ring, frame_len);
-    }
-    // SAFETY: as above.
-    unsafe {
-        let frame = ring.as_ptr().add(read as usize * frame_len);
+        if buffer.params.filling(state) {
+            backfill(
+                std::slice::from_raw_parts_mut(ring, buffer.ring_len()),
+                frame_len,
+            );
+        }
+        let frame = ring.add(read as usize * frame_len);
         for f in 0..3 {
             let dst = targets.tile.add((f * n + i) * nc);
-            copy_pieces(pieces, frame.add(f * cols), dst, false);
+            rows.copy(frame.add(f * cols), dst, false);
         }
     }
 }
 
 /// Copies each piece `(c, r, len)` of [`Gather::pieces`]: with `push`,
 /// `len` values from `src + c` to `dst + r` (a row into a ring field),
-/// else from `src + r` to `dst + c`. A single piece (a buffer's columns in
-/// one stretch, the usual case) is one copy without a loop.
+/// else from `src + r` to `dst + c`.
 ///
 /// # Safety
 /// Every piece's values lie in `src` and `dst`, which do not overlap.
@@ -663,14 +703,38 @@ unsafe fn copy_pieces(
     dst: *mut f32,
     push: bool,
 ) {
-    let copy = |&(c, r, len): &(usize, usize, usize)| {
+    for &(c, r, len) in pieces {
         let (from, to) = if push { (c, r) } else { (r, c) };
         // SAFETY: the caller's.
         unsafe { copy_floats(src.add(from), dst.add(to), len) };
+    }
+}
+
+/// `N` values, as one unaligned load and store of an array.
+///
+/// # Safety
+/// `N` values lie at `src` and at `dst`, which do not overlap.
+#[inline(always)]
+unsafe fn fixed<const N: usize>(src: *const f32, dst: *mut f32) {
+    // SAFETY: the caller's.
+    unsafe {
+        dst.cast::<[f32; N]>()
+            .write_unaligned(src.cast::<[f32; N]>().read_unaligned())
     };
-    match pieces {
-        [piece] => copy(piece),
-        _ => pieces.iter().for_each(copy),
+}
+
+/// The first and the last `N` of `len` (`N ≤ len ≤ 2N`) values: two
+/// fixed-size copies that may overlap each other in `dst` (both write the
+/// same values there).
+///
+/// # Safety
+/// `len` values lie at `src` and at `dst`, which do not overlap.
+#[inline(always)]
+unsafe fn ends<const N: usize>(src: *const f32, dst: *mut f32, len: usize) {
+    // SAFETY: the caller's.
+    unsafe {
+        fixed::<N>(src, dst);
+        fixed::<N>(src.add(len - N), dst.add(len - N));
     }
 }
 
@@ -684,24 +748,6 @@ unsafe fn copy_pieces(
 /// `len` values lie at `src` and at `dst`, which do not overlap.
 #[inline(always)]
 unsafe fn copy_floats(src: *const f32, dst: *mut f32, len: usize) {
-    /// `N` values, as one unaligned load and store of an array.
-    #[inline(always)]
-    unsafe fn fixed<const N: usize>(src: *const f32, dst: *mut f32) {
-        // SAFETY: the caller's.
-        unsafe {
-            dst.cast::<[f32; N]>()
-                .write_unaligned(src.cast::<[f32; N]>().read_unaligned())
-        };
-    }
-    /// The first and the last `N` of `len` (`N ≤ len ≤ 2N`) values.
-    #[inline(always)]
-    unsafe fn ends<const N: usize>(src: *const f32, dst: *mut f32, len: usize) {
-        // SAFETY: the caller's.
-        unsafe {
-            fixed::<N>(src, dst);
-            fixed::<N>(src.add(len - N), dst.add(len - N));
-        }
-    }
     // SAFETY (each arm): the caller's, with `len` in the arm's range.
     unsafe {
         match len {
@@ -1477,20 +1523,33 @@ impl StepInputs<'_> {
 
     /// One buffer's pushes, lag draws and delayed frames for a tile's envs
     /// (see [`StepInputs::tiles`]), in the widest vector form the CPU
-    /// has: the row copies are a few wide loads and stores each.
+    /// has, with the buffer's row copies chosen once ([`RowCopy`]): each
+    /// is then a few wide loads and stores.
     fn delay_pass(&self, pass: DelayPass<'_>) {
+        if let Some(rows) = RowCopy::<8>::new(pass.pieces) {
+            self.delay_pass_wide(pass, rows);
+        } else if let Some(rows) = RowCopy::<16>::new(pass.pieces) {
+            self.delay_pass_wide(pass, rows);
+        } else if let Some(rows) = RowCopy::<0>::new(pass.pieces) {
+            self.delay_pass_wide(pass, rows);
+        }
+    }
+
+    /// [`StepInputs::delay_pass`] with its copies `rows`.
+    #[inline(always)]
+    fn delay_pass_wide<const W: usize>(&self, pass: DelayPass<'_>, rows: RowCopy<'_, W>) {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx512f") {
                 // SAFETY: the CPU has AVX-512F (checked just above).
-                return unsafe { self.delay_pass_avx512(pass) };
+                return unsafe { self.delay_pass_avx512(pass, rows) };
             }
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2 (checked just above).
-                return unsafe { self.delay_pass_avx2(pass) };
+                return unsafe { self.delay_pass_avx2(pass, rows) };
             }
         }
-        self.delay_pass_in(pass)
+        self.delay_pass_in(pass, rows)
     }
 
     /// [`StepInputs::delay_pass`] with AVX-512F enabled.
@@ -1499,8 +1558,8 @@ impl StepInputs<'_> {
     /// The CPU must have AVX-512F.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
-    unsafe fn delay_pass_avx512(&self, pass: DelayPass<'_>) {
-        self.delay_pass_in(pass)
+    unsafe fn delay_pass_avx512<const W: usize>(&self, pass: DelayPass<'_>, rows: RowCopy<'_, W>) {
+        self.delay_pass_in(pass, rows)
     }
 
     /// [`StepInputs::delay_pass`] with AVX2 enabled.
@@ -1509,19 +1568,20 @@ impl StepInputs<'_> {
     /// The CPU must have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn delay_pass_avx2(&self, pass: DelayPass<'_>) {
-        self.delay_pass_in(pass)
+    unsafe fn delay_pass_avx2<const W: usize>(&self, pass: DelayPass<'_>, rows: RowCopy<'_, W>) {
+        self.delay_pass_in(pass, rows)
     }
 
     /// [`StepInputs::delay_pass`]'s loop: each env's push and lag draw run
-    /// `AHEAD` envs before its copies.
+    /// `AHEAD` envs before its copies. The tile's rings and states are
+    /// bounds-checked once, then reached through pointers (a check per env
+    /// and access was a tenth of the pass's instructions).
     #[inline(always)]
-    fn delay_pass_in(&self, pass: DelayPass<'_>) {
+    fn delay_pass_in<const W: usize>(&self, pass: DelayPass<'_>, rows: RowCopy<'_, W>) {
         let DelayPass {
             buffer,
             index: b,
             keys,
-            pieces,
             e0,
             local,
             flags,
@@ -1529,24 +1589,37 @@ impl StepInputs<'_> {
             ring,
             states,
             targets,
+            ..
         } = pass;
         let ring_stride = self.plan.ring_stride();
         let num_buffers = self.plan.buffers().len();
-        let ring_at = |env: usize| (local + env) * ring_stride + buffer.ring_offset;
-        let ring_len = buffer.ring_len();
         let n = flags.len();
+        // Every env of the tile has its ring in the buffer and its state.
+        assert!(buffer.ring_offset + buffer.ring_len() <= ring_stride);
+        assert!((local + n) * ring_stride <= ring.len() && slots.len() >= n);
+        assert!(b < num_buffers && (local + n) * num_buffers <= states.len());
+        // SAFETY (the offsets): in bounds, as just asserted.
+        let ring = unsafe {
+            ring.as_mut_ptr()
+                .add(local * ring_stride + buffer.ring_offset)
+        };
+        let states = unsafe { states.as_mut_ptr().add(local * num_buffers + b) };
         for j in 0..n + AHEAD {
             if j < n && flags[j] == 0 {
-                let ring = &ring[ring_at(j)..][..ring_len];
-                let state = &mut states[(local + j) * num_buffers + b];
+                // SAFETY: env `j < n`'s state; no other reference to it.
+                let state = unsafe { &mut *states.add(j * num_buffers) };
+                let ring = ring.wrapping_add(j * ring_stride);
                 slots[j] = self.delay_state(e0 + j, buffer, keys, ring, state, slots[j]);
             }
             if let Some(i) = j.checked_sub(AHEAD).filter(|&i| flags[i] == 0) {
-                let ring = &mut ring[ring_at(i)..][..ring_len];
-                let state = &states[(local + i) * num_buffers + b];
-                // SAFETY: `targets` is of this tile's fields and command
+                // SAFETY: env `i < n`'s state and ring, which no reference
+                // overlaps; `targets` is of this tile's fields and command
                 // rows, which outlive the loop.
-                unsafe { delay_row(i, targets, (buffer, pieces), ring, state, slots[i]) };
+                unsafe {
+                    let state = &*states.add(i * num_buffers);
+                    let ring = ring.add(i * ring_stride);
+                    delay_row(i, targets, (buffer, rows), ring, state, slots[i]);
+                }
             }
         }
     }
@@ -1562,7 +1635,7 @@ impl StepInputs<'_> {
         env: usize,
         buffer: &DelayBuffer,
         keys: LagKeys,
-        ring: &[f32],
+        ring: *const f32,
         state: &mut DelayState,
         candidate: u32,
     ) -> u32 {
@@ -1572,10 +1645,7 @@ impl StepInputs<'_> {
         (buffer.params).update_lag_drawn(state, keys, e, step, || candidate);
         let read = buffer.params.read_slot(state);
         for slot in [slot, read] {
-            prefetch(
-                ring.as_ptr().wrapping_add(slot as usize * frame_len),
-                frame_len,
-            );
+            prefetch(ring.wrapping_add(slot as usize * frame_len), frame_len);
         }
         read
     }
