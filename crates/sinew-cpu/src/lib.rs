@@ -610,15 +610,15 @@ struct RowCopy<'p, const W: usize> {
 }
 
 impl<'p, const W: usize> RowCopy<'p, W> {
-    /// The copies of `pieces`; `None` when `W > 0` and they are not one
-    /// piece of `W` to `2W` values.
-    fn new(pieces: &'p [(usize, usize, usize)]) -> Option<Self> {
+    /// The copies of `pieces`: piece by piece with `W = 0`, else of their
+    /// one piece, which must hold `W` to `2W` values.
+    fn new(pieces: &'p [(usize, usize, usize)]) -> Self {
         let one = match pieces {
             [one] => *one,
             _ => (0, 0, 0),
         };
-        (W == 0 || (pieces.len() == 1 && (W..=2 * W).contains(&one.2)))
-            .then_some(RowCopy { pieces, one })
+        assert!(W == 0 || (pieces.len() == 1 && (W..=2 * W).contains(&one.2)));
+        RowCopy { pieces, one }
     }
 
     /// With `push`, a row (`src`) into a frame field (`dst`); else a frame
@@ -1526,12 +1526,11 @@ impl StepInputs<'_> {
     /// has, with the buffer's row copies chosen once ([`RowCopy`]): each
     /// is then a few wide loads and stores.
     fn delay_pass(&self, pass: DelayPass<'_>) {
-        if let Some(rows) = RowCopy::<8>::new(pass.pieces) {
-            self.delay_pass_wide(pass, rows);
-        } else if let Some(rows) = RowCopy::<16>::new(pass.pieces) {
-            self.delay_pass_wide(pass, rows);
-        } else if let Some(rows) = RowCopy::<0>::new(pass.pieces) {
-            self.delay_pass_wide(pass, rows);
+        let pieces = pass.pieces;
+        match pieces {
+            [(_, _, 8..=16)] => self.delay_pass_wide(pass, RowCopy::<8>::new(pieces)),
+            [(_, _, 17..=32)] => self.delay_pass_wide(pass, RowCopy::<16>::new(pieces)),
+            _ => self.delay_pass_wide(pass, RowCopy::<0>::new(pieces)),
         }
     }
 
@@ -1598,26 +1597,25 @@ impl StepInputs<'_> {
         assert!(buffer.ring_offset + buffer.ring_len() <= ring_stride);
         assert!((local + n) * ring_stride <= ring.len() && slots.len() >= n);
         assert!(b < num_buffers && (local + n) * num_buffers <= states.len());
-        // SAFETY (the offsets): in bounds, as just asserted.
-        let ring = unsafe {
-            ring.as_mut_ptr()
-                .add(local * ring_stride + buffer.ring_offset)
-        };
-        let states = unsafe { states.as_mut_ptr().add(local * num_buffers + b) };
+        // The tile's first env's ring and state (read only at the envs
+        // asserted above).
+        let ring = (ring.as_mut_ptr()).wrapping_add(local * ring_stride + buffer.ring_offset);
+        let states = (states.as_mut_ptr()).wrapping_add(local * num_buffers + b);
         for j in 0..n + AHEAD {
             if j < n && flags[j] == 0 {
-                // SAFETY: env `j < n`'s state; no other reference to it.
-                let state = unsafe { &mut *states.add(j * num_buffers) };
+                // SAFETY: env `j < n`'s state (asserted); no other
+                // reference to it.
+                let state = unsafe { &mut *states.wrapping_add(j * num_buffers) };
                 let ring = ring.wrapping_add(j * ring_stride);
                 slots[j] = self.delay_state(e0 + j, buffer, keys, ring, state, slots[j]);
             }
             if let Some(i) = j.checked_sub(AHEAD).filter(|&i| flags[i] == 0) {
-                // SAFETY: env `i < n`'s state and ring, which no reference
-                // overlaps; `targets` is of this tile's fields and command
-                // rows, which outlive the loop.
+                // SAFETY: env `i < n`'s state and ring (asserted), which no
+                // reference overlaps; `targets` is of this tile's fields and
+                // command rows, which outlive the loop.
                 unsafe {
-                    let state = &*states.add(i * num_buffers);
-                    let ring = ring.add(i * ring_stride);
+                    let state = &*states.wrapping_add(i * num_buffers);
+                    let ring = ring.wrapping_add(i * ring_stride);
                     delay_row(i, targets, (buffer, rows), ring, state, slots[i]);
                 }
             }
@@ -1625,8 +1623,8 @@ impl StepInputs<'_> {
     }
 
     /// Env `env`'s push and lag draw in `buffer` (`keys` its lag keys,
-    /// `ring` and `state` the env's ring and state in it, `candidate` its
-    /// lag candidate), with a prefetch of each ring frame that
+    /// `ring` the start of the env's ring in it, `state` its state,
+    /// `candidate` its lag candidate), with a prefetch of each ring frame that
     /// [`delay_row`] then writes and reads; returns the slot of its
     /// delayed frame ([`DelayParams::read_slot`](sinew_core::delay::DelayParams::read_slot)).
     #[inline(always)]
