@@ -390,9 +390,9 @@ impl CpuBackend {
     /// each step. A step small enough to run on the caller's thread alone
     /// while they sleep wakes them when it comes within the spin wait of
     /// the step before, so that steps back to back run on every thread
-    /// (PD at 1024 × 29 on 2 cores: 7.5 µs a step against 11). Zero lets
-    /// them sleep at once; a caller whose own work between steps needs
-    /// every core may want that.
+    /// (PD at 1024 × 29 on 2 cores went from 11 to 7.5 µs a step when this
+    /// came in; BENCHMARKS.md). Zero lets them sleep at once; a caller whose
+    /// own work between steps needs every core may want that.
     pub fn set_spin_wait(wait: std::time::Duration) {
         pool::set_spin_wait(wait);
     }
@@ -1534,7 +1534,10 @@ impl StepInputs<'_> {
         }
     }
 
-    /// [`StepInputs::delay_pass`] with its copies `rows`.
+    /// [`StepInputs::delay_pass`] with its copies `rows`, in the widest
+    /// form. (Written out rather than through `sinew_core::simd::widest`,
+    /// whose closure left delay_dc at 1024 × 12 slower, 18.3–22.2 µs against
+    /// 17.0–18.1, as it did the law loops; BENCHMARKS.md.)
     #[inline(always)]
     fn delay_pass_wide<const W: usize>(&self, pass: DelayPass<'_>, rows: RowCopy<'_, W>) {
         #[cfg(target_arch = "x86_64")]
