@@ -29,21 +29,20 @@ const STREAMS: u32 = 4u;
 const STREAM_CANDIDATE: u32 = 0u;
 const STREAM_HOLD: u32 = 1u;
 
-struct Push {
-    slot: u32,
-    fill: bool,
-}
-
 fn draw_lag(p: DelayParams, seed: u32, purpose: u32, env: u32, step: u32) -> u32 {
     let range = p.max_lag - p.min_lag + 1u;
     return p.min_lag + rng_u32(seed, p.stream + purpose, env, step) % range;
 }
 
-fn push(p: DelayParams, state: ptr<function, DelayState>) -> Push {
-    let fill = (*state).pushes == 0u;
-    (*state).head = select(((*state).head + 1u) % p.len, 0u, fill);
+// Advances the ring for one push and returns the slot to write (the new
+// head). The first push after a reset writes slot 0 alone: `read_slot`
+// never reaches back past the frames pushed since, which is what filling
+// every slot with the first frame would give.
+fn push(p: DelayParams, state: ptr<function, DelayState>) -> u32 {
+    let first = (*state).pushes == 0u;
+    (*state).head = select(((*state).head + 1u) % p.len, 0u, first);
     (*state).pushes = select(p.len, (*state).pushes + 1u, (*state).pushes < p.len);
-    return Push((*state).head, fill);
+    return (*state).head;
 }
 
 fn update_lag(p: DelayParams, state: ptr<function, DelayState>, seed: u32, env: u32, step: u32) {

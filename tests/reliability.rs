@@ -651,13 +651,12 @@ velocity_limit = 6.0
 
 #[test]
 fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
-    // W1's cause reaches the per-env kernel too: 29 joints behind a
-    // 1000-step delay fill ~87k ring floats on a reset, in one invocation.
+    // W1's cause reaches the per-env kernel too: its output check and
+    // commit loop over every ctrl column, three iterations each for PD.
     let Some(ctx) = gpu() else { return };
     let plan = Plan::new(
-        &joints(29),
-        vec![GroupCfg::new("g", [".*"], IdealPdCfg::new(1.0, 0.1))
-            .with_delay(DelayCfg::new(0, 1000))],
+        &joints(22_000),
+        vec![GroupCfg::new("g", [".*"], IdealPdCfg::new(1.0, 0.1))],
         2,
         PlanOptions::default(),
     )
@@ -670,10 +669,12 @@ fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
     } else {
         made.unwrap();
     }
-    // A typical robot stays far below it.
+    // A typical robot stays far below it, behind a 1000-step delay too: a
+    // push writes one frame, the first after a reset as well.
     let plan = Plan::new(
         &joints(29),
-        vec![GroupCfg::new("g", [".*"], IdealPdCfg::new(1.0, 0.1)).with_delay(DelayCfg::new(0, 8))],
+        vec![GroupCfg::new("g", [".*"], IdealPdCfg::new(1.0, 0.1))
+            .with_delay(DelayCfg::new(0, 1000))],
         2,
         PlanOptions::default(),
     )

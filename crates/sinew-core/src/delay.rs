@@ -5,7 +5,10 @@
 //! 1.6.0's `DelayBuffer` with two deliberate choices:
 //!
 //! - the first push after a reset fills the whole history with the post-reset
-//!   command (newer mjlab's fixed behaviour);
+//!   command (newer mjlab's fixed behaviour). No slot is written but the one
+//!   pushed: a read never reaches back past the frames pushed since the
+//!   reset ([`DelayParams::read_slot`]), and the oldest of those is what a
+//!   filled slot would hold;
 //! - lags come from [`rng_u32`], a counter-based hash keyed by
 //!   (seed, stream, env, step) in 32-bit integer operations only, so a GPU
 //!   kernel draws identical lags and a run is reproducible from its seed.
@@ -256,8 +259,7 @@ impl DelayParams {
     }
 
     /// Advances the ring for one push and returns the slot to write (the
-    /// new `head`). After the first push since a reset the caller writes the
-    /// frame into every slot ([`DelayParams::filling`]).
+    /// new `head`), the only slot the push writes.
     #[inline]
     pub fn push(&self, state: &mut DelayState) -> u32 {
         // `(head + 1) % len` without a division (head < len).
@@ -273,14 +275,6 @@ impl DelayParams {
             self.len
         };
         state.head
-    }
-
-    /// True after [`DelayParams::push`] when that push was the first since
-    /// a reset: its frame goes into every slot. (A one-slot ring reads true
-    /// after every push; its one slot is the one written.)
-    #[inline]
-    pub fn filling(&self, state: &DelayState) -> bool {
-        state.pushes == 1
     }
 
     /// mjlab's `_update_lags` for one env at global step `step`, after the push.
@@ -462,12 +456,7 @@ mod tests {
         let mut ring = [0.0f32; 3];
         let mut out = Vec::new();
         for (step, x) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
-            let slot = p.push(&mut s);
-            if p.filling(&s) {
-                ring.fill(x);
-            } else {
-                ring[slot as usize] = x;
-            }
+            ring[p.push(&mut s) as usize] = x;
             p.update_lag(&mut s, 7, 0, step as u32);
             out.push(ring[p.read_slot(&s) as usize]);
         }

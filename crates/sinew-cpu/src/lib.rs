@@ -640,9 +640,9 @@ impl<'p, const W: usize> RowCopy<'p, W> {
 }
 
 /// Env row `i` of a tile (with `targets`) in one buffer, after
-/// [`StepInputs::delay_state`]: its targets pushed into its ring (every
-/// slot on the first push after a reset), its delayed frame (at slot
-/// `read`) read back into the tile. The copies go through pointers checked
+/// [`StepInputs::delay_state`]: its targets pushed into its ring (slot
+/// `state.head`), its delayed frame (at slot `read`) read back into the
+/// tile. The copies go through pointers checked
 /// once: slicing each of them took a seventh of the delayed step's
 /// instructions (callgrind).
 ///
@@ -675,12 +675,6 @@ unsafe fn delay_row<const W: usize>(
         let frame = ring.add(head as usize * frame_len);
         for (f, src) in targets.pushed.iter().enumerate() {
             rows.copy(src.add(i * nc), frame.add(f * cols), true);
-        }
-        if buffer.params.filling(state) {
-            backfill(
-                std::slice::from_raw_parts_mut(ring, buffer.ring_len()),
-                frame_len,
-            );
         }
         let frame = ring.add(read as usize * frame_len);
         for f in 0..3 {
@@ -757,15 +751,6 @@ unsafe fn copy_floats(src: *const f32, dst: *mut f32, len: usize) {
             0..=3 => (0..len).for_each(|k| *dst.add(k) = *src.add(k)),
             _ => std::ptr::copy_nonoverlapping(src, dst, len),
         }
-    }
-}
-
-/// The first push after a reset: one buffer's ring of one env (slot 0
-/// just written) gets slot 0's frame in every slot.
-fn backfill(ring: &mut [f32], frame: usize) {
-    let (first, rest) = ring.split_at_mut(frame);
-    for slot in rest.chunks_exact_mut(frame) {
-        slot.copy_from_slice(first);
     }
 }
 

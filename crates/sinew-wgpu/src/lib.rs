@@ -713,15 +713,11 @@ impl WgpuBackend {
 pub const SOFTWARE_LOOP_LIMIT: u64 = 65_000;
 
 /// An upper bound of the loop iterations one invocation of the per-env
-/// kernel runs (the delay push with a reset's history fill, the output
-/// check and commit, the MuJoCo stage).
+/// kernel runs (the delay heads and lag draws, the output check and commit,
+/// the MuJoCo stage).
 pub fn env_loop_iterations(plan: &Plan) -> u64 {
     let n = |x: usize| x as u64;
-    let delay: u64 = plan
-        .buffers()
-        .iter()
-        .map(|b| 1 + 3 * n(b.cmd_columns.len()) + n(b.ring_len()))
-        .sum();
+    let delay = n(plan.buffers().len());
     let output = n(plan.num_ctrl()) * (3 + n(plan.num_state_slots()));
     let mj = plan.mj();
     let paths = n(mj.path.len());
