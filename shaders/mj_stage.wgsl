@@ -51,14 +51,16 @@ fn mj_length_velocity(a: MjActuator, env: u32) -> vec2<f32> {
 // One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
 // forwarded controls on entry and `actuator_force` on exit; writes the
 // act_dots (an output plane), the next activations (the next state's
-// MJ_ACT_SLOT) and the joint efforts. Returns 1 when a next activation is
-// not finite.
-fn mj_env_stage(env: u32) -> u32 {
+// MJ_ACT_SLOT) and the joint efforts. `known_wild`: law_stage found a
+// control past MuJoCo's bound (`mj_element`), so every control enters the
+// laws as 0, whatever ctrl holds. Returns 1 when a next activation is not
+// finite.
+fn mj_env_stage(env: u32, known_wild: bool) -> u32 {
     let m = dims.num_mj;
     let row = env * dims.num_ctrl;
     let act_dot = outputs_offset() + words[dims.mj_members_offset + 2u] * plane();
     let erow = env * dims.effort_width;
-    var wild = false;
+    var wild = known_wild;
     for (var k = 0u; k < m; k++) {
         let a = mj_env_actuator(k, row);
         let u = mj_ctrl(a, ctrl[row + a.ctrl_column]);
@@ -142,4 +144,52 @@ fn mj_env_stage(env: u32) -> u32 {
         effort[j] = clip(effort[j], bitcast<f32>(words[at + 1u]), bitcast<f32>(words[at + 2u]));
     }
     return bad;
+}
+
+// One actuator's result in the per-element stage.
+struct MjElement {
+    force: f32,
+    // 1 when its next activation or joint effort is not finite.
+    bad: u32,
+    // Its control is past MuJoCo's bound, which zeroes every control of
+    // the env: output_stage then runs `mj_env_stage` for the env.
+    wild: bool,
+}
+
+// Actuator `k` of `env` in a stage computed per element
+// (`Dims.mj_element_offset`), `forwarded` its law's value: what
+// `mj_env_stage` computes for it when no control of the env is past
+// MuJoCo's bound, in the same operations (twin of `MjStage::plain_force`).
+// Writes its act_dot, next activation and the joint effort it alone
+// drives.
+fn mj_element(env: u32, k: u32, forwarded: f32) -> MjElement {
+    let row = env * dims.num_ctrl;
+    let a = mj_env_actuator(k, row);
+    let c = row + a.ctrl_column;
+    let u = mj_ctrl(a, forwarded);
+    let lv = mj_length_velocity(a, env);
+    let out = mj_force(a, u, state[MJ_ACT_SLOT * plane() + c], lv.x, lv.y);
+    let act_dot = outputs_offset() + words[dims.mj_members_offset + 2u] * plane();
+    state[act_dot + c] = out.act_dot;
+    state[(dims.num_state_slots + MJ_ACT_SLOT) * plane() + c] = out.act_next;
+    var bad = nonfinite_bits(out.act_next);
+    var force = mj_force_limit(a, out.force);
+    if a.bias_type == MJ_BIAS_DCMOTOR {
+        force = mj_force_after(a, force, lv.x);
+    }
+    let at = dims.mj_path_offset + 2u * a.path_offset;
+    let joint = words[at];
+    if joint < dims.effort_width {
+        // As mj_env_stage sums it, from 0.
+        var effort_j = 0.0 + a.gear * bitcast<f32>(words[at + 1u]) * force;
+        for (var l = 0u; l < dims.num_joint_limits; l++) {
+            let limit = dims.mj_joint_offset + 3u * l;
+            if words[limit] == joint {
+                effort_j = clip(effort_j, bitcast<f32>(words[limit + 1u]), bitcast<f32>(words[limit + 2u]));
+            }
+        }
+        effort[env * dims.effort_width + joint] = effort_j;
+        bad |= nonfinite_bits(effort_j);
+    }
+    return MjElement(force, bad, abs(u) > MJ_MAX_CTRL);
 }

@@ -5,14 +5,17 @@
 //                slot the push overwrites is the command itself); the
 //                column's kind's law through `kind_law`, the switch the
 //                generated prelude holds for the kinds of the plan (a learned
-//                column evaluates its network there); the non-finite check
-//                of its ctrl value and output planes. Both verdicts are OR-ed
-//                into its env's flag. A delayed column then writes its
-//                targets into the slot its push overwrites (`push_column`).
-//                An env at fault is computed too and zeroed after.
-//   output_stage one thread per env: zeroes an env at fault; else the MuJoCo
-//                stage and its output check, the delay heads and lag draws,
-//                the state commit; writes the env's flag for the report.
+//                column evaluates its network there); a MuJoCo actuator's
+//                force when each needs its own column alone (`mj_element`);
+//                the non-finite check of its ctrl value and output planes.
+//                Both verdicts are OR-ed into its env's flag. A delayed
+//                column then writes its targets into the slot its push
+//                overwrites (`push_column`). An env at fault is computed too
+//                and zeroed after.
+//   output_stage one thread per env: zeroes an env at fault; else the
+//                per-env MuJoCo stage and its output check, the delay heads
+//                and lag draws, the state commit; writes the env's flag for
+//                the report.
 // The step counter has two slots, each written by one stage and read by
 // the other, so no thread reads a value another thread of its dispatch
 // writes.
@@ -74,7 +77,13 @@ struct Dims {
     // count, the raw-force output plane, the act_dot output plane, then
     // (ctrl column, path offset, path len, actuator or MJ_FROM_LAW) each.
     mj_members_offset: u32,
+    // The per-element MuJoCo stage (`mj_element`) in `words`, or
+    // NO_ELEMENTS: per ctrl column its actuator or MJ_FROM_LAW.
+    mj_element_offset: u32,
 }
+
+// `Dims.mj_element_offset` of a plan whose MuJoCo stage runs per env.
+const NO_ELEMENTS: u32 = 0xffffffffu;
 
 // One learned column (`LearnedColumn`), read from `words`.
 struct LearnedColumn {
@@ -324,18 +333,30 @@ fn law_stage(
     for (var p = 0u; p < dims.num_inputs; p++) {
         bad |= nonfinite_bits(input_at(p, env, m));
     }
-    let value = eval_law(env, c, 1.0);
+    var value = eval_law(env, c, 1.0);
+    var outputs_bad = 0u;
+    var wild = 0u;
+    if dims.mj_element_offset != NO_ELEMENTS {
+        let k = words[dims.mj_element_offset + c];
+        if k != MJ_FROM_LAW {
+            let element = mj_element(env, k, value);
+            value = element.force;
+            outputs_bad = element.bad;
+            wild = u32(element.wild);
+        }
+    }
     ctrl[i] = value;
     if DELAYED {
         push_column(env, c, bad);
     }
     // The element's outputs too, read where neighbouring threads read
-    // theirs: bit 1 of the verdict (the MuJoCo stage checks its own).
-    var outputs_bad = nonfinite_bits(value);
+    // theirs: bit 1 of the verdict (the per-env MuJoCo stage checks its
+    // own).
+    outputs_bad |= nonfinite_bits(value);
     for (var o = 0u; o < dims.num_outputs; o++) {
         outputs_bad |= nonfinite_bits(state[outputs_offset() + o * plane() + i]);
     }
-    let verdict = bad | (outputs_bad << 1u);
+    let verdict = bad | (outputs_bad << 1u) | (wild << 2u);
     if verdict != 0u {
         atomicOr(&flags[dims.num_envs + env], verdict);
     }
@@ -415,7 +436,8 @@ fn output_stage(
     let row = env * dims.num_ctrl;
     // The law stage's verdict, cleared for the next step: bit 0, an input
     // at fault (the env does not push into its delay rings); bit 1, an
-    // output.
+    // output; bit 2, a control past MuJoCo's bound in the per-element
+    // MuJoCo stage.
     let verdict = atomicLoad(&flags[dims.num_envs + env]);
     atomicStore(&flags[dims.num_envs + env], 0u);
     if (verdict & 1u) != 0u {
@@ -427,10 +449,13 @@ fn output_stage(
         atomicStore(&flags[env], 1u);
         return;
     }
-    var bad = verdict >> 1u;
-    if words[dims.mj_members_offset] > 0u {
+    var bad = (verdict >> 1u) & 1u;
+    let wild = (verdict & 4u) != 0u;
+    // law_stage computed a per-element stage, unless a control was wild.
+    if words[dims.mj_members_offset] > 0u
+        && (dims.mj_element_offset == NO_ELEMENTS || wild) {
         // The stage rewrites ctrl and outputs: checked after it instead.
-        bad = mj_env_stage(env);
+        bad = mj_env_stage(env, wild);
         for (var j = 0u; j < dims.effort_width; j++) {
             bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
         }

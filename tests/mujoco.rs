@@ -561,6 +561,99 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
     one_pass_matches_general_path(&p, ("filters", 1.0), &[("filters", nj)]);
 }
 
+/// On the GPU, a stage whose actuators drive one joint each is computed
+/// by each actuator's own thread of the law stage, and an env with a wild
+/// control by the per-env stage. Both must match the CPU: filters with
+/// every range, a dcmotor with cogging, an integrator, two joint ranges, a
+/// joint no actuator drives, wild controls and non-finite values.
+#[test]
+fn the_gpu_per_actuator_mujoco_stage_matches_the_cpu() {
+    use sinew::{Backend, CpuBackend, WgpuBackend};
+    let Some(ctx) = crate::support::gpu() else {
+        return;
+    };
+    let (nj, num_envs) = (12, 24);
+    let mut robot = joints(nj);
+    robot.joint_actuator_force_ranges =
+        vec![("j4".into(), [-3.0, 2.0]), ("j9".into(), [-0.5, 0.4])];
+    let dcmotor = MjGeneralCfg {
+        gain_type: GainType::DcMotor,
+        gainprm: prm10(&[2.0, 0.05]),
+        bias_type: BiasType::DcMotor,
+        biasprm: prm10(&[0.01, 6.0, 0.3]),
+        force_range: Some([-1.0, 1.0]),
+        ..MjGeneralCfg::motor()
+    };
+    let integrator = MjGeneralCfg {
+        dyn_type: DynType::Integrator,
+        gain_type: GainType::Affine,
+        gainprm: prm10(&[4.0, -0.5, 0.25]),
+        act_range: Some([-1.5, 1.5]),
+        ..MjGeneralCfg::motor()
+    };
+    let filters: Vec<String> = (0..9).map(|j| format!("j{j}")).collect();
+    let groups = vec![
+        GroupCfg::new("filters", filters, filter_servo()),
+        GroupCfg::new("dcmotor", ["j9"], dcmotor),
+        GroupCfg::new("integrator", ["j11"], integrator),
+    ];
+    let p = plan(&robot, groups, num_envs, 0.002);
+    assert!(p.mj().plain);
+    let nc = p.num_ctrl();
+    let mut cpu = CpuBackend::new(p.clone());
+    let mut gpu = WgpuBackend::new(&ctx, p).unwrap();
+    let mut rng = crate::support::Rng(11);
+    for step in 0..40 {
+        let mut cmd = ActuatorCmd::zeros(num_envs, nj);
+        for i in 0..num_envs * nj {
+            cmd.position_target[i] = rng.range(-2.0, 2.0);
+            cmd.velocity_target[i] = rng.range(-3.0, 3.0);
+            cmd.effort_target[i] = rng.range(-2.0, 2.0);
+            cmd.pos[i] = rng.range(-1.0, 1.0);
+            cmd.vel[i] = rng.range(-10.0, 10.0);
+        }
+        // A wild control in one env (the dcmotor's, which has no control
+        // range), a NaN and an infinity in two others.
+        let wild = (step % num_envs) * nj + 9;
+        cmd.effort_target[wild] = 2e10;
+        cmd.vel[((step + 5) % num_envs) * nj + 1] = f32::NAN;
+        cmd.pos[((step + 9) % num_envs) * nj + 3] = f32::INFINITY;
+        let mut out: Vec<[Vec<f32>; 5]> = Vec::new();
+        for b in [&mut cpu as &mut dyn Backend, &mut gpu] {
+            b.step(&cmd).unwrap();
+            let mut o = [nc, nj, nc, 9, 1].map(|w| vec![f32::NAN; num_envs * w]);
+            b.read_ctrl(&mut o[0]).unwrap();
+            b.read_joint_effort(&mut o[1]).unwrap();
+            b.read_output("act_dot", &mut o[2]).unwrap();
+            b.read_state("filters", "act", &mut o[3]).unwrap();
+            b.read_state("integrator", "act", &mut o[4]).unwrap();
+            out.push(o);
+        }
+        for (k, what) in [
+            "ctrl",
+            "joint efforts",
+            "act_dot",
+            "filter acts",
+            "integrator acts",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (want, got) = (&out[0][k], &out[1][k]);
+            assert!(want.iter().all(|x| x.is_finite()), "{what}, step {step}");
+            approx::assert_relative_eq!(
+                want.as_slice(),
+                got.as_slice(),
+                epsilon = 1e-4,
+                max_relative = 1e-5
+            );
+        }
+        let faults = cpu.nonfinite_envs().unwrap();
+        assert_eq!(faults.len(), 2, "step {step}");
+        assert_eq!(gpu.nonfinite_envs().unwrap(), faults, "step {step}");
+    }
+}
+
 /// A filter servo with every range: a stretch of lanes.
 fn filter_servo() -> MjGeneralCfg {
     MjGeneralCfg {

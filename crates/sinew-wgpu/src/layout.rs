@@ -74,6 +74,38 @@ pub struct Dims {
     /// count, the raw-force output plane, the `act_dot` output plane, then
     /// each [`sinew_core::MjMember`] (four words).
     pub mj_members_offset: u32,
+    /// Offset in the words table of the per-element MuJoCo stage, or
+    /// [`NO_ELEMENTS`] ([`mj_elements`]): per ctrl column its actuator or
+    /// [`sinew_core::MJ_FROM_LAW`].
+    pub mj_element_offset: u32,
+}
+
+/// `Dims::mj_element_offset` of a plan whose MuJoCo stage runs per env.
+pub const NO_ELEMENTS: u32 = u32::MAX;
+
+/// The per-element MuJoCo stage's words ([`Dims::mj_element_offset`]),
+/// when the law stage can compute each actuator in its own thread: the
+/// stage is [`MjStage::plain`](sinew_core::MjStage::plain) (each force
+/// depends on its own column alone) and no two actuators drive one joint
+/// (each joint effort has one writer, so no thread sums another's). A
+/// joint no actuator drives keeps the 0 its buffer was made with: only an
+/// env at fault and the per-env stage write it, and they write 0.
+fn mj_elements(mj: &sinew_core::MjStage, num_ctrl: usize) -> Option<Vec<u32>> {
+    if !mj.plain || mj.actuators.is_empty() {
+        return None;
+    }
+    let mut driven = vec![false; mj.effort_width()];
+    let mut words = vec![sinew_core::MJ_FROM_LAW; num_ctrl];
+    for (k, a) in mj.actuators.iter().enumerate() {
+        words[a.ctrl_column as usize] = k as u32;
+        let joint = mj.path_of(a)[0].column as usize;
+        if let Some(seen) = driven.get_mut(joint) {
+            if std::mem::replace(seen, true) {
+                return None;
+            }
+        }
+    }
+    Some(words)
 }
 
 /// One ctrl column (WGSL `ColumnDesc`).
@@ -205,6 +237,14 @@ impl Layout {
         let mj_members_offset = words.len() as u32;
         words.extend([mj.members.len() as u32, mj.raw_plane, mj.act_dot_plane]);
         words.extend_from_slice(bytemuck::cast_slice(&mj.members));
+        let mj_element_offset = match mj_elements(mj, num_ctrl) {
+            Some(elements) => {
+                let at = words.len() as u32;
+                words.extend(elements);
+                at
+            }
+            None => NO_ELEMENTS,
+        };
         let learned = plan.learned();
         let learned_columns_offset = words.len() as u32;
         words.extend_from_slice(bytemuck::cast_slice(&learned.columns));
@@ -245,6 +285,7 @@ impl Layout {
                 num_inputs: plan.input_planes().len() as u32,
                 num_outputs: plan.output_planes().len() as u32,
                 mj_members_offset,
+                mj_element_offset,
             },
             columns,
             buffers,
