@@ -336,7 +336,7 @@ fn law_stage(
     var value = eval_law(env, c, 1.0);
     var outputs_bad = 0u;
     var wild = 0u;
-    if dims.mj_element_offset != NO_ELEMENTS {
+    if MJ_KINDS && dims.mj_element_offset != NO_ELEMENTS {
         let k = words[dims.mj_element_offset + c];
         if k != MJ_FROM_LAW {
             let element = mj_element(env, k, value);

@@ -205,7 +205,8 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 net_weights_offset,
                 num_inputs,
                 num_outputs,
-                mj_members_offset
+                mj_members_offset,
+                mj_element_offset
             }),
         ),
         (

@@ -72,6 +72,14 @@ pub fn prelude(kinds: &[KindId]) -> String {
         sinew_core::MJ_ACT_SLOT
     );
     let _ = writeln!(out, "const MLP_FRESH: u32 = {}u;", sinew_core::MLP_FRESH);
+    // Whether a kind of the plan reaches the MuJoCo stage: without one,
+    // law_stage compiles no per-actuator stage (`mj_element`), whose
+    // registers cost the other kinds' kernels a third of their speed at
+    // 65536 envs and more on an H200.
+    let mj = kinds
+        .iter()
+        .any(|k| k.spec().stage == sinew_core::Stage::MuJoCo);
+    let _ = writeln!(out, "const MJ_KINDS: bool = {mj};");
     for &kind in KindId::ALL {
         let spec = kind.spec();
         let prefix = wgsl_constant(spec.key);
