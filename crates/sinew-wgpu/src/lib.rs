@@ -785,7 +785,7 @@ fn check_loop_limit(ctx: &GpuContext, plan: &Plan) -> Result<(), Error> {
     let per_env = env_loop_iterations(plan);
     if per_env > SOFTWARE_LOOP_LIMIT {
         let subject = format!(
-            "its per-env kernel ({} targets, {} ctrl columns, delay rings, MuJoCo paths)",
+            "its per-env kernel ({} targets, {} ctrl columns, delay buffers, MuJoCo paths)",
             plan.num_targets(),
             plan.num_ctrl()
         );
