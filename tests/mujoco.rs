@@ -508,28 +508,12 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
         force_range: Some([-8.0, 8.0]),
         ..MjPositionCfg::default()
     };
-    let integrator = MjGeneralCfg {
-        dyn_type: DynType::Integrator,
-        gain_type: GainType::Affine,
-        gainprm: prm10(&[4.0, -0.5, 0.25]),
-        act_range: Some([-1.5, 1.5]),
-        act_early: true,
-        ..MjGeneralCfg::motor()
-    };
-    let dcmotor = MjGeneralCfg {
-        gain_type: GainType::DcMotor,
-        gainprm: prm10(&[2.0, 0.05]),
-        bias_type: BiasType::DcMotor,
-        biasprm: prm10(&[0.01, 6.0, 0.3]),
-        force_range: Some([-1.0, 1.0]),
-        ..MjGeneralCfg::motor()
-    };
     let wide_joints: Vec<String> = (5..nj).map(|j| format!("j{j}")).collect();
     let groups = vec![
         GroupCfg::new("servo", ["j0", "j1"], servo.position().unwrap()),
         GroupCfg::new("filters", wide_joints, filter_servo()),
-        GroupCfg::new("integrator", ["j2"], integrator),
-        GroupCfg::new("dcmotor", ["j3"], dcmotor),
+        GroupCfg::new("integrator", ["j2"], integrator()),
+        GroupCfg::new("dcmotor", ["j3"], cogging_dcmotor()),
         GroupCfg::new("a", ["j4"], MjGeneralCfg::motor().with_gear(2.0)),
         GroupCfg::new(
             "b",
@@ -576,26 +560,11 @@ fn the_gpu_per_actuator_mujoco_stage_matches_the_cpu() {
     let mut robot = joints(nj);
     robot.joint_actuator_force_ranges =
         vec![("j4".into(), [-3.0, 2.0]), ("j9".into(), [-0.5, 0.4])];
-    let dcmotor = MjGeneralCfg {
-        gain_type: GainType::DcMotor,
-        gainprm: prm10(&[2.0, 0.05]),
-        bias_type: BiasType::DcMotor,
-        biasprm: prm10(&[0.01, 6.0, 0.3]),
-        force_range: Some([-1.0, 1.0]),
-        ..MjGeneralCfg::motor()
-    };
-    let integrator = MjGeneralCfg {
-        dyn_type: DynType::Integrator,
-        gain_type: GainType::Affine,
-        gainprm: prm10(&[4.0, -0.5, 0.25]),
-        act_range: Some([-1.5, 1.5]),
-        ..MjGeneralCfg::motor()
-    };
     let filters: Vec<String> = (0..9).map(|j| format!("j{j}")).collect();
     let groups = vec![
         GroupCfg::new("filters", filters, filter_servo()),
-        GroupCfg::new("dcmotor", ["j9"], dcmotor),
-        GroupCfg::new("integrator", ["j11"], integrator),
+        GroupCfg::new("dcmotor", ["j9"], cogging_dcmotor()),
+        GroupCfg::new("integrator", ["j11"], integrator()),
     ];
     let p = plan(&robot, groups, num_envs, 0.002);
     assert!(p.mj().plain);
@@ -651,6 +620,31 @@ fn the_gpu_per_actuator_mujoco_stage_matches_the_cpu() {
         let faults = cpu.nonfinite_envs().unwrap();
         assert_eq!(faults.len(), 2, "step {step}");
         assert_eq!(gpu.nonfinite_envs().unwrap(), faults, "step {step}");
+    }
+}
+
+/// An integrator with an affine gain, an activation range and `actearly`.
+fn integrator() -> MjGeneralCfg {
+    MjGeneralCfg {
+        dyn_type: DynType::Integrator,
+        gain_type: GainType::Affine,
+        gainprm: prm10(&[4.0, -0.5, 0.25]),
+        act_range: Some([-1.5, 1.5]),
+        act_early: true,
+        ..MjGeneralCfg::motor()
+    }
+}
+
+/// A stateless dcmotor with cogging and a force range, and no control
+/// range.
+fn cogging_dcmotor() -> MjGeneralCfg {
+    MjGeneralCfg {
+        gain_type: GainType::DcMotor,
+        gainprm: prm10(&[2.0, 0.05]),
+        bias_type: BiasType::DcMotor,
+        biasprm: prm10(&[0.01, 6.0, 0.3]),
+        force_range: Some([-1.0, 1.0]),
+        ..MjGeneralCfg::motor()
     }
 }
 

@@ -75,8 +75,10 @@ pub struct Dims {
     /// each [`sinew_core::MjMember`] (four words).
     pub mj_members_offset: u32,
     /// Offset in the words table of the per-element MuJoCo stage, or
-    /// [`NO_ELEMENTS`] ([`mj_elements`]): per ctrl column its actuator or
-    /// [`sinew_core::MJ_FROM_LAW`].
+    /// [`NO_ELEMENTS`] when the stage runs per env: per ctrl column its
+    /// actuator or [`sinew_core::MJ_FROM_LAW`]. A plan has one when its
+    /// stage is [`MjStage::plain`](sinew_core::MjStage::plain) and no two
+    /// actuators drive one joint.
     pub mj_element_offset: u32,
 }
 
