@@ -670,7 +670,8 @@ fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
         made.unwrap();
     }
     // A typical robot stays far below it, behind a 1000-step delay too: a
-    // push writes one frame, the first after a reset as well.
+    // push writes one frame, the first after a reset as well. Such a plan
+    // steps there as on the CPU, through a reset.
     let plan = Plan::new(
         &joints(29),
         vec![GroupCfg::new("g", [".*"], IdealPdCfg::new(1.0, 0.1))
@@ -680,4 +681,24 @@ fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
     )
     .unwrap();
     assert!(sinew_wgpu::env_loop_iterations(&plan) < 5_000);
+    let mut cpu = CpuBackend::new(plan.clone());
+    let mut gpu = WgpuBackend::new(&ctx, plan).unwrap();
+    let mut cmd = ActuatorCmd::zeros(2, 29);
+    for step in 0..6 {
+        cmd.position_target.fill(step as f32);
+        if step == 3 {
+            for b in [&mut cpu as &mut dyn Backend, &mut gpu] {
+                b.reset(sinew::EnvIds::List(&[1])).unwrap();
+            }
+        }
+        let mut ctrl = [vec![0.0f32; 58], vec![0.0f32; 58]];
+        for (b, out) in [&mut cpu as &mut dyn Backend, &mut gpu]
+            .into_iter()
+            .zip(&mut ctrl)
+        {
+            b.step(&cmd).unwrap();
+            b.read_ctrl(out).unwrap();
+        }
+        assert_eq!(ctrl[0], ctrl[1], "step {step}");
+    }
 }

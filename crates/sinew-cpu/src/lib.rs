@@ -642,9 +642,8 @@ impl<'p, const W: usize> RowCopy<'p, W> {
 /// Env row `i` of a tile (with `targets`) in one buffer, after
 /// [`StepInputs::delay_state`]: its targets pushed into its ring (slot
 /// `state.head`), its delayed frame (at slot `read`) read back into the
-/// tile. The copies go through pointers checked
-/// once: slicing each of them took a seventh of the delayed step's
-/// instructions (callgrind).
+/// tile. The copies go through pointers checked once: slicing each of them
+/// took a seventh of the delayed step's instructions (callgrind).
 ///
 /// # Safety
 /// `targets` points into live tables: three fields of `n × nc` values
