@@ -640,9 +640,9 @@ impl<'p, const W: usize> RowCopy<'p, W> {
 }
 
 /// Env row `i` of a tile (with `targets`) in one buffer, after
-/// [`StepInputs::delay_state`]: its targets pushed into its ring (slot
-/// `state.head`), its delayed frame (at slot `read`) read back into the
-/// tile. The copies go through pointers checked once: slicing each of them
+/// [`StepInputs::delay_state`]: its targets pushed into its ring (at slot
+/// `head`, the env's head after its push), its delayed frame (at slot
+/// `read`) read back into the tile. The copies go through pointers checked once: slicing each of them
 /// took a seventh of the delayed step's instructions (callgrind).
 ///
 /// # Safety
@@ -659,13 +659,12 @@ unsafe fn delay_row<const W: usize>(
     targets: &TileTargets,
     (buffer, rows): (&DelayBuffer, RowCopy<'_, W>),
     ring: *mut f32,
-    state: &DelayState,
+    head: u32,
     read: u32,
 ) {
     let TileTargets { n, nc, .. } = *targets;
     let cols = buffer.cmd_columns.len();
     let frame_len = 3 * cols;
-    let head = state.head;
     assert!(i < n && head < buffer.params.len && read < buffer.params.len);
     // SAFETY: a frame of `frame_len` values at a slot below the buffer's
     // length lies in the ring; each piece lies in row `i < n` of a field
@@ -1601,9 +1600,9 @@ impl StepInputs<'_> {
                 // reference overlaps; `targets` is of this tile's fields and
                 // command rows, which outlive the loop.
                 unsafe {
-                    let state = &*states.wrapping_add(i * num_buffers);
+                    let head = (*states.wrapping_add(i * num_buffers)).head;
                     let ring = ring.wrapping_add(i * ring_stride);
-                    delay_row(i, targets, (buffer, rows), ring, state, slots[i]);
+                    delay_row(i, targets, (buffer, rows), ring, head, slots[i]);
                 }
             }
         }
