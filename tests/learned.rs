@@ -561,3 +561,165 @@ fn a_zeroed_env_keeps_its_learned_state() {
         }
     }
 }
+
+/// A network of `layers` (`[outputs, inputs, activation]` each) with
+/// weights of either sign drawn from `seed`.
+fn drawn_mlp(layers: &[(usize, usize, Activation)], seed: u32) -> Arc<Mlp> {
+    let mut s = seed;
+    let mut draw = move || {
+        s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (s >> 8) as f32 / (1u32 << 24) as f32 * 1.6 - 0.8
+    };
+    let dense = layers
+        .iter()
+        .enumerate()
+        .map(|(i, &(outputs, inputs, activation))| {
+            let weight = (0..outputs * inputs).map(|_| draw()).collect();
+            let bias = (0..outputs).map(|_| draw()).collect();
+            Dense::new(i.to_string(), outputs, inputs, weight, bias, activation)
+        })
+        .collect();
+    Arc::new(Mlp::new("drawn", dense).unwrap())
+}
+
+/// A 2-layer LSTM of hidden 5 with a Linear head, weights from `seed`.
+fn drawn_lstm(seed: u32) -> Arc<LstmNet> {
+    let value = |i: usize, k: u32| ((i as f32 + 0.3) * (0.37 + 0.11 * (seed + k) as f32)).sin();
+    let layer = |l: usize, inputs: usize| sinew::LstmLayer {
+        name: ("lstm.".into(), format!("_l{l}")),
+        inputs,
+        hidden: 5,
+        weight_ih: (0..20 * inputs).map(|i| value(i, 1 + l as u32)).collect(),
+        weight_hh: (0..100).map(|i| 0.6 * value(i, 3 + l as u32)).collect(),
+        bias_ih: (0..20).map(|i| 0.2 * value(i, 5)).collect(),
+        bias_hh: (0..20).map(|i| 0.1 * value(i, 7)).collect(),
+    };
+    let head = Dense::new(
+        "head",
+        1,
+        5,
+        (0..5).map(|i| 2.0 * value(i, 9)).collect(),
+        vec![0.1],
+        Activation::Identity,
+    );
+    Arc::new(LstmNet::new("drawn", vec![layer(0, 2), layer(1, 5)], vec![head]).unwrap())
+}
+
+/// The CPU runs a learned group that drives every joint, in command order,
+/// over a tile's envs at once, one (env, joint) per lane; any other plan
+/// runs it env by env, one joint per lane. The two give the same bits:
+/// every output, non-finite env and state value of 12 learned joints
+/// stepped alone and beside a PD joint, over 37 envs (lane groups that
+/// straddle envs, a last tile part full), with resets, a NaN velocity and
+/// a target whose scaled error overflows.
+#[test]
+fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
+    use sinew::{Backend, CpuBackend, IdealPdCfg, InputOrder};
+    let (num_envs, n) = (37, 12);
+    let mlp = drawn_mlp(
+        &[
+            (16, 6, Activation::Softsign),
+            (9, 16, Activation::Elu),
+            (7, 9, Activation::Tanh),
+            (1, 7, Activation::Identity),
+        ],
+        11,
+    );
+    let kinds: [(&str, ActuatorCfg); 3] = [
+        (
+            "mlp backfilled, pos then vel",
+            LearnedMlpCfg::new(mlp.clone(), 40.0, 60.0, 20.0)
+                .with_taps([0, 1, 3])
+                .with_scales(2.0, 0.25, 3.0)
+                .into(),
+        ),
+        (
+            "mlp from zeros, vel then pos",
+            LearnedMlpCfg::new(mlp, 40.0, 60.0, 20.0)
+                .with_taps([0, 1, 3])
+                .with_scales(-1.5, 0.5, 2.0)
+                .with_input_order(InputOrder::VelPos)
+                .with_history_init(HistoryInit::Zeros)
+                .into(),
+        ),
+        (
+            "lstm",
+            LstmNetCfg::new(drawn_lstm(4), 40.0, 60.0, 20.0).into(),
+        ),
+    ];
+    let learned: Vec<String> = (0..n).map(|i| format!("j{i}")).collect();
+    for (name, cfg) in kinds {
+        let alone = Plan::new(
+            &crate::support::joints(n),
+            vec![GroupCfg::new("net", [".*"], cfg.clone())],
+            num_envs,
+            PlanOptions::default(),
+        )
+        .unwrap();
+        let beside = Plan::new(
+            &crate::support::joints(n + 1),
+            vec![
+                GroupCfg::new("net", learned.clone(), cfg),
+                GroupCfg::new("pd", [format!("j{n}")], IdealPdCfg::new(5.0, 0.1)),
+            ],
+            num_envs,
+            PlanOptions::default(),
+        )
+        .unwrap();
+        assert!(alone.learned().runs_by_rows(n, n), "{name}");
+        assert!(!beside.learned().runs_by_rows(n + 1, n + 1), "{name}");
+        let slots: Vec<&str> = alone.groups()[0].state().iter().map(|s| s.name).collect();
+        let (mut rows, mut envs) = (CpuBackend::new(alone), CpuBackend::new(beside));
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for k in 0..24 {
+            if k == 9 {
+                rows.reset(EnvIds::List(&[0, 17, 36])).unwrap();
+                envs.reset(EnvIds::List(&[0, 17, 36])).unwrap();
+            }
+            let value = |i: usize, f: usize| ((k * 31 + i * 7 + f * 3) as f32 * 0.173).sin();
+            let mut cmd = ActuatorCmd::zeros(num_envs, n);
+            let mut wide = ActuatorCmd::zeros(num_envs, n + 1);
+            for e in 0..num_envs {
+                for j in 0..n {
+                    let (i, w) = (e * n + j, e * (n + 1) + j);
+                    cmd.position_target[i] = value(i, 0);
+                    cmd.pos[i] = 0.5 * value(i, 1);
+                    cmd.vel[i] = 30.0 * value(i, 2);
+                    if k == 5 && e == 3 {
+                        cmd.vel[i] = f32::NAN;
+                    }
+                    if k == 12 && e == 20 && j == 7 {
+                        cmd.position_target[i] = 3e38;
+                    }
+                    wide.position_target[w] = cmd.position_target[i];
+                    wide.pos[w] = cmd.pos[i];
+                    wide.vel[w] = cmd.vel[i];
+                }
+            }
+            rows.step(&cmd).unwrap();
+            envs.step(&wide).unwrap();
+            let mut want = vec![0.0; num_envs * (n + 1)];
+            let mut got = vec![0.0; num_envs * n];
+            rows.read_ctrl(&mut got).unwrap();
+            envs.read_ctrl(&mut want).unwrap();
+            for e in 0..num_envs {
+                let (got, want) = (&got[e * n..][..n], &want[e * (n + 1)..][..n]);
+                assert_eq!(bits(got), bits(want), "{name}: step {k}, env {e}");
+            }
+            let bad = rows.nonfinite_envs().unwrap();
+            assert_eq!(bad, envs.nonfinite_envs().unwrap(), "{name}: step {k}");
+            // The overflowing target's scaled error is infinite in the
+            // MLPs; the LSTM's gates saturate instead.
+            if k == 5 || (k == 12 && name.starts_with("mlp")) {
+                assert!(!bad.is_empty(), "{name}: step {k} zeroes an env");
+            }
+            for slot in &slots {
+                let mut want = vec![0.0; num_envs * n];
+                let mut got = vec![0.0; num_envs * n];
+                rows.read_state("net", slot, &mut got).unwrap();
+                envs.read_state("net", slot, &mut want).unwrap();
+                assert_eq!(bits(&got), bits(&want), "{name}: step {k}, {slot}");
+            }
+        }
+    }
+}

@@ -127,8 +127,10 @@ impl LearnedStage {
     /// Compiles the learned columns of a plan's groups, in ctrl order.
     pub(crate) fn compile(infos: &[GroupInfo], ctrl: &[CtrlColumn]) -> LearnedStage {
         let mut stage = LearnedStage::default();
-        // (group, first layer, layers, lstm layers) of each network compiled so far.
-        let mut compiled: Vec<(usize, u32, u32, u32)> = Vec::new();
+        // (group, first layer, layers, lstm layers, taps offset) of each
+        // network compiled so far: a group's columns share its network and
+        // taps.
+        let mut compiled: Vec<(usize, u32, u32, u32, u32)> = Vec::new();
         for (c, column) in ctrl.iter().enumerate() {
             let actuator = &infos[column.group].cfg.actuator;
             if !matches!(
@@ -137,22 +139,24 @@ impl LearnedStage {
             ) {
                 continue;
             }
-            let (first_layer, num_layers, lstm_layers) =
+            let (first_layer, num_layers, lstm_layers, taps_offset) =
                 match compiled.iter().find(|n| n.0 == column.group) {
-                    Some(&(_, first, n, l)) => (first, n, l),
+                    Some(&(_, first, n, l, taps)) => (first, n, l, taps),
                     None => {
+                        let taps = stage.taps.len() as u32;
                         let first = stage.layers.len() as u32;
                         let lstm_layers = match actuator {
                             ActuatorCfg::LearnedMlp(cfg) => {
                                 stage.push_dense(cfg.network.layers());
+                                stage.taps.extend(&cfg.taps);
                                 0
                             }
                             ActuatorCfg::LstmNet(cfg) => stage.push_lstm(&cfg.network),
                             _ => unreachable!("only learned kinds are compiled"),
                         };
                         let n = stage.layers.len() as u32 - first;
-                        compiled.push((column.group, first, n, lstm_layers));
-                        (first, n, lstm_layers)
+                        compiled.push((column.group, first, n, lstm_layers, taps));
+                        (first, n, lstm_layers, taps)
                     }
                 };
             let mut col = LearnedColumn {
@@ -167,9 +171,8 @@ impl LearnedStage {
                 ActuatorCfg::LearnedMlp(cfg) => {
                     col.kind = LEARNED_MLP;
                     col.history_len = cfg.history_len() as u32;
-                    col.taps_offset = stage.taps.len() as u32;
+                    col.taps_offset = taps_offset;
                     col.num_taps = cfg.taps.len() as u32;
-                    stage.taps.extend(&cfg.taps);
                     col.input_order = cfg.input_order as u32;
                     col.history_init = cfg.history_init as u32;
                     (col.pos_scale, col.vel_scale, col.torque_scale) =
@@ -257,195 +260,373 @@ impl LearnedStage {
     ) {
         crate::simd::widest(
             #[inline(always)]
-            || self.efforts(pos, vel, limits, ctrl, state),
+            || {
+                let mut rest = &self.columns[..];
+                while let Some(col) = rest.first() {
+                    // The next columns of this network, one per lane.
+                    let batch = rest
+                        .iter()
+                        .take(NET_LANES)
+                        .take_while(|c| {
+                            c.kind == col.kind
+                                && c.first_layer == col.first_layer
+                                && c.num_layers == col.num_layers
+                        })
+                        .count();
+                    let (batch, after) = rest.split_at(batch);
+                    let mut lanes = EnvLanes {
+                        batch,
+                        pos,
+                        vel,
+                        limits,
+                        ctrl: &mut *ctrl,
+                        state: &mut *state,
+                    };
+                    self.network_lanes(col, &mut lanes);
+                    rest = after;
+                }
+            },
         );
     }
 
-    /// The body of [`LearnedStage::env_efforts`].
-    #[inline(always)]
-    fn efforts(
+    /// True when [`LearnedStage::rows_efforts`] can run this stage: every
+    /// one of the plan's `num_ctrl` columns is learned, by one group's
+    /// network, with the ctrl columns in command order (`num_targets` of
+    /// them).
+    pub fn runs_by_rows(&self, num_ctrl: usize, num_targets: usize) -> bool {
+        let unplaced = |c: &LearnedColumn| LearnedColumn {
+            ctrl_column: 0,
+            cmd_column: 0,
+            ..*c
+        };
+        self.columns.first().is_some_and(|first| {
+            num_targets == num_ctrl
+                && self.columns.len() == num_ctrl
+                && self.columns.iter().enumerate().all(|(i, c)| {
+                    c.ctrl_column as usize == i
+                        && c.cmd_column as usize == i
+                        && unplaced(c) == unplaced(first)
+                })
+        })
+    }
+
+    /// [`LearnedStage::env_efforts`] for consecutive envs at once, when
+    /// [`LearnedStage::runs_by_rows`]: `pos`, `vel`, `limits` and `ctrl` are
+    /// their rows (each `num_ctrl` values per env, one stretch), `state` their
+    /// state. The network runs for [`NET_LANES`] consecutive (env, column)
+    /// elements at once, so every lane is busy whatever the robot's joint
+    /// count, and each slot of their state is one load and one store; each
+    /// lane computes what [`LearnedStage::env_efforts`] does, bit for bit.
+    pub fn rows_efforts(
         &self,
         pos: &[f32],
         vel: &[f32],
         limits: [&[f32]; 3],
         ctrl: &mut [f32],
-        state: &mut impl LearnedState,
+        state: &mut impl LearnedRows,
     ) {
-        // One layer's input and output per lane; each step writes before
-        // it reads.
-        let mut lanes = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
-        let mut rest = &self.columns[..];
-        while let Some(col) = rest.first() {
-            // The next columns of this network, one per lane.
-            let batch = rest
-                .iter()
-                .take(NET_LANES)
-                .take_while(|c| {
-                    c.kind == col.kind
-                        && c.first_layer == col.first_layer
-                        && c.num_layers == col.num_layers
-                })
-                .count();
-            let (batch, after) = rest.split_at(batch);
-            let mut errors = [0.0f32; NET_LANES];
-            let mut vels = [0.0f32; NET_LANES];
-            for (lane, col) in batch.iter().enumerate() {
-                let (c, m) = (col.ctrl_column as usize, col.cmd_column as usize);
-                errors[lane] = ctrl[c] - pos[m];
-                vels[lane] = vel[m];
-            }
-            let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
-            let raw = if col.kind == LEARNED_MLP {
-                let [x, y] = &mut lanes;
-                let inputs = 2 * col.num_taps as usize;
-                let mut x1 = [0.0f32; NET_MAX_WIDTH];
-                for (lane, col) in batch.iter().enumerate() {
-                    self.mlp_inputs(col, errors[lane], vels[lane], state, &mut x1);
-                    for (xl, &xi) in x[..inputs].iter_mut().zip(&x1[..inputs]) {
-                        xl[lane] = xi;
-                    }
-                }
-                let out = dense_stack_lanes(&self.weights, layers, x, y);
-                std::array::from_fn(|lane| {
-                    out[lane] * batch.get(lane).map_or(1.0, |c| c.torque_scale)
-                })
-            } else {
-                self.lstm_lanes(batch, errors, vels, state, &mut lanes)
-            };
-            for ((col, &raw), &v) in batch.iter().zip(&raw).zip(&vels) {
-                let c = col.ctrl_column as usize;
-                let [fl, sat, vlim] = limits.map(|row| row[c]);
-                ctrl[c] = dc_motor_clip(raw, sat, vlim, fl, v);
-            }
-            rest = after;
+        let len = ctrl.len();
+        assert!(pos.len() == len && vel.len() == len && limits.iter().all(|l| l.len() == len));
+        let Some(col) = self.columns.first() else {
+            return;
+        };
+        let mut lanes = RowLanes {
+            pos,
+            vel,
+            limits,
+            ctrl,
+            state,
+        };
+        crate::simd::widest(
+            #[inline(always)]
+            || self.network_lanes(col, &mut lanes),
+        );
+    }
+
+    /// The network of `col` (whose group every lane of `lanes` is in) for
+    /// each group of `lanes`, in the widest vector form the caller was
+    /// compiled for.
+    #[inline(always)]
+    fn network_lanes(&self, col: &LearnedColumn, lanes: &mut impl LaneGroups) {
+        if col.kind == LEARNED_MLP {
+            self.mlp_lanes(col, lanes);
+        } else {
+            self.lstm_lanes(col, lanes);
         }
     }
 
-    /// An MLP column's network input (`x`, the module docs give its
-    /// state), its history shifted for the next step.
+    /// [`LearnedStage::network_lanes`] for an MLP: per group, the network
+    /// inputs (the module docs give its state), the history shifted for the
+    /// next step, the dense layers, the output scaled.
     #[inline(always)]
-    fn mlp_inputs<S: LearnedState>(
-        &self,
-        col: &LearnedColumn,
-        error: f32,
-        vel: f32,
-        state: &mut S,
-        x: &mut [f32; NET_MAX_WIDTH],
-    ) {
-        let c = col.ctrl_column as usize;
+    fn mlp_lanes(&self, col: &LearnedColumn, lanes: &mut impl LaneGroups) {
+        let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
         let lags = col.history_len as usize - 1;
-        // The frames `lag` steps back, errors then velocities.
-        let fresh = state.get(MLP_FRESH, c) != 0.0;
-        let backfill = col.history_init == HistoryInit::Backfill as u32;
-        let frame = |state: &S, lag: usize, half: usize, now: f32| match lag {
-            0 => now,
-            _ if fresh && backfill => now,
-            _ if fresh => 0.0,
-            _ => state.get(half * lags + lag, c),
-        };
-        let n = col.num_taps as usize;
-        let taps = &self.taps[col.taps_offset as usize..][..n];
+        let taps = &self.taps[col.taps_offset as usize..][..col.num_taps as usize];
+        let n = taps.len();
         let (pos_half, vel_half) = if col.input_order == InputOrder::PosVel as u32 {
             (0, n)
         } else {
             (n, 0)
         };
-        for (k, &t) in taps.iter().enumerate() {
-            x[pos_half + k] = col.pos_scale * frame(state, t as usize, 0, error);
-            x[vel_half + k] = col.vel_scale * frame(state, t as usize, 1, vel);
-        }
-        // The history after this step: every frame one lag older.
-        for (half, now) in [(0, error), (1, vel)] {
-            for lag in (1..=lags).rev() {
-                let value = frame(state, lag - 1, half, now);
-                state.set(half * lags + lag, c, value);
+        let backfill = col.history_init == HistoryInit::Backfill as u32;
+        // One layer's input and output per lane; each layer writes before
+        // it reads.
+        let mut xy = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
+        for g in 0..lanes.groups() {
+            let [errors, vels] = lanes.inputs(g);
+            let fresh = lanes.load(g, MLP_FRESH);
+            // The frames `lag` steps back (of `half`: errors, then
+            // velocities): this step's own, or while fresh the frame
+            // itself or 0 per [`HistoryInit`].
+            let frame = |lanes: &mut _, lag: usize, half: usize, now: &Lanes| -> Lanes {
+                if lag == 0 {
+                    return *now;
+                }
+                let old = LaneGroups::load(lanes, g, half * lags + lag);
+                std::array::from_fn(|l| match fresh[l] != 0.0 {
+                    true if backfill => now[l],
+                    true => 0.0,
+                    false => old[l],
+                })
+            };
+            let [x, y] = &mut xy;
+            for (k, &t) in taps.iter().enumerate() {
+                let p = frame(lanes, t as usize, 0, &errors);
+                let v = frame(lanes, t as usize, 1, &vels);
+                x[pos_half + k] = each_lane(p, |p| col.pos_scale * p);
+                x[vel_half + k] = each_lane(v, |v| col.vel_scale * v);
             }
+            // The history after this step: every frame one lag older.
+            for (half, now) in [(0, &errors), (1, &vels)] {
+                for lag in (1..=lags).rev() {
+                    let value = frame(lanes, lag - 1, half, now);
+                    lanes.store(g, half * lags + lag, &value);
+                }
+            }
+            lanes.store(g, MLP_FRESH, &[0.0; NET_LANES]);
+            let out = dense_stack_lanes(&self.weights, layers, x, y);
+            lanes.finish(g, &each_lane(out, |o| o * col.torque_scale));
         }
-        state.set(MLP_FRESH, c, 0.0);
     }
 
-    /// The outputs, before the DC clip, of up to [`NET_LANES`] LSTM columns
-    /// of one network (the module docs give their state), one per lane:
-    /// per lane the one-column arithmetic of WGSL `lstm_unit`. Compiled,
-    /// like the networks, for the widest vectors the CPU has; kept out of
-    /// [`LearnedStage::env_efforts`]'s body, whose MLPs would otherwise pay
-    /// for its large stack frame.
+    /// [`LearnedStage::network_lanes`] for an LSTM (the module docs give
+    /// its state): per lane the one-column arithmetic of WGSL `lstm_unit`.
+    /// Compiled, like the networks, for the widest vectors the CPU has;
+    /// kept out of its callers' bodies, whose MLPs would otherwise pay for
+    /// its large stack frame.
     #[inline(never)]
-    fn lstm_lanes<S: LearnedState>(
-        &self,
-        batch: &[LearnedColumn],
-        errors: Lanes,
-        vels: Lanes,
-        state: &mut S,
-        lanes: &mut [[Lanes; NET_MAX_WIDTH]; 2],
-    ) -> Lanes {
+    fn lstm_lanes(&self, col: &LearnedColumn, lanes: &mut impl LaneGroups) {
         crate::simd::widest(
             #[inline(always)]
-            || self.lstm_body(batch, errors, vels, state, lanes),
+            || self.lstm_body(col, lanes),
         )
     }
 
     /// The body of [`LearnedStage::lstm_lanes`].
     #[inline(always)]
-    fn lstm_body<S: LearnedState>(
-        &self,
-        batch: &[LearnedColumn],
-        errors: Lanes,
-        vels: Lanes,
-        state: &mut S,
-        [x, y]: &mut [[Lanes; NET_MAX_WIDTH]; 2],
-    ) -> Lanes {
+    fn lstm_body(&self, col: &LearnedColumn, lanes: &mut impl LaneGroups) {
         use crate::kinds::{net_sigmoid, net_tanh};
-        let col = &batch[0];
         let hidden = col.hidden as usize;
         let layers = &self.layers[col.first_layer as usize..][..col.num_layers as usize];
         let (lstm, head) = layers.split_at(col.lstm_layers as usize);
-        x[0] = errors;
-        x[1] = vels;
         let g = 4 * hidden;
+        // Scratch for every group, each value written before it is read.
+        let [mut x, mut y] = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
         let mut from_x = [[0.0f32; NET_LANES]; 4 * NET_MAX_WIDTH];
         let mut from_h = [[0.0f32; NET_LANES]; 4 * NET_MAX_WIDTH];
         let (from_x, from_h) = (&mut from_x[..g], &mut from_h[..g]);
         let mut cells = [[0.0f32; NET_LANES]; NET_MAX_WIDTH];
-        for (l, layer) in lstm.iter().enumerate() {
-            let at = 2 * l * hidden;
-            // The old hidden state in `y`, the old cell state in `cells`.
-            let n_in = layer.inputs as usize;
-            for u in 0..hidden {
-                for (lane, col) in batch.iter().enumerate() {
-                    let c = col.ctrl_column as usize;
-                    y[u][lane] = state.get(at + u, c);
-                    cells[u][lane] = state.get(at + hidden + u, c);
+        for group in 0..lanes.groups() {
+            [x[0], x[1]] = lanes.inputs(group);
+            for (l, layer) in lstm.iter().enumerate() {
+                let at = 2 * l * hidden;
+                // The old hidden state in `y`, the old cell state in `cells`.
+                let n_in = layer.inputs as usize;
+                for u in 0..hidden {
+                    y[u] = lanes.load(group, at + u);
+                    cells[u] = lanes.load(group, at + hidden + u);
                 }
+                let w_ih = &self.weights[layer.weight as usize..][..n_in * g];
+                weighted_sums_lanes::<4>(w_ih, &x[..n_in], from_x, |_, v| v);
+                let w_hh = &self.weights[layer.weight_hh as usize..][..hidden * g];
+                weighted_sums_lanes::<4>(w_hh, &y[..hidden], from_h, |_, v| v);
+                let b_ih = &self.weights[layer.bias as usize..][..g];
+                let b_hh = &self.weights[layer.bias_hh as usize..][..g];
+                let pre = |r: usize, lane: usize| {
+                    (from_x[r][lane] + b_ih[r]) + (from_h[r][lane] + b_hh[r])
+                };
+                // Every lane in one loop (vector lanes), then the state writes.
+                for u in 0..hidden {
+                    for lane in 0..NET_LANES {
+                        let i = net_sigmoid(pre(u, lane));
+                        let f = net_sigmoid(pre(hidden + u, lane));
+                        let cell = net_tanh(pre(2 * hidden + u, lane));
+                        let o = net_sigmoid(pre(3 * hidden + u, lane));
+                        let c_new = f * cells[u][lane] + i * cell;
+                        cells[u][lane] = c_new;
+                        y[u][lane] = o * net_tanh(c_new);
+                    }
+                    lanes.store(group, at + u, &y[u]);
+                    lanes.store(group, at + hidden + u, &cells[u]);
+                }
+                x[..hidden].copy_from_slice(&y[..hidden]);
             }
-            let w_ih = &self.weights[layer.weight as usize..][..n_in * g];
-            weighted_sums_lanes::<4>(w_ih, &x[..n_in], from_x);
-            let w_hh = &self.weights[layer.weight_hh as usize..][..hidden * g];
-            weighted_sums_lanes::<4>(w_hh, &y[..hidden], from_h);
-            let b_ih = &self.weights[layer.bias as usize..][..g];
-            let b_hh = &self.weights[layer.bias_hh as usize..][..g];
-            let pre =
-                |r: usize, lane: usize| (from_x[r][lane] + b_ih[r]) + (from_h[r][lane] + b_hh[r]);
-            // Every lane in one loop (vector lanes), then the state writes.
-            for u in 0..hidden {
-                for lane in 0..NET_LANES {
-                    let i = net_sigmoid(pre(u, lane));
-                    let f = net_sigmoid(pre(hidden + u, lane));
-                    let cell = net_tanh(pre(2 * hidden + u, lane));
-                    let o = net_sigmoid(pre(3 * hidden + u, lane));
-                    let c_new = f * cells[u][lane] + i * cell;
-                    cells[u][lane] = c_new;
-                    y[u][lane] = o * net_tanh(c_new);
-                }
-                for (lane, col) in batch.iter().enumerate() {
-                    let c = col.ctrl_column as usize;
-                    state.set(at + u, c, y[u][lane]);
-                    state.set(at + hidden + u, c, cells[u][lane]);
-                }
-            }
-            x[..hidden].copy_from_slice(&y[..hidden]);
+            let out = dense_stack_lanes(&self.weights, head, &mut x, &mut y);
+            lanes.finish(group, &out);
         }
-        dense_stack_lanes(&self.weights, head, x, y)
+    }
+}
+
+/// Consecutive (env, column) elements' learned state, as the driver keeps
+/// it in the plan's `[slot][env][ctrl]` state tables, for
+/// [`LearnedStage::rows_efforts`]: element `i` is column `i % num_ctrl`
+/// of the `i / num_ctrl`-th env.
+pub trait LearnedRows {
+    /// Slot `k` of the `len` elements from element `at`, before this step.
+    fn row(&self, k: usize, at: usize, len: usize) -> &[f32];
+    /// Slot `k` of the `len` elements from element `at`, for after this
+    /// step (committed with each env's other state, only when its outputs
+    /// are finite).
+    fn row_mut(&mut self, k: usize, at: usize, len: usize) -> &mut [f32];
+}
+
+/// One network's lanes in groups of [`NET_LANES`]: the lanes of a group
+/// are (env, column) elements of that network, each with its own state
+/// and outputs. Lanes past the last element compute values nobody reads.
+trait LaneGroups {
+    /// How many groups there are.
+    fn groups(&self) -> usize;
+    /// Group `g`'s position errors (delayed position target less position)
+    /// and velocities.
+    fn inputs(&self, g: usize) -> [Lanes; 2];
+    /// Slot `k` of group `g`'s elements, before this step.
+    fn load(&self, g: usize, k: usize) -> Lanes;
+    /// Writes slot `k` of group `g`'s elements for after this step.
+    fn store(&mut self, g: usize, k: usize, values: &Lanes);
+    /// Writes group `g`'s efforts: each lane's network output `raw`, DC
+    /// clipped.
+    fn finish(&mut self, g: usize, raw: &Lanes);
+}
+
+/// The lanes of [`LearnedStage::env_efforts`]: one group, one of the env's
+/// columns (`batch`) per lane.
+struct EnvLanes<'a, S> {
+    batch: &'a [LearnedColumn],
+    pos: &'a [f32],
+    vel: &'a [f32],
+    limits: [&'a [f32]; 3],
+    ctrl: &'a mut [f32],
+    state: &'a mut S,
+}
+
+impl<S: LearnedState> EnvLanes<'_, S> {
+    /// `value(column)` in each lane with a column, else 0.
+    #[inline(always)]
+    fn each(&self, value: impl Fn(&LearnedColumn) -> f32) -> Lanes {
+        std::array::from_fn(|lane| self.batch.get(lane).map_or(0.0, &value))
+    }
+}
+
+impl<S: LearnedState> LaneGroups for EnvLanes<'_, S> {
+    fn groups(&self) -> usize {
+        1
+    }
+
+    #[inline(always)]
+    fn inputs(&self, _: usize) -> [Lanes; 2] {
+        [
+            self.each(|c| self.ctrl[c.ctrl_column as usize] - self.pos[c.cmd_column as usize]),
+            self.each(|c| self.vel[c.cmd_column as usize]),
+        ]
+    }
+
+    #[inline(always)]
+    fn load(&self, _: usize, k: usize) -> Lanes {
+        self.each(|c| self.state.get(k, c.ctrl_column as usize))
+    }
+
+    #[inline(always)]
+    fn store(&mut self, _: usize, k: usize, values: &Lanes) {
+        for (col, &value) in self.batch.iter().zip(values) {
+            self.state.set(k, col.ctrl_column as usize, value);
+        }
+    }
+
+    #[inline(always)]
+    fn finish(&mut self, _: usize, raw: &Lanes) {
+        for (col, &raw) in self.batch.iter().zip(raw) {
+            let c = col.ctrl_column as usize;
+            let [fl, sat, vlim] = self.limits.map(|row| row[c]);
+            let v = self.vel[col.cmd_column as usize];
+            self.ctrl[c] = dc_motor_clip(raw, sat, vlim, fl, v);
+        }
+    }
+}
+
+/// The lanes of [`LearnedStage::rows_efforts`]: group `g` is elements
+/// `g·NET_LANES..` of the rows.
+struct RowLanes<'a, R> {
+    pos: &'a [f32],
+    vel: &'a [f32],
+    limits: [&'a [f32]; 3],
+    ctrl: &'a mut [f32],
+    state: &'a mut R,
+}
+
+impl<R> RowLanes<'_, R> {
+    /// Group `g`'s first element and element count.
+    #[inline(always)]
+    fn span(&self, g: usize) -> (usize, usize) {
+        let at = g * NET_LANES;
+        (at, (self.ctrl.len() - at).min(NET_LANES))
+    }
+
+    /// Group `g`'s values of `row`, 0 past its last element.
+    #[inline(always)]
+    fn lanes(&self, g: usize, row: &[f32]) -> Lanes {
+        let (at, n) = self.span(g);
+        let mut lanes = [0.0; NET_LANES];
+        lanes[..n].copy_from_slice(&row[at..at + n]);
+        lanes
+    }
+}
+
+impl<R: LearnedRows> LaneGroups for RowLanes<'_, R> {
+    fn groups(&self) -> usize {
+        self.ctrl.len().div_ceil(NET_LANES)
+    }
+
+    #[inline(always)]
+    fn inputs(&self, g: usize) -> [Lanes; 2] {
+        let (targets, pos) = (self.lanes(g, self.ctrl), self.lanes(g, self.pos));
+        [
+            std::array::from_fn(|l| targets[l] - pos[l]),
+            self.lanes(g, self.vel),
+        ]
+    }
+
+    #[inline(always)]
+    fn load(&self, g: usize, k: usize) -> Lanes {
+        let (at, n) = self.span(g);
+        let mut lanes = [0.0; NET_LANES];
+        lanes[..n].copy_from_slice(self.state.row(k, at, n));
+        lanes
+    }
+
+    #[inline(always)]
+    fn store(&mut self, g: usize, k: usize, values: &Lanes) {
+        let (at, n) = self.span(g);
+        self.state.row_mut(k, at, n).copy_from_slice(&values[..n]);
+    }
+
+    #[inline(always)]
+    fn finish(&mut self, g: usize, raw: &Lanes) {
+        let (at, n) = self.span(g);
+        for i in at..at + n {
+            let [fl, sat, vlim] = self.limits.map(|row| row[i]);
+            self.ctrl[i] = dc_motor_clip(raw[i - at], sat, vlim, fl, self.vel[i]);
+        }
     }
 }
 
@@ -463,6 +644,41 @@ fn dense_stack<'a>(
         std::mem::swap(&mut x, &mut y);
     }
     x[0]
+}
+
+/// `$body` with `$f` the activation of code `$activation`, a closure of its
+/// own type in each arm: one loop per activation, each with its function
+/// inlined, so each vectorizes. (As a function taking the activation as a
+/// `fn` pointer, the lane form's loop called it once per value.)
+macro_rules! per_activation {
+    ($activation:expr, |$f:ident| $body:expr) => {
+        match Activation::ALL[$activation as usize] {
+            Activation::Identity => {
+                let $f = |x| Activation::Identity.apply(x);
+                $body
+            }
+            Activation::Relu => {
+                let $f = |x| Activation::Relu.apply(x);
+                $body
+            }
+            Activation::Elu => {
+                let $f = |x| Activation::Elu.apply(x);
+                $body
+            }
+            Activation::Tanh => {
+                let $f = |x| Activation::Tanh.apply(x);
+                $body
+            }
+            Activation::Softsign => {
+                let $f = |x| Activation::Softsign.apply(x);
+                $body
+            }
+            Activation::Sigmoid => {
+                let $f = |x| Activation::Sigmoid.apply(x);
+                $body
+            }
+        }
+    };
 }
 
 /// Columns of one network run at once in [`LearnedStage::env_efforts`].
@@ -488,6 +704,16 @@ fn dense_stack_lanes<'a>(
     x[0]
 }
 
+/// `f` of every lane. (A loop the caller inlines: `[f32; N]::map` was left
+/// a call, once per output.)
+#[inline(always)]
+fn each_lane(mut lanes: Lanes, f: impl Fn(f32) -> f32) -> Lanes {
+    for v in &mut lanes {
+        *v = f(*v);
+    }
+    lanes
+}
+
 /// `acc += x·w` in every lane.
 #[inline(always)]
 fn axpy(acc: &mut Lanes, x: &Lanes, w: f32) {
@@ -499,15 +725,15 @@ fn axpy(acc: &mut Lanes, x: &Lanes, w: f32) {
 fn dense_lanes(weights: &[f32], l: &NetLayer, x: &[Lanes], y: &mut [Lanes]) {
     let (n_in, n_out) = (l.inputs as usize, l.outputs as usize);
     let y = &mut y[..n_out];
-    weighted_sums_lanes::<8>(&weights[l.weight as usize..][..n_in * n_out], &x[..n_in], y);
+    let w = &weights[l.weight as usize..][..n_in * n_out];
     let bias = &weights[l.bias as usize..][..n_out];
-    per_activation(l.activation, |f| {
-        for (yo, &bo) in y.iter_mut().zip(bias) {
-            for v in yo {
-                *v = f(*v + bo);
-            }
-        }
-    });
+    // Each output's bias and activation while its sums are in registers:
+    // as a pass of their own after the sums, the compiler vectorized it
+    // across outputs instead of lanes, gathering and scattering one lane
+    // of each.
+    per_activation!(l.activation, |f| {
+        weighted_sums_lanes::<8>(w, &x[..n_in], y, |o, v| f(v + bias[o]))
+    })
 }
 
 /// Per lane `y[o] = Σ_i x[i]·w[i][o]` (`w` input-major: one row of
@@ -515,9 +741,14 @@ fn dense_lanes(weights: &[f32], l: &NetLayer, x: &[Lanes], y: &mut [Lanes]) {
 /// outputs at a time: independent sums hide the additions' latency. The
 /// dense layers take 8 (2–4 % faster than 4 on the Go1 MLP); the LSTM's
 /// gates 4 (with 8 they took 9× as long, BENCHMARKS.md). Each output's
-/// sum is the same either way.
+/// sum is the same either way. `y[o]` takes `then(o, sum)` in each lane.
 #[inline(always)]
-fn weighted_sums_lanes<const BLOCK: usize>(w: &[f32], x: &[Lanes], y: &mut [Lanes]) {
+fn weighted_sums_lanes<const BLOCK: usize>(
+    w: &[f32],
+    x: &[Lanes],
+    y: &mut [Lanes],
+    then: impl Fn(usize, f32) -> f32,
+) {
     let n_out = y.len();
     let mut blocks = y.chunks_exact_mut(BLOCK);
     for (b, yb) in blocks.by_ref().enumerate() {
@@ -528,7 +759,9 @@ fn weighted_sums_lanes<const BLOCK: usize>(w: &[f32], x: &[Lanes], y: &mut [Lane
                 axpy(acc, xi, wo);
             }
         }
-        yb.copy_from_slice(&acc);
+        for (j, (yo, acc)) in yb.iter_mut().zip(&acc).enumerate() {
+            *yo = each_lane(*acc, |v| then(b * BLOCK + j, v));
+        }
     }
     let done = n_out - blocks.into_remainder().len();
     for (o, yo) in y.iter_mut().enumerate().skip(done) {
@@ -536,7 +769,7 @@ fn weighted_sums_lanes<const BLOCK: usize>(w: &[f32], x: &[Lanes], y: &mut [Lane
         for (xi, row) in x.iter().zip(w.chunks_exact(n_out)) {
             axpy(&mut acc, xi, row[o]);
         }
-        *yo = acc;
+        *yo = each_lane(acc, |v| then(o, v));
     }
 }
 
@@ -572,25 +805,11 @@ fn dense(weights: &[f32], l: &NetLayer, x: &[f32], y: &mut [f32]) {
         }
     }
     let bias = &weights[l.bias as usize..][..n_out];
-    per_activation(l.activation, |f| {
+    per_activation!(l.activation, |f| {
         for (yo, &bo) in y.iter_mut().zip(bias) {
             *yo = f(*yo + bo);
         }
-    });
-}
-
-/// `each(f)` with `f` the activation of code `activation`, a different
-/// known function in each arm: one loop per activation, so each vectorizes.
-#[inline(always)]
-fn per_activation(activation: u32, mut each: impl FnMut(fn(f32) -> f32)) {
-    match Activation::ALL[activation as usize] {
-        Activation::Identity => each(|x| Activation::Identity.apply(x)),
-        Activation::Relu => each(|x| Activation::Relu.apply(x)),
-        Activation::Elu => each(|x| Activation::Elu.apply(x)),
-        Activation::Tanh => each(|x| Activation::Tanh.apply(x)),
-        Activation::Softsign => each(|x| Activation::Softsign.apply(x)),
-        Activation::Sigmoid => each(|x| Activation::Sigmoid.apply(x)),
-    }
+    })
 }
 
 /// `y = Σ_i x[i]·w[i]` over rows of `N` weights, summed from 0 in input
@@ -718,47 +937,72 @@ mod tests {
         let net = LstmNet::new("t", vec![layer.clone()], vec![]).unwrap();
         let mut stage = LearnedStage::default();
         stage.push_lstm(&net);
-        /// Slot `k` of column `c` at `2·c + k`.
-        struct Slots(Vec<f32>);
-        impl LearnedState for Slots {
-            fn get(&self, k: usize, c: usize) -> f32 {
-                self.0[2 * c + k]
+        /// Two columns, one per lane: slot `k` of lane `l` at `2·l + k`,
+        /// the second lane with other inputs and state; `raw` the outputs.
+        struct Probe {
+            inputs: [Lanes; 2],
+            state: Vec<f32>,
+            lanes: usize,
+            raw: Lanes,
+        }
+        impl LaneGroups for Probe {
+            fn groups(&self) -> usize {
+                1
             }
-            fn set(&mut self, k: usize, c: usize, value: f32) {
-                self.0[2 * c + k] = value;
+            fn inputs(&self, _: usize) -> [Lanes; 2] {
+                self.inputs
+            }
+            fn load(&self, _: usize, k: usize) -> Lanes {
+                std::array::from_fn(|l| {
+                    if l < self.lanes {
+                        self.state[2 * l + k]
+                    } else {
+                        0.0
+                    }
+                })
+            }
+            fn store(&mut self, _: usize, k: usize, values: &Lanes) {
+                for l in 0..self.lanes {
+                    self.state[2 * l + k] = values[l];
+                }
+            }
+            fn finish(&mut self, _: usize, raw: &Lanes) {
+                self.raw = *raw;
             }
         }
-        // Two columns, one per lane: the second with other inputs and state.
-        let columns: Vec<LearnedColumn> = (0..2)
-            .map(|c| LearnedColumn {
-                ctrl_column: c,
-                kind: LEARNED_LSTM,
-                num_layers: 1,
-                lstm_layers: 1,
-                hidden: 1,
-                ..LearnedColumn::default()
-            })
-            .collect();
+        let column = LearnedColumn {
+            kind: LEARNED_LSTM,
+            num_layers: 1,
+            lstm_layers: 1,
+            hidden: 1,
+            ..LearnedColumn::default()
+        };
         let (x, h, c) = ([0.5f32, -1.5], 0.3f32, -0.2f32);
-        let mut state = Slots(vec![h, c, -h, 2.0 * c]);
-        let mut errors = [0.0f32; NET_LANES];
-        let mut vels = [0.0f32; NET_LANES];
-        (errors[0], vels[0], errors[1], vels[1]) = (x[0], x[1], 2.0 * x[0], -x[1]);
-        let mut lanes = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
-        let out = stage.lstm_lanes(&columns, errors, vels, &mut state, &mut lanes);
-        let (h_new, c_new) = ([state.0[0]], [state.0[1]]);
+        let mut inputs = [[0.0f32; NET_LANES]; 2];
+        [inputs[0][0], inputs[1][0], inputs[0][1], inputs[1][1]] = [x[0], x[1], 2.0 * x[0], -x[1]];
+        let mut both = Probe {
+            inputs,
+            state: vec![h, c, -h, 2.0 * c],
+            lanes: 2,
+            raw: [0.0; NET_LANES],
+        };
+        stage.lstm_lanes(&column, &mut both);
+        let (h_new, c_new) = ([both.state[0]], [both.state[1]]);
         assert_eq!(
-            out[0].to_bits(),
+            both.raw[0].to_bits(),
             h_new[0].to_bits(),
             "no head: the output is h"
         );
-        let mut second = Slots(vec![0.0, 0.0, -h, 2.0 * c]);
-        let mut lanes = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
-        let (e1, v1) = ([errors[1]; NET_LANES], [vels[1]; NET_LANES]);
-        stage.lstm_lanes(&columns[1..], e1, v1, &mut second, &mut lanes);
+        let mut second = Probe {
+            inputs: inputs.map(|lanes| [lanes[1]; NET_LANES]),
+            state: vec![-h, 2.0 * c],
+            lanes: 1,
+            raw: [0.0; NET_LANES],
+        };
+        stage.lstm_lanes(&column, &mut second);
         assert_eq!(
-            &second.0[2..],
-            &state.0[2..],
+            &second.state[..],
+            &both.state[2..],
             "lane 1 alone gives the same bits"
         );
         let pre = |q: usize| {

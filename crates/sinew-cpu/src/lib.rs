@@ -22,7 +22,7 @@ mod table;
 use io::{any_nonfinite, zeroed_bits, RunLaw, SlotRows};
 use rayon::prelude::*;
 use sinew_core::delay::LagKeys;
-use sinew_core::net::LearnedState;
+use sinew_core::net::{LearnedRows, LearnedState};
 use sinew_core::plan::{DelayBuffer, MjTileRows, Run, TargetSource};
 use sinew_core::{
     AsCmd, Backend, ColumnOrder, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
@@ -443,6 +443,7 @@ impl CpuBackend {
                 && plan.mj().tiles()
                 && plan.learned().is_empty()
                 && plan.num_targets() == nc,
+            learned_tiled: plan.learned().runs_by_rows(nc, plan.num_targets()),
         };
         let num_ctrl = plan.num_ctrl().max(1);
         let ring_stride = plan.ring_stride().max(1);
@@ -962,6 +963,9 @@ struct StepInputs<'a> {
     /// Whether a tile's MuJoCo stage runs for all its envs at once
     /// ([`MjStage::tile_forces`](sinew_core::plan::MjStage::tile_forces)).
     mj_tiled: bool,
+    /// Whether a tile's learned networks run for all its envs at once
+    /// ([`LearnedStage::rows_efforts`](sinew_core::net::LearnedStage::rows_efforts)).
+    learned_tiled: bool,
 }
 
 /// Non-zero when some value is NaN or ±inf (all exponent bits set). An
@@ -999,6 +1003,27 @@ impl LearnedState for EnvStage<'_, '_> {
     fn set(&mut self, k: usize, c: usize, value: f32) {
         // SAFETY: as above.
         unsafe { self.step.next.span_mut(k, self.row + c, 1)[0] = value }
+    }
+}
+
+/// A tile's learned state in the state tables ([`LearnedRows`]), from
+/// element `at` of a `[slot][env][ctrl]` plane.
+struct TileState<'s, 'a> {
+    step: &'s StepInputs<'a>,
+    at: usize,
+}
+
+impl LearnedRows for TileState<'_, '_> {
+    #[inline(always)]
+    fn row(&self, k: usize, at: usize, len: usize) -> &[f32] {
+        // SAFETY: the tile's rows are touched by this thread alone.
+        unsafe { self.step.state.span(k, self.at + at, len) }
+    }
+
+    #[inline(always)]
+    fn row_mut(&mut self, k: usize, at: usize, len: usize) -> &mut [f32] {
+        // SAFETY: as above; `next` is not `state`.
+        unsafe { self.step.next.span_mut(k, self.at + at, len) }
     }
 }
 
@@ -1085,7 +1110,7 @@ impl StepInputs<'_> {
             states,
         };
         let learned = self.plan.learned();
-        if !learned.is_empty() {
+        if !learned.is_empty() && !self.learned_tiled {
             let limits = LEARNED_LIMIT_SLOTS.map(param);
             learned.env_efforts(rows[3], rows[4], limits, ctrl, &mut stage);
         }
@@ -1346,6 +1371,9 @@ impl StepInputs<'_> {
                 tile_flags.fill(0);
                 continue;
             }
+            if self.learned_tiled {
+                self.learned_tile(e0, out);
+            }
             if self.mj_tiled {
                 self.tile_stage(e0, out, &mut rows.effort[local * nc..(local + n) * nc]);
             }
@@ -1399,6 +1427,19 @@ impl StepInputs<'_> {
             }
         };
         mj.tile_forces(rows, |slot| &self.params[slot * plane + at..][..len]);
+    }
+
+    /// The learned networks of the envs from `e0` whose ctrl rows are
+    /// `ctrl`, when [`StepInputs::learned_tiled`]; envs at fault included
+    /// (their outputs are zeroed after, their state not committed).
+    fn learned_tile(&self, e0: usize, ctrl: &mut [f32]) {
+        let nc = self.plan.num_ctrl();
+        let (at, len) = (e0 * nc, ctrl.len());
+        let plane = self.plan.num_envs() * nc;
+        let limits = LEARNED_LIMIT_SLOTS.map(|slot| &self.params[slot * plane + at..][..len]);
+        let mut state = TileState { step: self, at };
+        let [pos, vel] = [3, 4].map(|f| &self.cmd[f][at..at + len]);
+        (self.plan.learned()).rows_efforts(pos, vel, limits, ctrl, &mut state);
     }
 
     /// Env `e0 + i`'s values of field `f` in ctrl order: its row of the
