@@ -586,9 +586,7 @@ impl<R> RowLanes<'_, R> {
     #[inline(always)]
     fn lanes(&self, g: usize, row: &[f32]) -> Lanes {
         let (at, n) = self.span(g);
-        let mut lanes = [0.0; NET_LANES];
-        lanes[..n].copy_from_slice(&row[at..at + n]);
-        lanes
+        padded(&row[at..at + n])
     }
 }
 
@@ -609,9 +607,7 @@ impl<R: LearnedRows> LaneGroups for RowLanes<'_, R> {
     #[inline(always)]
     fn load(&self, g: usize, k: usize) -> Lanes {
         let (at, n) = self.span(g);
-        let mut lanes = [0.0; NET_LANES];
-        lanes[..n].copy_from_slice(self.state.row(k, at, n));
-        lanes
+        padded(self.state.row(k, at, n))
     }
 
     #[inline(always)]
@@ -652,31 +648,14 @@ fn dense_stack<'a>(
 /// `fn` pointer, the lane form's loop called it once per value.)
 macro_rules! per_activation {
     ($activation:expr, |$f:ident| $body:expr) => {
+        per_activation!(@arms $activation, $f, $body, Identity Relu Elu Tanh Softsign Sigmoid)
+    };
+    (@arms $activation:expr, $f:ident, $body:expr, $($kind:ident)*) => {
         match Activation::ALL[$activation as usize] {
-            Activation::Identity => {
-                let $f = |x| Activation::Identity.apply(x);
+            $(Activation::$kind => {
+                let $f = |x| Activation::$kind.apply(x);
                 $body
-            }
-            Activation::Relu => {
-                let $f = |x| Activation::Relu.apply(x);
-                $body
-            }
-            Activation::Elu => {
-                let $f = |x| Activation::Elu.apply(x);
-                $body
-            }
-            Activation::Tanh => {
-                let $f = |x| Activation::Tanh.apply(x);
-                $body
-            }
-            Activation::Softsign => {
-                let $f = |x| Activation::Softsign.apply(x);
-                $body
-            }
-            Activation::Sigmoid => {
-                let $f = |x| Activation::Sigmoid.apply(x);
-                $body
-            }
+            })*
         }
     };
 }
@@ -702,6 +681,14 @@ fn dense_stack_lanes<'a>(
         std::mem::swap(&mut x, &mut y);
     }
     x[0]
+}
+
+/// Up to [`NET_LANES`] values, one per lane, then zeros.
+#[inline(always)]
+fn padded(values: &[f32]) -> Lanes {
+    let mut lanes = [0.0; NET_LANES];
+    lanes[..values.len()].copy_from_slice(values);
+    lanes
 }
 
 /// `f` of every lane. (A loop the caller inlines: `[f32; N]::map` was left
