@@ -718,7 +718,15 @@ fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
                 let mut got = vec![0.0; num_envs * n];
                 rows.read_state("net", slot, &mut got).unwrap();
                 envs.read_state("net", slot, &mut want).unwrap();
-                assert_eq!(bits(&got), bits(&want), "{name}: step {k}, {slot}");
+                let differ = bits(&got)
+                    .iter()
+                    .zip(bits(&want))
+                    .position(|(g, w)| *g != w);
+                let first = differ.map(|i| (i / n, i % n));
+                assert_eq!(
+                    first, None,
+                    "{name}: step {k}, {slot}: first (env, joint) differing"
+                );
             }
         }
     }

@@ -613,7 +613,12 @@ impl<R: LearnedRows> LaneGroups for RowLanes<'_, R> {
     #[inline(always)]
     fn store(&mut self, g: usize, k: usize, values: &Lanes) {
         let (at, n) = self.span(g);
-        self.state.row_mut(k, at, n).copy_from_slice(&values[..n]);
+        let row = self.state.row_mut(k, at, n);
+        if let Ok(whole) = <&mut Lanes>::try_from(&mut *row) {
+            *whole = *values;
+            return;
+        }
+        row.copy_from_slice(&values[..n]);
     }
 
     #[inline(always)]
@@ -683,9 +688,13 @@ fn dense_stack_lanes<'a>(
     x[0]
 }
 
-/// Up to [`NET_LANES`] values, one per lane, then zeros.
+/// Up to [`NET_LANES`] values, one per lane, then zeros. (A whole group
+/// is one vector load: copied by length, each was a call to `memcpy`.)
 #[inline(always)]
 fn padded(values: &[f32]) -> Lanes {
+    if let Ok(lanes) = <&Lanes>::try_from(values) {
+        return *lanes;
+    }
     let mut lanes = [0.0; NET_LANES];
     lanes[..values.len()].copy_from_slice(values);
     lanes

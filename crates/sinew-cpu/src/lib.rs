@@ -1086,9 +1086,9 @@ impl MjDriver for EnvStage<'_, '_> {
 impl StepInputs<'_> {
     /// Env `env` after its laws (`ctrl` its row, `ring` and `states` its
     /// delay rows, its targets already pushed): the learned networks and
-    /// the MuJoCo stage where the plan has them, the non-finite check of
-    /// everything the env outputs, then the commits of its state. Returns
-    /// false, having committed nothing, when some output is not finite.
+    /// the MuJoCo stage where the plan has them, then the non-finite check
+    /// of everything the env outputs. Returns whether all is finite: then
+    /// the caller commits its state ([`Self::commit`]).
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn finish_env(
         &self,
@@ -1134,11 +1134,7 @@ impl StepInputs<'_> {
             );
             finite &= nonfinite_bits(effort) == 0;
         }
-        finite &= nonfinite_bits(ctrl) == 0 && self.output_bits(env) == 0;
-        if finite {
-            self.commit(env, 1);
-        }
-        finite
+        finite && nonfinite_bits(ctrl) == 0 && self.output_bits(env) == 0
     }
 
     /// Zeroes env `env`'s outputs: its ctrl row, output planes and joint
@@ -1399,6 +1395,15 @@ impl StepInputs<'_> {
                     self.zero_env(env, out, effort);
                 }
                 zeroed += usize::from(*flag);
+            }
+            // Each stretch of finite envs commits at once: for the LSTM,
+            // one env at a time was 128 copies of a row each.
+            let mut finite = 0;
+            for stretch in tile_flags.split(|&flag| flag != 0) {
+                if !stretch.is_empty() {
+                    self.commit(e0 + finite, stretch.len());
+                }
+                finite += stretch.len() + 1;
             }
         }
         zeroed
