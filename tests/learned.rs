@@ -609,12 +609,12 @@ fn drawn_lstm(seed: u32) -> Arc<LstmNet> {
 /// over a tile's envs at once, one (env, joint) per lane; any other plan
 /// runs it env by env, one joint per lane. The two give the same bits:
 /// every output, non-finite env and state value of 12 learned joints
-/// stepped alone and beside a PD joint, over 37 envs (lane groups that
+/// (one MLP delayed) stepped alone and beside a PD joint, over 37 envs (lane groups that
 /// straddle envs, a last tile part full), with resets, a NaN velocity and
 /// a target whose scaled error overflows.
 #[test]
 fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
-    use sinew::{Backend, CpuBackend, IdealPdCfg, InputOrder};
+    use sinew::{Backend, CpuBackend, DelayCfg, IdealPdCfg, InputOrder};
     let (num_envs, n) = (37, 12);
     let mlp = drawn_mlp(
         &[
@@ -625,33 +625,47 @@ fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
         ],
         11,
     );
-    let kinds: [(&str, ActuatorCfg); 3] = [
+    let kinds: [(&str, ActuatorCfg, Option<DelayCfg>); 4] = [
         (
             "mlp backfilled, pos then vel",
             LearnedMlpCfg::new(mlp.clone(), 40.0, 60.0, 20.0)
                 .with_taps([0, 1, 3])
                 .with_scales(2.0, 0.25, 3.0)
                 .into(),
+            None,
         ),
         (
             "mlp from zeros, vel then pos",
-            LearnedMlpCfg::new(mlp, 40.0, 60.0, 20.0)
+            LearnedMlpCfg::new(mlp.clone(), 40.0, 60.0, 20.0)
                 .with_taps([0, 1, 3])
                 .with_scales(-1.5, 0.5, 2.0)
                 .with_input_order(InputOrder::VelPos)
                 .with_history_init(HistoryInit::Zeros)
                 .into(),
+            None,
+        ),
+        (
+            "mlp delayed 0–3 steps",
+            LearnedMlpCfg::new(mlp, 40.0, 60.0, 20.0)
+                .with_taps([0, 2, 4])
+                .into(),
+            Some(DelayCfg::new(0, 3)),
         ),
         (
             "lstm",
             LstmNetCfg::new(drawn_lstm(4), 40.0, 60.0, 20.0).into(),
+            None,
         ),
     ];
     let learned: Vec<String> = (0..n).map(|i| format!("j{i}")).collect();
-    for (name, cfg) in kinds {
+    for (name, cfg, delay) in kinds {
+        let net = |joints: Vec<String>| match &delay {
+            Some(delay) => GroupCfg::new("net", joints, cfg.clone()).with_delay(delay.clone()),
+            None => GroupCfg::new("net", joints, cfg.clone()),
+        };
         let alone = Plan::new(
             &crate::support::joints(n),
-            vec![GroupCfg::new("net", [".*"], cfg.clone())],
+            vec![net(learned.clone())],
             num_envs,
             PlanOptions::default(),
         )
@@ -659,7 +673,7 @@ fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
         let beside = Plan::new(
             &crate::support::joints(n + 1),
             vec![
-                GroupCfg::new("net", learned.clone(), cfg),
+                net(learned.clone()),
                 GroupCfg::new("pd", [format!("j{n}")], IdealPdCfg::new(5.0, 0.1)),
             ],
             num_envs,
@@ -709,8 +723,8 @@ fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
             let bad = rows.nonfinite_envs().unwrap();
             assert_eq!(bad, envs.nonfinite_envs().unwrap(), "{name}: step {k}");
             // The overflowing target's scaled error is infinite in the
-            // MLPs; the LSTM's gates saturate instead.
-            if k == 5 || (k == 12 && name.starts_with("mlp")) {
+            // undelayed MLPs; the LSTM's gates saturate instead.
+            if k == 5 || (k == 12 && name.starts_with("mlp") && delay.is_none()) {
                 assert!(!bad.is_empty(), "{name}: step {k} zeroes an env");
             }
             for slot in &slots {
