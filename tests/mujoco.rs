@@ -130,6 +130,69 @@ fn a_wild_control_zeroes_the_env_controls_as_mujoco_does() {
     }
 }
 
+/// The MuJoCo stage that runs for a tile of envs at once checks their
+/// outputs at once too; an env whose finite command gives a non-finite
+/// force is still zeroed alone, its activations kept, every other env's
+/// outputs those of a twin that never saw the bad value.
+#[test]
+fn a_tile_of_the_mujoco_stage_zeroes_only_the_env_whose_force_overflows() {
+    let servo = MjPositionCfg {
+        kp: 40.0,
+        kv: Some(1.0),
+        timeconst: 0.02,
+        ..MjPositionCfg::default()
+    }
+    .position()
+    .unwrap();
+    let (num_envs, nj, bad) = (40, 5, 17);
+    let p = plan(
+        &joints(nj),
+        vec![GroupCfg::new("s", [".*"], servo)],
+        num_envs,
+        0.002,
+    );
+    assert!(p.mj().tiles(), "the stage runs for a tile of envs at once");
+    let command = |step: usize| {
+        let mut cmd = ActuatorCmd::zeros(num_envs, nj);
+        for i in 0..num_envs * nj {
+            cmd.position_target[i] = ((step * 13 + i) as f32 * 0.37).sin();
+            cmd.pos[i] = 0.5 * ((step * 7 + i) as f32 * 0.61).cos();
+            cmd.vel[i] = 2.0 * ((step * 5 + i) as f32 * 0.29).sin();
+        }
+        cmd
+    };
+    for (name, make, tol) in backends() {
+        let (mut b, mut twin) = (make(p.clone()), make(p.clone()));
+        for b in [&mut b, &mut twin] {
+            b.step(&command(0)).unwrap();
+        }
+        let mut kept = vec![0.0; num_envs * nj];
+        b.read_state("s", "act", &mut kept).unwrap();
+        let mut cmd = command(1);
+        // Finite, but −kp·q is not.
+        cmd.pos[bad * nj + 2] = f32::MAX;
+        b.step(&cmd).unwrap();
+        twin.step(&command(1)).unwrap();
+        assert_eq!(b.nonfinite_envs().unwrap(), [bad as u32], "[{name}]");
+        let (mut got, mut want) = (vec![0.0; num_envs * nj], vec![0.0; num_envs * nj]);
+        b.read_ctrl(&mut got).unwrap();
+        twin.read_ctrl(&mut want).unwrap();
+        for e in 0..num_envs {
+            for j in e * nj..(e + 1) * nj {
+                let expected = if e == bad { 0.0 } else { want[j] };
+                assert!(
+                    tol.accepts(got[j], expected),
+                    "[{name}] env {e}: {} vs {expected}",
+                    got[j]
+                );
+            }
+        }
+        let mut act = vec![0.0; num_envs * nj];
+        b.read_state("s", "act", &mut act).unwrap();
+        assert_eq!(&act[bad * nj..][..nj], &kept[bad * nj..][..nj], "[{name}]");
+    }
+}
+
 /// MuJoCo-law groups may share a target (their efforts add, then the joint
 /// range clamps the sum); pass-through groups may not.
 #[test]

@@ -1373,6 +1373,21 @@ impl StepInputs<'_> {
             if self.mj_tiled {
                 self.tile_stage(e0, out, &mut rows.effort[local * nc..(local + n) * nc]);
             }
+            // After a tile's own stage, the per-env stages are only their
+            // checks: the whole tile's at once (env by env, they took a
+            // third of the MuJoCo law's step), env by env only when that
+            // finds something.
+            let effort: &[f32] = match self.mj_tiled {
+                true => &rows.effort[local * nc..(local + n) * nc],
+                false => &[],
+            };
+            if (self.learned_tiled || self.mj_tiled)
+                && tile_flags.iter().all(|&flag| flag == 0)
+                && self.tile_outputs_finite(e0, out, effort)
+            {
+                self.commit(e0, n);
+                continue;
+            }
             for (i, (out, flag)) in out
                 .chunks_exact_mut(nc)
                 .zip(tile_flags.iter_mut())
@@ -1432,6 +1447,32 @@ impl StepInputs<'_> {
             }
         };
         mj.tile_forces(rows, |slot| &self.params[slot * plane + at..][..len]);
+    }
+
+    /// True when every output of the envs from `e0` whose ctrl rows are
+    /// `ctrl` (joint-effort rows `effort`, empty without a MuJoCo stage) is
+    /// finite after their tile's stage ([`StepInputs::mj_tiled`] or
+    /// [`StepInputs::learned_tiled`]): what [`Self::finish_env`] checks for
+    /// each, in one pass in the widest vectors.
+    fn tile_outputs_finite(&self, e0: usize, ctrl: &[f32], effort: &[f32]) -> bool {
+        let nc = self.plan.num_ctrl();
+        let (at, len) = (e0 * nc, ctrl.len());
+        sinew_core::simd::widest(
+            #[inline(always)]
+            || {
+                let mut bits = nonfinite_bits(ctrl);
+                if self.mj_tiled {
+                    // SAFETY: these envs' rows are touched by this thread alone.
+                    bits |= nonfinite_bits(unsafe { self.next.span(MJ_ACT_SLOT, at, len) });
+                }
+                bits |= nonfinite_bits(effort);
+                for k in 0..self.plan.output_planes().len() {
+                    // SAFETY: as above.
+                    bits |= nonfinite_bits(unsafe { self.outputs.span(k, at, len) });
+                }
+                bits == 0
+            },
+        )
     }
 
     /// The learned networks of the envs from `e0` whose ctrl rows are
