@@ -193,6 +193,34 @@ fn a_tile_of_the_mujoco_stage_zeroes_only_the_env_whose_force_overflows() {
     }
 }
 
+/// An env whose actuator forces are finite but whose joint effort
+/// overflows (a huge gear) is zeroed, on the per-env MuJoCo stage too (two
+/// groups share the joint).
+#[test]
+fn an_env_whose_joint_effort_overflows_is_zeroed() {
+    let groups = vec![
+        GroupCfg::new("a", ["j0"], MjGeneralCfg::motor().with_gear(1e30)),
+        GroupCfg::new(
+            "b",
+            ["j0"],
+            MjGeneralCfg::motor().with_command_field(sinew::CommandField::Position),
+        ),
+    ];
+    for (name, make, _) in backends() {
+        let mut b = make(plan(&joints(1), groups.clone(), 2, 0.002));
+        let mut cmd = ActuatorCmd::zeros(2, 1);
+        cmd.effort_target.copy_from_slice(&[1e-30, 1e9]);
+        cmd.position_target.copy_from_slice(&[0.5, 0.5]);
+        b.step(&cmd).unwrap();
+        assert_eq!(b.nonfinite_envs().unwrap(), [1], "[{name}]");
+        let (mut ctrl, mut effort) = ([0.0f32; 4], [0.0f32; 2]);
+        b.read_ctrl(&mut ctrl).unwrap();
+        b.read_joint_effort(&mut effort).unwrap();
+        assert_eq!((&ctrl[2..], effort[1]), (&[0.0, 0.0][..], 0.0), "[{name}]");
+        assert!((effort[0] - 1.5).abs() < 1e-6, "[{name}] {effort:?}");
+    }
+}
+
 /// MuJoCo-law groups may share a target (their efforts add, then the joint
 /// range clamps the sum); pass-through groups may not.
 #[test]

@@ -1116,12 +1116,11 @@ impl StepInputs<'_> {
         }
         let mj = self.plan.mj();
         let mut finite = true;
+        let mut checked_effort: &[f32] = &[];
         if self.mj_tiled {
-            // The tile's stage ran; its next activations, as `env_forces`
-            // checks them.
-            // SAFETY: this env's rows are touched by this thread alone.
-            finite = nonfinite_bits(unsafe { self.next.span(MJ_ACT_SLOT, row, num_ctrl) }) == 0;
-            finite &= nonfinite_bits(effort) == 0;
+            // The tile's stage ran (its next activations are checked, as
+            // `env_forces` checks them).
+            checked_effort = effort;
         } else if mj.runs_per_step() {
             finite = mj.env_forces(
                 rows[3],
@@ -1132,9 +1131,9 @@ impl StepInputs<'_> {
                 self.mj_wide,
                 &mut stage,
             );
-            finite &= nonfinite_bits(effort) == 0;
+            checked_effort = effort;
         }
-        finite && nonfinite_bits(ctrl) == 0 && self.output_bits(env) == 0
+        finite && self.outputs_finite(env, ctrl, checked_effort)
     }
 
     /// Zeroes env `env`'s outputs: its ctrl row, output planes and joint
@@ -1155,21 +1154,11 @@ impl StepInputs<'_> {
         })
     }
 
-    /// Non-zero when some value of env `env`'s rows of the output planes is
-    /// NaN or ±inf.
-    fn output_bits(&self, env: usize) -> u32 {
-        let nc = self.plan.num_ctrl();
-        (0..self.plan.output_planes().len()).fold(0, |acc, k| {
-            // SAFETY: this env's rows are touched by this thread alone.
-            acc | nonfinite_bits(unsafe { self.outputs.span(k, env * nc, nc) })
-        })
-    }
-
     /// Zeroes env `env`'s rows of the output planes.
     fn zero_outputs(&self, env: usize) {
         let nc = self.plan.num_ctrl();
         for k in 0..self.plan.output_planes().len() {
-            // SAFETY: as above.
+            // SAFETY: this env's rows are touched by this thread alone.
             unsafe { self.outputs.span_mut(k, env * nc, nc) }.fill(0.0);
         }
     }
@@ -1383,7 +1372,7 @@ impl StepInputs<'_> {
             };
             if (self.learned_tiled || self.mj_tiled)
                 && tile_flags.iter().all(|&flag| flag == 0)
-                && self.tile_outputs_finite(e0, out, effort)
+                && self.outputs_finite(e0, out, effort)
             {
                 self.commit(e0, n);
                 continue;
@@ -1450,11 +1439,12 @@ impl StepInputs<'_> {
     }
 
     /// True when every output of the envs from `e0` whose ctrl rows are
-    /// `ctrl` (joint-effort rows `effort`, empty without a MuJoCo stage) is
-    /// finite after their tile's stage ([`StepInputs::mj_tiled`] or
-    /// [`StepInputs::learned_tiled`]): what [`Self::finish_env`] checks for
-    /// each, in one pass in the widest vectors.
-    fn tile_outputs_finite(&self, e0: usize, ctrl: &[f32], effort: &[f32]) -> bool {
+    /// `ctrl` is finite: those rows, their joint-effort rows `effort`
+    /// (empty without a MuJoCo stage), their next activations after a
+    /// tile's MuJoCo stage ([`StepInputs::mj_tiled`]) and their rows of the
+    /// output planes; in one pass in the widest vectors. For one env
+    /// ([`Self::finish_env`]), or for a tile after its own stage.
+    fn outputs_finite(&self, e0: usize, ctrl: &[f32], effort: &[f32]) -> bool {
         let nc = self.plan.num_ctrl();
         let (at, len) = (e0 * nc, ctrl.len());
         sinew_core::simd::widest(
