@@ -609,13 +609,14 @@ fn drawn_lstm(seed: u32) -> Arc<LstmNet> {
 /// over a tile's envs at once, one (env, joint) per lane; any other plan
 /// runs it env by env, one joint per lane. The two give the same bits:
 /// every output, non-finite env and state value of 12 learned joints
-/// (one MLP delayed) stepped alone and beside a PD joint, over 37 envs (lane groups that
-/// straddle envs, a last tile part full), with resets, a NaN velocity and
-/// a target whose scaled error overflows.
+/// (one MLP delayed) stepped alone and beside a PD joint, over 70 envs
+/// (chunks on every thread, lane groups that straddle envs, a last tile
+/// part full), with resets, a NaN velocity and a target whose scaled error
+/// overflows.
 #[test]
 fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
     use sinew::{Backend, CpuBackend, DelayCfg, IdealPdCfg, InputOrder};
-    let (num_envs, n) = (37, 12);
+    let (num_envs, n) = (70, 12);
     let mlp = drawn_mlp(
         &[
             (16, 6, Activation::Softsign),
@@ -687,8 +688,8 @@ fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         for k in 0..24 {
             if k == 9 {
-                rows.reset(EnvIds::List(&[0, 17, 36])).unwrap();
-                envs.reset(EnvIds::List(&[0, 17, 36])).unwrap();
+                rows.reset(EnvIds::List(&[0, 17, 69])).unwrap();
+                envs.reset(EnvIds::List(&[0, 17, 69])).unwrap();
             }
             let value = |i: usize, f: usize| ((k * 31 + i * 7 + f * 3) as f32 * 0.173).sin();
             let mut cmd = ActuatorCmd::zeros(num_envs, n);
@@ -702,7 +703,7 @@ fn learned_groups_by_rows_and_env_by_env_give_the_same_bits() {
                     if k == 5 && e == 3 {
                         cmd.vel[i] = f32::NAN;
                     }
-                    if k == 12 && e == 20 && j == 7 {
+                    if k == 12 && e == 66 && j == 7 {
                         cmd.position_target[i] = 3e38;
                     }
                     wide.position_target[w] = cmd.position_target[i];
