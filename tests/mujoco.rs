@@ -193,21 +193,26 @@ fn a_tile_of_the_mujoco_stage_zeroes_only_the_env_whose_force_overflows() {
     }
 }
 
-/// An env whose actuator forces are finite but whose joint effort
-/// overflows (a huge gear) is zeroed, on the per-env MuJoCo stage too (two
-/// groups share the joint).
-#[test]
-fn an_env_whose_joint_effort_overflows_is_zeroed() {
-    let groups = vec![
-        GroupCfg::new("a", ["j0"], MjGeneralCfg::motor().with_gear(1e30)),
+/// Two motors on joint `j0`: `a` (effort target, gear `gear`) and `b`
+/// (position target).
+fn two_motors_on_j0(gear: f32) -> Vec<GroupCfg> {
+    vec![
+        GroupCfg::new("a", ["j0"], MjGeneralCfg::motor().with_gear(gear)),
         GroupCfg::new(
             "b",
             ["j0"],
             MjGeneralCfg::motor().with_command_field(sinew::CommandField::Position),
         ),
-    ];
+    ]
+}
+
+/// An env whose actuator forces are finite but whose joint effort
+/// overflows (a huge gear) is zeroed, on the per-env MuJoCo stage too (two
+/// groups share the joint).
+#[test]
+fn an_env_whose_joint_effort_overflows_is_zeroed() {
     for (name, make, _) in backends() {
-        let mut b = make(plan(&joints(1), groups.clone(), 2, 0.002));
+        let mut b = make(plan(&joints(1), two_motors_on_j0(1e30), 2, 0.002));
         let mut cmd = ActuatorCmd::zeros(2, 1);
         cmd.effort_target.copy_from_slice(&[1e-30, 1e9]);
         cmd.position_target.copy_from_slice(&[0.5, 0.5]);
@@ -227,16 +232,8 @@ fn an_env_whose_joint_effort_overflows_is_zeroed() {
 fn mujoco_groups_share_targets_and_the_joint_range_clamps_the_sum() {
     let mut robot = joints(1);
     robot.joint_actuator_force_ranges = vec![("j0".into(), [-1.0, 2.5])];
-    let groups = vec![
-        GroupCfg::new("a", ["j0"], MjGeneralCfg::motor().with_gear(2.0)),
-        GroupCfg::new(
-            "b",
-            ["j0"],
-            MjGeneralCfg::motor().with_command_field(sinew::CommandField::Position),
-        ),
-    ];
     for (name, make, _) in backends() {
-        let mut b = make(plan(&robot, groups.clone(), 1, 0.002));
+        let mut b = make(plan(&robot, two_motors_on_j0(2.0), 1, 0.002));
         let mut cmd = ActuatorCmd::zeros(1, 1);
         cmd.effort_target[0] = 1.0;
         cmd.position_target[0] = 0.25;
