@@ -222,6 +222,48 @@ type ChunkRows<'a> = (
     ),
 );
 
+/// A mutable slice cut into chunks of `size` elements (the last shorter),
+/// each taken by the thread that runs its part of a small step
+/// ([`pool::fan_out`]), as `chunks_mut` would give them.
+struct Cut<'a, T> {
+    base: *mut T,
+    len: usize,
+    size: usize,
+    _rows: std::marker::PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a `Cut` hands out disjoint chunks of a slice it borrows mutably,
+// each at most once ([`Cut::chunk`]): as `&mut [T]` sent to other threads.
+unsafe impl<T: Send> Sync for Cut<'_, T> {}
+
+impl<'a, T> Cut<'a, T> {
+    fn new(slice: &'a mut [T], size: usize) -> Self {
+        Cut {
+            base: slice.as_mut_ptr(),
+            len: slice.len(),
+            size: size.max(1),
+            _rows: std::marker::PhantomData,
+        }
+    }
+
+    /// How many chunks the slice holds.
+    fn count(&self) -> usize {
+        self.len.div_ceil(self.size)
+    }
+
+    /// Chunk `c`.
+    ///
+    /// # Safety
+    /// `c < self.count()`, and no other `chunk(c)` of this cut is alive.
+    unsafe fn chunk(&self, c: usize) -> &'a mut [T] {
+        let at = c * self.size;
+        debug_assert!(at < self.len);
+        // SAFETY: in the borrowed slice, and disjoint from every other
+        // chunk (the caller's guarantee).
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(at), self.size.min(self.len - at)) }
+    }
+}
+
 /// A plan on the tile paths whose step weighs at most this much runs on the
 /// caller's thread when the pool's other workers sleep: waking them after
 /// the simulator's own step costs more (tens of µs) than such a step on one
@@ -455,22 +497,23 @@ impl CpuBackend {
         // A small step runs on the caller's thread alone, unless the pool's
         // other workers are still spinning from the last step (or the
         // caller's own work, [`CpuBackend::install`]): then it takes one
-        // chunk per thread. A small step run alone within the spin wait of
-        // the last step wakes them for the next one ([`pool::step_ended`]),
-        // so small steps back to back run on every thread. Of one chunk per
-        // thread, the first (the caller's) is a sixteenth larger than an
-        // even share and the last smaller: the other workers start theirs
-        // a few tenths of a µs later, and a caller that finishes first
-        // waits for them in rayon's idle rounds (2 cores, hot: DC at
-        // 1024 × 12 took 5.5–6.2 µs a step in even chunks and 5.2–5.4 in
-        // these, PD at 1024 × 29 7.8–7.9 and 7.1–7.4; BENCHMARKS.md). A
-        // tiny step always runs on the caller's thread.
+        // chunk per thread (up to [`pool::MAX_PARTS`]), handed to each
+        // worker directly ([`pool::fan_out`]). A small step run alone within
+        // the spin wait of the last step wakes them for the next one
+        // ([`pool::step_ended`]), so small steps back to back run on every
+        // thread. Of one chunk per thread, the first (the caller's) is a
+        // sixteenth larger than an even share and the last smaller: the
+        // other workers start theirs a few tenths of a µs later (2 cores,
+        // hot, through rayon's join: DC at 1024 × 12 took 5.5–6.2 µs a step
+        // in even chunks and 5.2–5.4 in these, PD at 1024 × 29 7.8–7.9 and
+        // 7.1–7.4; BENCHMARKS.md). A tiny step always runs on the caller's
+        // thread.
         let threads = pool::threads();
         let split = |envs: usize, parts: usize| envs.div_ceil(parts).next_multiple_of(16);
         let chunk = if !self.small {
             split(plan.num_envs(), 4 * threads)
         } else if !self.tiny && pool::awake() {
-            split(plan.num_envs() * 17, 16 * threads)
+            split(plan.num_envs() * 17, 16 * threads.min(pool::MAX_PARTS))
         } else {
             plan.num_envs().max(1)
         };
@@ -513,14 +556,46 @@ impl CpuBackend {
                     .zip(self.tile.$chunks(tile_stride))
                     .zip(self.lags.$chunks(lags_stride))
                     .enumerate()
-                    .map(&body)
-                    .sum::<usize>()
             };
         }
-        let zeroed = if serial {
-            chunked!(chunks_mut)
+        let zeroed: usize = if serial {
+            chunked!(chunks_mut).map(&body).sum()
+        } else if self.small {
+            // One chunk per thread, each cut on the thread that runs it.
+            let cuts = (
+                Cut::new(out, num_ctrl * chunk),
+                Cut::new(&mut self.ring, ring_stride * chunk),
+                Cut::new(&mut self.states, num_buffers * chunk),
+                Cut::new(&mut self.effort, effort_width * chunk),
+                Cut::new(&mut self.flags, chunk),
+                Cut::new(&mut self.tile, tile_stride),
+                Cut::new(&mut self.lags, lags_stride),
+            );
+            let count = [
+                cuts.0.count(),
+                cuts.1.count(),
+                cuts.2.count(),
+                cuts.3.count(),
+                cuts.4.count(),
+                cuts.5.count(),
+                cuts.6.count(),
+            ]
+            .into_iter()
+            .min()
+            .unwrap_or(0);
+            // SAFETY: `fan_out` runs each part `c < count` once.
+            pool::fan_out(count, &|c| unsafe {
+                let (ctrl, ring, states, effort) = (
+                    cuts.0.chunk(c),
+                    cuts.1.chunk(c),
+                    cuts.2.chunk(c),
+                    cuts.3.chunk(c),
+                );
+                let (flags, tile, lags) = (cuts.4.chunk(c), cuts.5.chunk(c), cuts.6.chunk(c));
+                body((c, ((((((ctrl, ring), states), effort), flags), tile), lags)))
+            })
         } else {
-            pool::install(|| chunked!(par_chunks_mut))
+            pool::install(|| chunked!(par_chunks_mut).map(&body).sum())
         };
         if self.small && !self.tiny {
             pool::step_ended(serial);
@@ -1199,7 +1274,11 @@ impl StepInputs<'_> {
         if suspect {
             return false;
         }
-        flags.fill(0);
+        // Written only when set: a chunk's flags share a line with the
+        // next chunk's, which another thread runs.
+        if flags.iter().any(|&flag| flag != 0) {
+            flags.fill(0);
+        }
         true
     }
 

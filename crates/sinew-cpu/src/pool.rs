@@ -1,11 +1,17 @@
 //! The threads a step runs on: one rayon pool per stepping thread, led by
 //! that thread, whose other workers stay awake for a while after each step
 //! (the spin wait) so that the next step, or the caller's own work sent to
-//! the pool with [`install`], finds them running.
+//! the pool with [`install`], finds them running. A large step runs on the
+//! pool's rayon workers; a small one, while they spin, hands them one part
+//! each directly ([`fan_out`]).
 
+use std::any::Any;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{fence, AtomicPtr, AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a step's pool keeps its other workers awake after the step, in
@@ -36,13 +42,131 @@ struct StepPool {
     last_step: Cell<Option<u64>>,
 }
 
-/// When the pool's other workers may sleep, and how many spin jobs are out.
+/// When the pool's other workers may sleep, how many spin jobs are out,
+/// and the parts a step offers them ([`fan_out`]).
 #[derive(Default)]
 struct Awake {
     /// The time ([`now_ns`]) until which the workers spin.
     until: AtomicU64,
     /// Spin jobs spawned and not yet returned.
     spinning: AtomicUsize,
+    /// The step's parts on offer: written by the pool's leading thread,
+    /// read by the spinning workers.
+    offer: Padded<Offer>,
+    /// Part `i`'s claim and result: written by whichever thread runs it.
+    parts: [Part; MAX_PARTS],
+    /// A panic from a part run on a worker, resumed on the leading thread.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+/// The parts a step offers ([`fan_out`]), as a seqlock: `seq` is odd while
+/// the leading thread writes the rest, and otherwise names the offer.
+#[derive(Default)]
+struct Offer {
+    seq: AtomicU64,
+    /// The step's `run` closure, erased, and the function that calls it.
+    data: AtomicPtr<()>,
+    call: AtomicPtr<()>,
+    count: AtomicUsize,
+}
+
+/// One part of the step on offer, its claim and its result on lines of
+/// their own: the leading thread polls the result, and a line it reads
+/// must come back to the worker's core before the worker can write it.
+#[derive(Default)]
+struct Part {
+    /// The latest offer (its `seq`) whose part `i` a thread has claimed.
+    claimed: Padded<AtomicU64>,
+    /// The latest offer whose part `i` has run on a worker, and its result.
+    done: Padded<(AtomicU64, AtomicUsize)>,
+}
+
+/// The most parts a step is handed out in by [`fan_out`].
+pub(crate) const MAX_PARTS: usize = 16;
+
+/// How many times a spinning worker looks for a step's parts between its
+/// looks for other work.
+const POLLS: usize = 16;
+
+/// A value alone on its cache lines: a line written by one thread and
+/// read by another moves between their cores (a few hundred ns on a VM).
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded<T>(T);
+
+/// Calls the closure at `data` (an `F`) on `part`.
+///
+/// # Safety
+/// `data` must point to a live `F`.
+unsafe fn call<F: Fn(usize) -> usize + Sync>(data: *const (), part: usize) -> usize {
+    // SAFETY: the caller's guarantee.
+    unsafe { (*data.cast::<F>())(part) }
+}
+
+/// Runs `op`, catching its panic into `panic`; 0 then.
+fn caught(panic: &Mutex<Option<Box<dyn Any + Send>>>, op: impl FnOnce() -> usize) -> usize {
+    catch_unwind(AssertUnwindSafe(op)).unwrap_or_else(|payload| {
+        *panic.lock().unwrap_or_else(|e| e.into_inner()) = Some(payload);
+        0
+    })
+}
+
+/// The sum of `run(part)` over the parts `0..count` (at most
+/// [`MAX_PARTS`]). Part 0 runs on this thread and part `i` on the pool's
+/// worker `i` while the workers spin ([`awake`]), so that a part's rows
+/// stay in the cache of the core that ran them the step before. The parts
+/// are offered to the spinning workers in lines they poll, not through
+/// rayon's job queues: on 2 cores a join there left a step of a few µs as
+/// slow on two threads as on one. A part no worker has claimed when this
+/// thread is done with its own, and has waited as long again, runs here (its
+/// worker descheduled). Returns once every part has run; a panic in `run`
+/// resumes here. Not re-entrant: `run` must not fan out itself.
+pub(crate) fn fan_out<F: Fn(usize) -> usize + Sync>(count: usize, run: &F) -> usize {
+    assert!(count <= MAX_PARTS, "{count} parts, at most {MAX_PARTS}");
+    POOL.with(|p| {
+        let Some(p) = p.as_ref().filter(|_| count > 1) else {
+            return (0..count).map(run).sum();
+        };
+        let awake = &*p.awake;
+        let offer = &awake.offer.0;
+        // Only this thread writes the offer.
+        let seq = offer.seq.load(Relaxed) + 2;
+        offer.seq.store(seq - 1, Relaxed);
+        fence(Release);
+        offer
+            .data
+            .store(ptr::from_ref(run).cast::<()>().cast_mut(), Relaxed);
+        offer.call.store(call::<F> as *mut (), Relaxed);
+        offer.count.store(count, Relaxed);
+        offer.seq.store(seq, Release);
+        let start = now_ns();
+        let mut total = caught(&awake.panic, || run(0));
+        let patience = now_ns().saturating_sub(start);
+        for (i, part) in awake.parts[1..count].iter().enumerate() {
+            let (done, out) = &part.done.0;
+            let deadline = now_ns().saturating_add(patience);
+            while done.load(Acquire) < seq && now_ns() < deadline {
+                std::hint::spin_loop();
+            }
+            if done.load(Acquire) < seq {
+                if part.claimed.0.fetch_max(seq, Acquire) < seq {
+                    total += caught(&awake.panic, || run(i + 1));
+                    continue;
+                }
+                // Claimed by its worker: `run` outlives its use there.
+                while done.load(Acquire) < seq {
+                    std::hint::spin_loop();
+                }
+            }
+            total += out.load(Relaxed);
+        }
+        p.keep_awake();
+        let panic = awake.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(payload) = panic {
+            resume_unwind(payload);
+        }
+        total
+    })
 }
 
 thread_local! {
@@ -135,17 +259,20 @@ fn now_ns() -> u64 {
 }
 
 impl StepPool {
-    /// Moves the spin deadline to the spin wait from now, and sends a spin
-    /// job to each other worker not spinning yet.
+    /// Moves the spin deadline to the spin wait from now (unless it is
+    /// still more than three quarters of the wait away: each move takes
+    /// the line the spinning workers read from their cores), and sends a
+    /// spin job to each other worker not spinning yet.
     fn keep_awake(&self) {
         let spin = SPIN_NS.load(Relaxed);
         let others = self.pool.current_num_threads().saturating_sub(1);
         if spin == 0 || others == 0 {
             return;
         }
-        self.awake
-            .until
-            .fetch_max(now_ns().saturating_add(spin), Relaxed);
+        let until = now_ns().saturating_add(spin);
+        if self.awake.until.load(Relaxed) < until - spin / 4 {
+            self.awake.until.fetch_max(until, Relaxed);
+        }
         let mut out = self.awake.spinning.load(Relaxed);
         while out < others {
             match self
@@ -165,6 +292,43 @@ impl StepPool {
 }
 
 impl Awake {
+    /// Runs this worker's part of the step on offer ([`fan_out`]), unless
+    /// it has looked at that offer before (`seen`); true if it ran it.
+    fn help(&self, seen: &mut u64) -> bool {
+        let offer = &self.offer.0;
+        let seq = offer.seq.load(Acquire);
+        if seq == *seen || seq % 2 == 1 {
+            return false;
+        }
+        let (data, run, count) = (
+            offer.data.load(Relaxed),
+            offer.call.load(Relaxed),
+            offer.count.load(Relaxed),
+        );
+        fence(Acquire);
+        if offer.seq.load(Relaxed) != seq {
+            return false;
+        }
+        *seen = seq;
+        let Some(i) = rayon::current_thread_index().filter(|&i| i > 0 && i < count) else {
+            return false;
+        };
+        let part = &self.parts[i];
+        if part.claimed.0.fetch_max(seq, Acquire) >= seq {
+            return false;
+        }
+        // SAFETY: `call` was stored as a `call::<F>` with `data` an `&F`,
+        // in the same offer (`seq` unchanged around the loads). The part
+        // is claimed, so its leading thread waits in `fan_out` for `done`
+        // and `F` lives until then.
+        let run =
+            unsafe { std::mem::transmute::<*mut (), unsafe fn(*const (), usize) -> usize>(run) };
+        let out = caught(&self.panic, || unsafe { run(data, i) });
+        part.done.0 .1.store(out, Relaxed);
+        part.done.0 .0.store(seq, Release);
+        true
+    }
+
     /// A spin job: run any work the pool has (the next step's rows as soon
     /// as the caller offers them, or the caller's own work sent with
     /// [`install`]), else pause, until `spin` nanoseconds have passed since
@@ -173,14 +337,21 @@ impl Awake {
     fn spin(&self, spin: u64) {
         let leader = rayon::current_thread_index() == Some(0);
         if !leader && !SPINNING.replace(true) {
-            let mut busy_until = 0;
+            let (mut busy_until, mut seen) = (0, 0);
             loop {
-                if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                if self.help(&mut seen) || rayon::yield_now() == Some(rayon::Yield::Executed) {
                     busy_until = now_ns().saturating_add(spin);
                 } else if now_ns() >= busy_until.max(self.until.load(Relaxed)) {
                     break;
                 } else {
-                    std::hint::spin_loop();
+                    // A step's parts are looked for more often than the
+                    // rest: a step of a few µs waits for them.
+                    for _ in 0..POLLS {
+                        if self.offer.0.seq.load(Relaxed) != seen {
+                            break;
+                        }
+                        std::hint::spin_loop();
+                    }
                 }
             }
             SPINNING.set(false);
@@ -192,6 +363,77 @@ impl Awake {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fan_out_runs_each_part_once_on_its_worker_or_here_and_resumes_a_panic() {
+        let threads = threads();
+        let count = threads.clamp(2, MAX_PARTS);
+        for round in 0..300 {
+            // Every other round finds the workers spinning (unless another
+            // test has turned the spin wait off): their parts run there.
+            if round % 2 == 0 {
+                install(|| ());
+            }
+            let runs: [AtomicUsize; MAX_PARTS] = Default::default();
+            let ran_on: [AtomicUsize; MAX_PARTS] = Default::default();
+            // Every third round, the other parts outlast this thread's and
+            // its wait for them: a part claimed by its worker is waited for.
+            let slow = round % 3 == 0;
+            let total = fan_out(count, &|part| {
+                runs[part].fetch_add(1, Relaxed);
+                ran_on[part].store(rayon::current_thread_index().unwrap_or(usize::MAX), Relaxed);
+                if slow {
+                    std::thread::sleep(Duration::from_micros(if part == 0 { 50 } else { 300 }));
+                }
+                1000 * round + part
+            });
+            assert_eq!(
+                total,
+                (0..count).map(|part| 1000 * round + part).sum::<usize>()
+            );
+            for part in 0..MAX_PARTS {
+                assert_eq!(
+                    runs[part].load(Relaxed),
+                    usize::from(part < count),
+                    "part {part}"
+                );
+            }
+            // Part 0 here; each other part on its own worker or, when that
+            // one was not looking, here.
+            assert_eq!(ran_on[0].load(Relaxed), 0);
+            for part in 1..count {
+                assert!(
+                    [0, part].contains(&ran_on[part].load(Relaxed)),
+                    "part {part}"
+                );
+            }
+        }
+        assert_eq!(fan_out(0, &|_| 1), 0);
+        assert_eq!(fan_out(1, &|part| part + 7), 7);
+        // A part's panic, here or on a worker, comes back here once every
+        // part has run; the next fan-out runs as before.
+        for panicking in 0..count {
+            install(|| ());
+            let runs = AtomicUsize::new(0);
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                fan_out(count, &|part| {
+                    runs.fetch_add(1, Relaxed);
+                    assert_ne!(part, panicking, "part {part} fails");
+                    1
+                })
+            }));
+            let payload = result.expect_err("the panic comes back");
+            let message = payload
+                .downcast_ref::<String>()
+                .expect("a formatted message");
+            assert!(
+                message.contains(&format!("part {panicking} fails")),
+                "{message}"
+            );
+            assert_eq!(runs.load(Relaxed), count);
+            assert_eq!(fan_out(count, &|_| 1), count);
+        }
+    }
 
     /// Spin jobs out in this thread's pool.
     fn spinning() -> usize {
