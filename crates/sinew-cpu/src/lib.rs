@@ -419,7 +419,9 @@ impl CpuBackend {
     /// steps (`sinew bench --scenario`, `after_work`), PD at 4096 × 29 took
     /// 52–58 µs with it against 79–87 µs with none (39–51 µs hot): until a
     /// sleeping worker wakes, the caller runs its rows from the other
-    /// core's cache (BENCHMARKS.md). OpenMP runtimes spin about as long.
+    /// core's cache (BENCHMARKS.md). GNU OpenMP's threads spin longer: on
+    /// the same host, 2 ms between two parallel loops cost nothing, 5 ms
+    /// a wake.
     pub const DEFAULT_SPIN_WAIT: std::time::Duration = pool::DEFAULT_SPIN_WAIT;
 
     /// Sets how long, after a step run on several threads (or an
@@ -433,8 +435,23 @@ impl CpuBackend {
     /// while they sleep wakes them when it comes within the spin wait of
     /// the step before, so that steps back to back run on every thread
     /// (PD at 1024 × 29 on 2 cores went from 11 to 7.5 µs a step when this
-    /// came in; BENCHMARKS.md). Zero lets them sleep at once; a caller whose
-    /// own work between steps needs every core may want that.
+    /// came in; BENCHMARKS.md).
+    ///
+    /// A caller that steps at a steady pace with longer gaps between its
+    /// steps (a simulator's step, a policy's forward pass) finds the
+    /// workers of a step run on several threads awake as well: once three
+    /// gaps in a row agree within half the shortest, they sleep through the
+    /// next gap on a timer, wake a little before the step is due, and spin
+    /// until the spin wait after it (a step that has not come by then lets
+    /// them sleep until a step wakes them). On Linux, a worker that finds
+    /// itself on the caller's core then moves to another. On 2 cores, PD
+    /// at 4096 × 29 with 1 ms of sleep between steps took 47–60 µs a step
+    /// with this against 108–138 without (30–36 µs back to back), for
+    /// 70–80 µs more of the other core's time a step (BENCHMARKS.md).
+    /// [`install`](Self::install) wakes sleeping workers at once.
+    ///
+    /// Zero lets them sleep at once, with no timer; a caller whose own work
+    /// between steps needs every core may want that.
     pub fn set_spin_wait(wait: std::time::Duration) {
         pool::set_spin_wait(wait);
     }
@@ -507,7 +524,11 @@ impl CpuBackend {
         // hot, through rayon's join: DC at 1024 × 12 took 5.5–6.2 µs a step
         // in even chunks and 5.2–5.4 in these, PD at 1024 × 29 7.8–7.9 and
         // 7.1–7.4; BENCHMARKS.md). A tiny step always runs on the caller's
-        // thread.
+        // thread. Every other step notes its start and end, from which the
+        // workers learn the caller's pace ([`pool::step_starts`]).
+        if !self.tiny {
+            pool::step_starts();
+        }
         let threads = pool::threads();
         let split = |envs: usize, parts: usize| envs.div_ceil(parts).next_multiple_of(16);
         let chunk = if !self.small {
@@ -603,7 +624,7 @@ impl CpuBackend {
         } else {
             pool::install(|| chunked!(par_chunks_mut).map(&body).sum())
         };
-        if self.small && !self.tiny {
+        if !self.tiny {
             pool::step_ended(serial);
         }
         self.nonfinite.clear();

@@ -3,7 +3,10 @@
 //! (the spin wait) so that the next step, or the caller's own work sent to
 //! the pool with [`install`], finds them running. A large step runs on the
 //! pool's rayon workers; a small one, while they spin, hands them one part
-//! each directly ([`fan_out`]).
+//! each directly ([`fan_out`]). A caller that steps at a steady pace, with
+//! gaps longer than the spin wait between its steps (its simulator's own
+//! step), finds them awake too: they sleep through the gap on a timer and
+//! wake just before the next step is due ([`step_starts`]).
 
 use std::any::Any;
 use std::cell::Cell;
@@ -11,7 +14,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{fence, AtomicPtr, AtomicU64, AtomicUsize};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a step's pool keeps its other workers awake after the step, in
@@ -40,7 +43,30 @@ struct StepPool {
     awake: Arc<Awake>,
     /// When ([`now_ns`]) the last step noted by [`step_ended`] ended.
     last_step: Cell<Option<u64>>,
+    /// The latest gaps longer than the spin wait between the end of a step
+    /// and the start of the next, newest first, in ns (0: none yet).
+    gaps: Cell<[u64; GAPS]>,
 }
+
+/// How many of the latest long gaps between steps must agree
+/// ([`StepPool::starts`]) before the workers sleep through the next on a
+/// timer rather than until a step wakes them.
+const GAPS: usize = 3;
+
+/// The longest gap between steps the workers sleep through on a timer (a
+/// second; a step further apart than that pays for a wake).
+const MAX_GAP: u64 = 1_000_000_000;
+
+/// A worker sleeps until the next step is due only when that is further
+/// off than this (ns); otherwise it spins until then.
+const MIN_NAP: u64 = 20_000;
+
+/// How long before the next step is due a worker first sets its timer, in
+/// ns; after each nap ([`Awake::spin`]) the lead shrinks by an eighth, but
+/// not below half again as much as the timer was late. On a 2-core VM a
+/// timer of 0.9 ms woke a thread 80–230 µs late (50 µs of it Linux's
+/// default timer slack).
+const FIRST_LEAD: u64 = 250_000;
 
 /// When the pool's other workers may sleep, how many spin jobs are out,
 /// and the parts a step offers them ([`fan_out`]).
@@ -50,6 +76,19 @@ struct Awake {
     until: AtomicU64,
     /// Spin jobs spawned and not yet returned.
     spinning: AtomicUsize,
+    /// When the pool's leading thread last ended a step, and the gap it
+    /// expects before the next ([`StepPool::starts`]; 0: none), on a line of
+    /// their own: written once per step, read by the workers only once
+    /// their spin wait has passed.
+    pace: Padded<(AtomicU64, AtomicU64)>,
+    /// The core the pool's leading thread last sent the workers to spin
+    /// from ([`this_cpu`]), on a line of its own.
+    caller_cpu: Padded<AtomicUsize>,
+    /// Workers asleep until the next step is due, woken early by
+    /// [`install`] (the caller's own work wants every thread).
+    napping: AtomicUsize,
+    nap: Mutex<()>,
+    alarm: Condvar,
     /// The step's parts on offer: written by the pool's leading thread,
     /// read by the spinning workers.
     offer: Padded<Offer>,
@@ -190,6 +229,7 @@ thread_local! {
             pool,
             awake: Arc::default(),
             last_step: Cell::new(None),
+            gaps: Cell::new([0; GAPS]),
         });
 
     /// Whether this worker is in a spin job (one it picks up while spinning
@@ -205,6 +245,10 @@ thread_local! {
 pub(crate) fn install<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     POOL.with(|step_pool| match step_pool {
         Some(p) => {
+            if p.awake.napping.load(Relaxed) > 0 {
+                drop(p.awake.nap.lock());
+                p.awake.alarm.notify_all();
+            }
             let out = p.pool.install(op);
             p.keep_awake();
             out
@@ -234,23 +278,73 @@ pub(crate) fn awake() -> bool {
 }
 
 /// Notes that a step from this thread, big enough to gain from the pool's
+/// other workers, starts ([`StepPool::starts`]).
+pub(crate) fn step_starts() {
+    POOL.with(|p| {
+        if let Some(p) = p {
+            p.starts(now_ns());
+        }
+    });
+}
+
+/// Notes that a step from this thread, big enough to gain from the pool's
 /// other workers, has ended; `alone`: it ran on this thread alone (they
 /// were asleep). When the step before it ended less than the spin wait
 /// ago (a caller stepping back to back), such a step sends them spin jobs,
 /// so that the next step finds them awake and runs on every thread; steps
 /// further apart wake nobody (a wake costs the caller's thread more than
-/// the step would gain).
+/// the step would gain, and the workers' spin, 0.3 ms of a core a step,
+/// far more: PD at 1024 × 12 a step every 1.1 ms took 5.3–5.7 µs alone,
+/// 5.0–5.5 with them awake).
 pub(crate) fn step_ended(alone: bool) {
     POOL.with(|p| {
         if let Some(p) = p {
             let now = now_ns();
             let last = p.last_step.replace(Some(now));
+            p.awake.pace.0 .0.store(now, Relaxed);
             if alone && last.is_some_and(|last| now - last < SPIN_NS.load(Relaxed)) {
                 p.keep_awake();
             }
         }
     });
 }
+
+/// The core this thread runs on (`usize::MAX` where that is not known).
+fn this_cpu() -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: `sched_getcpu` takes no arguments; −1 on failure.
+        usize::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(usize::MAX)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        usize::MAX
+    }
+}
+
+/// Moves this thread off core `cpu` onto another it may run on, leaving it
+/// free to run on any of them afterwards (its affinity as it was).
+#[cfg(target_os = "linux")]
+fn leave_cpu(cpu: usize) {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: the sets are plain bit masks of `size` bytes, and the calls
+    // only read or write this thread's affinity.
+    unsafe {
+        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size, &mut allowed) != 0 || cpu >= libc::CPU_SETSIZE as usize
+        {
+            return;
+        }
+        let mut elsewhere = allowed;
+        libc::CPU_CLR(cpu, &mut elsewhere);
+        if libc::CPU_COUNT(&elsewhere) > 0 && libc::sched_setaffinity(0, size, &elsewhere) == 0 {
+            libc::sched_setaffinity(0, size, &allowed);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn leave_cpu(_cpu: usize) {}
 
 /// Nanoseconds since the first call in the process.
 fn now_ns() -> u64 {
@@ -259,6 +353,38 @@ fn now_ns() -> u64 {
 }
 
 impl StepPool {
+    /// Notes a step starting at `now`. A gap since the last step's end
+    /// longer than the spin wait (the caller's own work, a simulator's
+    /// step) joins the latest [`GAPS`]; when they agree within half the
+    /// shortest, the shortest is the gap the workers expect before the next
+    /// step: once their spin wait has passed they sleep on a timer until
+    /// just before it is due ([`Awake::spin`]), rather than until a step
+    /// wakes them. A woken thread on a VM starts tens of µs to ms later, on
+    /// the waking thread's core as often as not (there it runs in turn with
+    /// that thread, not beside it); a timer wakes it on its own core.
+    fn starts(&self, now: u64) {
+        let spin = SPIN_NS.load(Relaxed);
+        let Some(end) = self.last_step.get() else {
+            return;
+        };
+        let gap = now.saturating_sub(end);
+        if spin == 0 || gap <= spin {
+            return;
+        }
+        let mut gaps = self.gaps.get();
+        gaps.rotate_right(1);
+        gaps[0] = gap;
+        self.gaps.set(gaps);
+        let short = gaps.iter().copied().min().unwrap_or(0);
+        let long = gaps.iter().copied().max().unwrap_or(0);
+        let steady = short > 0 && short <= MAX_GAP && long - short <= short / 2;
+        let expect = if steady { short } else { 0 };
+        let expected = &self.awake.pace.0 .1;
+        if expected.load(Relaxed) != expect {
+            expected.store(expect, Relaxed);
+        }
+    }
+
     /// Moves the spin deadline to the spin wait from now (unless it is
     /// still more than three quarters of the wait away: each move takes
     /// the line the spinning workers read from their cores), and sends a
@@ -268,6 +394,10 @@ impl StepPool {
         let others = self.pool.current_num_threads().saturating_sub(1);
         if spin == 0 || others == 0 {
             return;
+        }
+        let cpu = this_cpu();
+        if self.awake.caller_cpu.0.load(Relaxed) != cpu {
+            self.awake.caller_cpu.0.store(cpu, Relaxed);
         }
         let until = now_ns().saturating_add(spin);
         if self.awake.until.load(Relaxed) < until - spin / 4 {
@@ -332,17 +462,40 @@ impl Awake {
     /// A spin job: run any work the pool has (the next step's rows as soon
     /// as the caller offers them, or the caller's own work sent with
     /// [`install`]), else pause, until `spin` nanoseconds have passed since
-    /// both the deadline and the last work it ran. The pool's leading
+    /// both the deadline and the last work it ran. Then, while the caller
+    /// steps at a steady pace ([`StepPool::starts`]), sleep until a little
+    /// before the next step is due and spin until the spin wait after it,
+    /// and so on; a step later than that ends the job. The pool's leading
     /// thread (the caller) and a worker already spinning return at once.
     fn spin(&self, spin: u64) {
         let leader = rayon::current_thread_index() == Some(0);
         if !leader && !SPINNING.replace(true) {
-            let (mut busy_until, mut seen) = (0, 0);
+            self.leave_caller_cpu();
+            let (mut busy_until, mut seen, mut lead) = (0, 0, FIRST_LEAD);
             loop {
                 if self.help(&mut seen) || rayon::yield_now() == Some(rayon::Yield::Executed) {
                     busy_until = now_ns().saturating_add(spin);
                 } else if now_ns() >= busy_until.max(self.until.load(Relaxed)) {
-                    break;
+                    let (ended, gap) = (self.pace.0 .0.load(Relaxed), self.pace.0 .1.load(Relaxed));
+                    let due = ended.saturating_add(gap);
+                    let now = now_ns();
+                    if gap == 0 || now >= due.saturating_add(spin) {
+                        break;
+                    }
+                    let wake = due.saturating_sub(lead);
+                    if wake > now + MIN_NAP {
+                        self.nap(wake - now);
+                        let late = now_ns().saturating_sub(wake);
+                        self.leave_caller_cpu();
+                        lead = (lead - lead / 8)
+                            .max(late + late / 2)
+                            .min(gap / 2)
+                            .max(MIN_NAP);
+                        continue;
+                    }
+                    // Awake until the spin wait after the step is due: the
+                    // caller sees it so ([`awake`]) and hands it a part.
+                    self.until.fetch_max(due.saturating_add(spin), Relaxed);
                 } else {
                     // A step's parts are looked for more often than the
                     // rest: a step of a few µs waits for them.
@@ -357,6 +510,28 @@ impl Awake {
             SPINNING.set(false);
         }
         self.spinning.fetch_sub(1, Relaxed);
+    }
+
+    /// Moves this worker to another core when it runs on the one the
+    /// pool's leading thread last sent it to spin from. Linux wakes a sleeping
+    /// thread on its waker's core as often as not, and a timer wakes it
+    /// where it slept; there it runs in turn with the caller rather than
+    /// beside it. On a 2-core VM, 700 of 1 492 wakes before a step (PD at
+    /// 4096 × 29, a step every 1.1 ms) found the worker on the caller's
+    /// core, and those steps took 110–135 µs against 50–60 (BENCHMARKS.md).
+    fn leave_caller_cpu(&self) {
+        let cpu = this_cpu();
+        if cpu != usize::MAX && cpu == self.caller_cpu.0.load(Relaxed) {
+            leave_cpu(cpu);
+        }
+    }
+
+    /// Sleeps for `ns` nanoseconds, or until [`install`] wakes the nappers.
+    fn nap(&self, ns: u64) {
+        let guard = self.nap.lock().unwrap_or_else(|e| e.into_inner());
+        self.napping.fetch_add(1, Relaxed);
+        drop(self.alarm.wait_timeout(guard, Duration::from_nanos(ns)));
+        self.napping.fetch_sub(1, Relaxed);
     }
 }
 
@@ -440,10 +615,12 @@ mod tests {
         POOL.with(|p| p.as_ref().map_or(0, |p| p.awake.spinning.load(Relaxed)))
     }
 
+    /// Held by the tests that set the process-wide spin wait.
+    static SPIN_WAIT: Mutex<()> = Mutex::new(());
+
     #[test]
     fn install_and_steps_back_to_back_spin_the_step_pool_whose_workers_then_stop() {
-        // The only test that sets the process-wide spin wait (this binary's
-        // other tests do not step).
+        let _alone = SPIN_WAIT.lock().unwrap_or_else(|e| e.into_inner());
         set_spin_wait(Duration::from_millis(5));
         assert_eq!(spin_wait(), Duration::from_millis(5));
         // `op` runs on this thread, the pool's first worker, with the pool's
@@ -484,5 +661,108 @@ mod tests {
         step_ended(true);
         assert_eq!(spinning(), 0);
         set_spin_wait(DEFAULT_SPIN_WAIT);
+    }
+
+    /// This thread's pool's workers asleep until the next step is due.
+    fn napping() -> usize {
+        POOL.with(|p| p.as_ref().map_or(0, |p| p.awake.napping.load(Relaxed)))
+    }
+
+    /// The gap this thread's pool expects before the next step (ns).
+    fn expected_gap() -> u64 {
+        POOL.with(|p| p.as_ref().map_or(0, |p| p.awake.pace.0 .1.load(Relaxed)))
+    }
+
+    /// A step on the pool's threads, as the driver takes one.
+    fn pooled_step() {
+        step_starts();
+        install(|| ());
+        step_ended(false);
+    }
+
+    /// Polls `done` every 100 µs for up to `limit`; whether it came true.
+    fn within(limit: Duration, done: impl Fn() -> bool) -> bool {
+        let start = Instant::now();
+        while !done() {
+            if start.elapsed() > limit {
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        true
+    }
+
+    #[test]
+    fn workers_sleep_through_steady_gaps_and_wake_before_the_next_step() {
+        let _alone = SPIN_WAIT.lock().unwrap_or_else(|e| e.into_inner());
+        let others = threads() - 1;
+        if others == 0 {
+            return;
+        }
+        let spin = Duration::from_millis(10);
+        set_spin_wait(spin);
+        // Gaps that disagree by more than half the shortest set no pace.
+        pooled_step();
+        for gap in [30, 90, 30] {
+            std::thread::sleep(Duration::from_millis(gap));
+            pooled_step();
+        }
+        assert_eq!(expected_gap(), 0);
+        // Three gaps of 60 ms do: once the spin wait after the last step
+        // has passed, the workers sleep, and they are awake again before
+        // the next step is due (60 ms after the last one ended).
+        let gap = Duration::from_millis(60);
+        for _ in 0..3 {
+            std::thread::sleep(gap);
+            pooled_step();
+        }
+        let ended = Instant::now();
+        let expected = Duration::from_nanos(expected_gap());
+        assert!(expected >= gap && expected < gap * 3 / 2, "{expected:?}");
+        assert!(within(Duration::from_secs(5), || napping() == others));
+        assert!(!awake());
+        assert!(within(expected + spin, awake), "awake before the step");
+        assert!(ended.elapsed() > expected / 2, "slept until near the step");
+        // A step that does not come ends their spin jobs.
+        assert!(within(Duration::from_secs(10), || spinning() == 0));
+        // The caller's own work wakes them early: gaps of 200 ms, and an
+        // `install` 100 ms into the next.
+        let gap = Duration::from_millis(200);
+        for _ in 0..4 {
+            std::thread::sleep(gap);
+            pooled_step();
+        }
+        assert!(within(Duration::from_secs(5), || napping() == others));
+        std::thread::sleep(Duration::from_millis(100));
+        install(|| ());
+        assert!(within(Duration::from_millis(60), || napping() == 0));
+        set_spin_wait(DEFAULT_SPIN_WAIT);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_worker_leaves_the_core_it_is_on_and_keeps_its_affinity() {
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        let affinity = || {
+            // SAFETY: a plain bit mask of `size` bytes.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                assert_eq!(libc::sched_getaffinity(0, size, &mut set), 0);
+                set
+            }
+        };
+        let before = affinity();
+        // SAFETY: reads the mask.
+        if unsafe { libc::CPU_COUNT(&before) } < 2 {
+            return;
+        }
+        for _ in 0..20 {
+            let cpu = this_cpu();
+            assert!(cpu < libc::CPU_SETSIZE as usize);
+            leave_cpu(cpu);
+            assert_ne!(this_cpu(), cpu);
+            // SAFETY: compares two masks.
+            assert!(unsafe { libc::CPU_EQUAL(&affinity(), &before) });
+        }
     }
 }
