@@ -84,8 +84,9 @@ struct Awake {
     /// The core the pool's leading thread last sent the workers to spin
     /// from ([`this_cpu`]), on a line of its own.
     caller_cpu: Padded<AtomicUsize>,
-    /// Workers asleep until the next step is due, woken early by
-    /// [`install`] (the caller's own work wants every thread).
+    /// Workers asleep until the next step is due ([`Awake::nap`]), woken
+    /// early by the caller's own work ([`install`]) or by steps that come
+    /// back to back again ([`StepPool::keep_awake`]).
     napping: AtomicUsize,
     nap: Mutex<()>,
     alarm: Condvar,
@@ -245,10 +246,7 @@ thread_local! {
 pub(crate) fn install<R: Send>(op: impl FnOnce() -> R + Send) -> R {
     POOL.with(|step_pool| match step_pool {
         Some(p) => {
-            if p.awake.napping.load(Relaxed) > 0 {
-                drop(p.awake.nap.lock());
-                p.awake.alarm.notify_all();
-            }
+            p.awake.wake_nappers();
             let out = p.pool.install(op);
             p.keep_awake();
             out
@@ -265,13 +263,15 @@ pub(crate) fn threads() -> usize {
     })
 }
 
-/// Whether this thread's pool has every other worker spinning.
+/// Whether this thread's pool has every other worker spinning (none
+/// asleep until a step is due, nor just woken from that).
 pub(crate) fn awake() -> bool {
     POOL.with(|p| {
         p.as_ref().is_some_and(|p| {
             let others = p.pool.current_num_threads().saturating_sub(1);
             others > 0
                 && p.awake.spinning.load(Relaxed) >= others
+                && p.awake.napping.load(Relaxed) == 0
                 && now_ns() < p.awake.until.load(Relaxed)
         })
     })
@@ -387,7 +387,8 @@ impl StepPool {
 
     /// Moves the spin deadline to the spin wait from now (unless it is
     /// still more than three quarters of the wait away: each move takes
-    /// the line the spinning workers read from their cores), and sends a
+    /// the line the spinning workers read from their cores), wakes workers
+    /// asleep until a later step was due (steps came sooner), and sends a
     /// spin job to each other worker not spinning yet.
     fn keep_awake(&self) {
         let spin = SPIN_NS.load(Relaxed);
@@ -395,6 +396,7 @@ impl StepPool {
         if spin == 0 || others == 0 {
             return;
         }
+        self.awake.wake_nappers();
         let cpu = this_cpu();
         if self.awake.caller_cpu.0.load(Relaxed) != cpu {
             self.awake.caller_cpu.0.store(cpu, Relaxed);
@@ -485,10 +487,16 @@ impl Awake {
                     let wake = due.saturating_sub(lead);
                     if wake > now + MIN_NAP {
                         self.nap(wake - now);
-                        let late = now_ns().saturating_sub(wake);
                         self.leave_caller_cpu();
+                        let woke = now_ns();
+                        if woke < wake {
+                            // Woken early ([`Awake::wake_nappers`]): the
+                            // caller wants every thread now.
+                            busy_until = woke.saturating_add(spin);
+                            continue;
+                        }
                         lead = (lead - lead / 8)
-                            .max(late + late / 2)
+                            .max((woke - wake) * 3 / 2)
                             .min(gap / 2)
                             .max(MIN_NAP);
                         continue;
@@ -526,7 +534,15 @@ impl Awake {
         }
     }
 
-    /// Sleeps for `ns` nanoseconds, or until [`install`] wakes the nappers.
+    /// Wakes the workers asleep until the next step is due ([`nap`](Self::nap)).
+    fn wake_nappers(&self) {
+        if self.napping.load(Relaxed) > 0 {
+            drop(self.nap.lock().unwrap_or_else(|e| e.into_inner()));
+            self.alarm.notify_all();
+        }
+    }
+
+    /// Sleeps for `ns` nanoseconds, or until [`wake_nappers`](Self::wake_nappers).
     fn nap(&self, ns: u64) {
         let guard = self.nap.lock().unwrap_or_else(|e| e.into_inner());
         self.napping.fetch_add(1, Relaxed);
@@ -720,13 +736,35 @@ mod tests {
         let expected = Duration::from_nanos(expected_gap());
         assert!(expected >= gap && expected < gap * 3 / 2, "{expected:?}");
         assert!(within(Duration::from_secs(5), || napping() == others));
-        assert!(!awake());
+        // While they sleep, a step does not count on them, even with the
+        // spin deadline ahead (as right after a step that wakes them).
+        let deadline =
+            |until| POOL.with(|p| p.as_ref().map(|p| p.awake.until.swap(until, Relaxed)));
+        let until = deadline(u64::MAX).expect("a pool");
+        let asleep = !awake();
+        deadline(until);
+        assert!(asleep);
         assert!(within(expected + spin, awake), "awake before the step");
         assert!(ended.elapsed() > expected / 2, "slept until near the step");
         // A step that does not come ends their spin jobs.
         assert!(within(Duration::from_secs(10), || spinning() == 0));
-        // The caller's own work wakes them early: gaps of 200 ms, and an
-        // `install` 100 ms into the next.
+        // Steps back to back again wake them before the step was due:
+        // a pace of 100 ms, then two steps run alone 30 ms into a gap.
+        let gap = Duration::from_millis(100);
+        for _ in 0..4 {
+            std::thread::sleep(gap);
+            pooled_step();
+        }
+        assert!(within(Duration::from_secs(5), || napping() == others));
+        std::thread::sleep(Duration::from_millis(20));
+        for _ in 0..2 {
+            step_starts();
+            step_ended(true);
+        }
+        assert!(within(Duration::from_millis(40), || napping() == 0));
+        assert!(within(Duration::from_millis(40), awake));
+        // The caller's own work wakes them early, before it runs: gaps of
+        // 200 ms, and an `install` 100 ms into the next.
         let gap = Duration::from_millis(200);
         for _ in 0..4 {
             std::thread::sleep(gap);
@@ -734,8 +772,9 @@ mod tests {
         }
         assert!(within(Duration::from_secs(5), || napping() == others));
         std::thread::sleep(Duration::from_millis(100));
-        install(|| ());
-        assert!(within(Duration::from_millis(60), || napping() == 0));
+        assert!(install(
+            || within(Duration::from_millis(60), || napping() == 0)
+        ));
         set_spin_wait(DEFAULT_SPIN_WAIT);
     }
 
