@@ -448,7 +448,9 @@ impl CpuBackend {
     /// at 4096 × 29 with 1 ms of sleep between steps took 47–60 µs a step
     /// with this against 108–138 without (30–36 µs back to back), for
     /// 70–80 µs more of the other core's time a step (BENCHMARKS.md).
-    /// [`install`](Self::install) wakes sleeping workers at once.
+    /// [`install`](Self::install) wakes them at once, as do steps that come
+    /// back to back again; a step that comes before they are awake runs as
+    /// it would with them asleep.
     ///
     /// Zero lets them sleep at once, with no timer; a caller whose own work
     /// between steps needs every core may want that.
