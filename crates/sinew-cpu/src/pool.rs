@@ -88,7 +88,7 @@ struct Awake {
     /// early by the caller's own work ([`install`]) or by steps that come
     /// back to back again ([`StepPool::keep_awake`]).
     napping: AtomicUsize,
-    nap: Mutex<()>,
+    nap_lock: Mutex<()>,
     alarm: Condvar,
     /// The step's parts on offer: written by the pool's leading thread,
     /// read by the spinning workers.
@@ -537,14 +537,14 @@ impl Awake {
     /// Wakes the workers asleep until the next step is due ([`nap`](Self::nap)).
     fn wake_nappers(&self) {
         if self.napping.load(Relaxed) > 0 {
-            drop(self.nap.lock().unwrap_or_else(|e| e.into_inner()));
+            drop(self.nap_lock.lock().unwrap_or_else(|e| e.into_inner()));
             self.alarm.notify_all();
         }
     }
 
     /// Sleeps for `ns` nanoseconds, or until [`wake_nappers`](Self::wake_nappers).
     fn nap(&self, ns: u64) {
-        let guard = self.nap.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = self.nap_lock.lock().unwrap_or_else(|e| e.into_inner());
         self.napping.fetch_add(1, Relaxed);
         drop(self.alarm.wait_timeout(guard, Duration::from_nanos(ns)));
         self.napping.fetch_sub(1, Relaxed);
@@ -696,6 +696,14 @@ mod tests {
         step_ended(false);
     }
 
+    /// `count` steps on the pool's threads, `gap` apart.
+    fn paced_steps(gap: Duration, count: usize) {
+        for _ in 0..count {
+            std::thread::sleep(gap);
+            pooled_step();
+        }
+    }
+
     /// Polls `done` every 100 µs for up to `limit`; whether it came true.
     fn within(limit: Duration, done: impl Fn() -> bool) -> bool {
         let start = Instant::now();
@@ -728,10 +736,7 @@ mod tests {
         // has passed, the workers sleep, and they are awake again before
         // the next step is due (60 ms after the last one ended).
         let gap = Duration::from_millis(60);
-        for _ in 0..3 {
-            std::thread::sleep(gap);
-            pooled_step();
-        }
+        paced_steps(gap, 3);
         let ended = Instant::now();
         let expected = Duration::from_nanos(expected_gap());
         assert!(expected >= gap && expected < gap * 3 / 2, "{expected:?}");
@@ -750,11 +755,7 @@ mod tests {
         assert!(within(Duration::from_secs(10), || spinning() == 0));
         // Steps back to back again wake them before the step was due:
         // a pace of 100 ms, then two steps run alone 30 ms into a gap.
-        let gap = Duration::from_millis(100);
-        for _ in 0..4 {
-            std::thread::sleep(gap);
-            pooled_step();
-        }
+        paced_steps(Duration::from_millis(100), 4);
         assert!(within(Duration::from_secs(5), || napping() == others));
         std::thread::sleep(Duration::from_millis(20));
         for _ in 0..2 {
@@ -765,11 +766,7 @@ mod tests {
         assert!(within(Duration::from_millis(40), awake));
         // The caller's own work wakes them early, before it runs: gaps of
         // 200 ms, and an `install` 100 ms into the next.
-        let gap = Duration::from_millis(200);
-        for _ in 0..4 {
-            std::thread::sleep(gap);
-            pooled_step();
-        }
+        paced_steps(Duration::from_millis(200), 4);
         assert!(within(Duration::from_secs(5), || napping() == others));
         std::thread::sleep(Duration::from_millis(100));
         assert!(install(
