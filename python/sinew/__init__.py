@@ -39,7 +39,11 @@ def set_cpu_spin_wait(seconds: float) -> None:
     waiting tens of µs for a sleeping thread to wake; the cost is the other
     cores busy for that long after each step; a small step (run on one
     thread while they sleep) that comes within the wait of the step before
-    wakes them for the next. ``0`` lets them sleep at once."""
+    wakes them for the next. A caller that steps at a steady pace with
+    longer gaps (a simulator's step between two of Sinew's) finds them awake
+    too: they sleep through the gap on a timer and wake a little before the
+    next step is due. ``0`` lets them sleep at once and turns that timer
+    off."""
     _sinew.set_cpu_spin_wait(seconds)
 
 

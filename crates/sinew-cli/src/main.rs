@@ -45,7 +45,8 @@ enum Command {
         #[arg(long)]
         compare: bool,
         /// How long the CPU step's other threads keep looking for work after
-        /// a step before they sleep, in µs (default 200; 0 lets them sleep at once).
+        /// a step before they sleep, in µs (default 200; 0 lets them sleep at
+        /// once, with no timed wake before a steadily paced step).
         #[arg(long, value_name = "MICROSECONDS")]
         spin_wait_us: Option<u64>,
     },
@@ -77,7 +78,8 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
         /// How long the CPU step's other threads keep looking for work after
-        /// a step before they sleep, in µs (default 200; 0 lets them sleep at once).
+        /// a step before they sleep, in µs (default 200; 0 lets them sleep at
+        /// once, with no timed wake before a steadily paced step).
         #[arg(long, value_name = "MICROSECONDS")]
         spin_wait_us: Option<u64>,
     },

@@ -750,7 +750,9 @@ fn gpu_status() -> String {
 }
 
 /// Sets how long, in seconds, the CPU step's other threads keep looking
-/// for work after a step before they sleep (every engine in the process).
+/// for work after a step before they sleep, and after the time a caller
+/// stepping at a steady pace is due (every engine in the process); 0
+/// lets them sleep at once and turns their timed wake off.
 #[pyfunction]
 fn set_cpu_spin_wait(seconds: f64) -> PyResult<()> {
     let wait = std::time::Duration::try_from_secs_f64(seconds).map_err(|_| {
