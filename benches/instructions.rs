@@ -4,8 +4,12 @@
 //! instructions per step, a figure that does not move with the machine's
 //! load as timings do.
 //!
-//! Run: `cargo bench --bench instructions -- WORKLOAD NUM_ENVS NUM_TARGETS STEPS`
-//! (defaults: delay_dc 128 29 100; flags such as `--bench` are ignored).
+//! Run: `cargo bench --bench instructions -- WORKLOAD NUM_ENVS NUM_TARGETS STEPS [IDLE_US]`
+//! (defaults: delay_dc 128 29 100 0; flags such as `--bench` are ignored).
+//! With IDLE_US, a workload's steps each follow that many µs asleep (a
+//! caller's steady pace) and the run prints their mean and median times;
+//! under `/usr/bin/time`, the process's CPU time is what the pool's workers
+//! spend beside the steps.
 //! A preset or scenario takes its own targets and its command's first
 //! step; NUM_TARGETS is then unused.
 
@@ -13,6 +17,7 @@ use sinew::{ActuatorCmd, Backend, CpuBackend, Plan, PlanOptions};
 use sinew_cli::bench::{randomize, workload};
 use sinew_cli::command::CommandGen;
 use sinew_cli::{presets, run, Scenario};
+use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -27,12 +32,27 @@ fn main() {
     };
     let name = arg(0, "delay_dc");
     let (num_envs, num_targets, steps) = (number(1, "128"), number(2, "29"), number(3, "100"));
+    let idle = Duration::from_micros(number(4, "0") as u64);
     if let Some((robot, groups, cmd)) = workload(&name, num_envs, num_targets) {
         let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
         let mut backend = CpuBackend::new(plan);
         randomize(&mut backend);
+        let mut times = Vec::with_capacity(if idle.is_zero() { 0 } else { steps });
         for _ in 0..steps {
-            backend.step(&cmd).unwrap();
+            if idle.is_zero() {
+                backend.step(&cmd).unwrap();
+            } else {
+                std::thread::sleep(idle);
+                let start = Instant::now();
+                backend.step(&cmd).unwrap();
+                times.push(start.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        if !times.is_empty() {
+            let mean = times.iter().sum::<f64>() / times.len() as f64;
+            times.sort_by(f64::total_cmp);
+            let median = times[times.len() / 2];
+            println!("{name} {num_envs} × {num_targets}, {idle:?} asleep before each step: mean {mean:.1} µs, median {median:.1} µs");
         }
         std::hint::black_box(backend.ctrl());
         return;

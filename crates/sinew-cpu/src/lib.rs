@@ -447,7 +447,7 @@ impl CpuBackend {
     /// itself on the caller's core then moves to another. On 2 cores, PD
     /// at 4096 × 29 with 1 ms of sleep between steps took 47–60 µs a step
     /// with this against 108–138 without (30–36 µs back to back), for
-    /// 20–90 µs more of the other core's time a step (BENCHMARKS.md).
+    /// 55–60 µs more of the other core's time a step (BENCHMARKS.md).
     /// [`install`](Self::install) wakes them at once, as do steps that come
     /// back to back again; a step that comes before they are awake runs as
     /// it would with them asleep.

@@ -41,8 +41,6 @@ pub(crate) fn spin_wait() -> Duration {
 struct StepPool {
     pool: rayon::ThreadPool,
     awake: Arc<Awake>,
-    /// When ([`now_ns`]) the last step noted by [`step_ended`] ended.
-    last_step: Cell<Option<u64>>,
     /// The latest gaps longer than the spin wait between the end of a step
     /// and the start of the next, newest first, in ns (0: none yet).
     gaps: Cell<[u64; GAPS]>,
@@ -77,10 +75,11 @@ struct Awake {
     until: AtomicU64,
     /// Spin jobs spawned and not yet returned.
     spinning: AtomicUsize,
-    /// When the pool's leading thread last ended a step, and the gap it
-    /// expects before the next ([`StepPool::starts`]; 0: none), on a line of
-    /// their own: written once per step, read by the workers only once
-    /// their spin wait has passed.
+    /// When ([`now_ns`]) the pool's leading thread last ended a step noted
+    /// by [`step_ended`] (0: none yet), and the gap it expects before the
+    /// next ([`StepPool::starts`]; 0: none), on a line of their own:
+    /// written once per step, read by the workers only once their spin
+    /// wait has passed.
     pace: Padded<(AtomicU64, AtomicU64)>,
     /// The core the pool's leading thread last sent the workers to spin
     /// from ([`this_cpu`]), on a line of its own.
@@ -232,7 +231,6 @@ thread_local! {
         .map(|pool| StepPool {
             pool,
             awake: Arc::default(),
-            last_step: Cell::new(None),
             gaps: Cell::new([0; GAPS]),
         });
 
@@ -303,8 +301,8 @@ pub(crate) fn step_ended(alone: bool) {
     POOL.with(|p| {
         if let Some(p) = p {
             let now = now_ns();
-            let last = p.last_step.replace(Some(now));
-            p.awake.pace.0 .0.store(now, Relaxed);
+            let last = p.last_end();
+            p.awake.pace.0 .0.store(now.max(1), Relaxed);
             if alone && last.is_some_and(|last| now - last < SPIN_NS.load(Relaxed)) {
                 p.keep_awake();
             }
@@ -370,6 +368,11 @@ fn now_ns() -> u64 {
 }
 
 impl StepPool {
+    /// When the last step noted by [`step_ended`] ended, if one has.
+    fn last_end(&self) -> Option<u64> {
+        Some(self.awake.pace.0 .0.load(Relaxed)).filter(|&end| end > 0)
+    }
+
     /// Notes a step starting at `now`. A gap since the last step's end
     /// longer than the spin wait (the caller's own work, a simulator's
     /// step) joins the latest [`GAPS`]; when they agree within half the
@@ -381,7 +384,7 @@ impl StepPool {
     /// that thread, not beside it); a timer wakes it on its own core.
     fn starts(&self, now: u64) {
         let spin = SPIN_NS.load(Relaxed);
-        let Some(end) = self.last_step.get() else {
+        let Some(end) = self.last_end() else {
             return;
         };
         let gap = now.saturating_sub(end);
