@@ -57,22 +57,48 @@ fn net_weight(at: u32) -> f32 {
     return params[dims.net_weights_offset + at];
 }
 
-// `count` dense layers from `first` on one row (twin of `dense`).
-fn dense_stack(first: u32, count: u32, input: array<f32, NET_MAX_WIDTH>) -> f32 {
-    var x = input;
-    var y: array<f32, NET_MAX_WIDTH>;
+// The four weights at `at`, `at + stride`, `at + 2·stride`, `at + 3·stride`.
+fn net_weights4(at: u32, stride: u32) -> vec4<f32> {
+    return vec4<f32>(
+        net_weight(at),
+        net_weight(at + stride),
+        net_weight(at + 2u * stride),
+        net_weight(at + 3u * stride),
+    );
+}
+
+// `count` dense layers from `first` on this thread's activations, whose
+// first half holds the input (twin of `dense`). Each layer reads one half
+// of `net_acts` and writes the other; four outputs at a time share each
+// input read, each summed over the inputs in order from zero, as the twin
+// sums one. The last group's lanes past the layer's outputs are computed
+// from whatever weights follow and dropped.
+fn dense_stack(first: u32, count: u32) -> f32 {
+    var src = 0u;
     for (var l = first; l < first + count; l++) {
         let layer = net_layer(l);
-        for (var o = 0u; o < layer.outputs; o++) {
-            var acc = 0.0;
+        let dst = NET_WIDTH - src;
+        for (var o = 0u; o < layer.outputs; o += 4u) {
+            var acc = vec4<f32>(0.0);
             for (var i = 0u; i < layer.inputs; i++) {
-                acc += x[i] * net_weight(layer.weight + i * layer.outputs + o);
+                acc += net_get(src + i) * net_weights4(layer.weight + i * layer.outputs + o, 1u);
             }
-            y[o] = activate(layer.activation, acc + net_weight(layer.bias + o));
+            let y = acc + net_weights4(layer.bias + o, 1u);
+            let left = layer.outputs - o;
+            net_set(dst + o, activate(layer.activation, y.x));
+            if left > 1u {
+                net_set(dst + o + 1u, activate(layer.activation, y.y));
+            }
+            if left > 2u {
+                net_set(dst + o + 2u, activate(layer.activation, y.z));
+            }
+            if left > 3u {
+                net_set(dst + o + 3u, activate(layer.activation, y.w));
+            }
         }
-        x = y;
+        src = dst;
     }
-    return x[0];
+    return net_get(src);
 }
 
 // The frame `lag` steps back of one half of an MLP's history (0: errors, 1:
@@ -99,11 +125,10 @@ fn mlp_effort(col: LearnedColumn, error: f32, vel: f32) -> f32 {
         pos_half = n;
         vel_half = 0u;
     }
-    var x: array<f32, NET_MAX_WIDTH>;
     for (var k = 0u; k < n; k++) {
         let t = words[dims.learned_taps_offset + col.taps_offset + k];
-        x[pos_half + k] = col.pos_scale * mlp_frame(col, fresh, t, 0u, error);
-        x[vel_half + k] = col.vel_scale * mlp_frame(col, fresh, t, 1u, vel);
+        net_set(pos_half + k, col.pos_scale * mlp_frame(col, fresh, t, 0u, error));
+        net_set(vel_half + k, col.vel_scale * mlp_frame(col, fresh, t, 1u, vel));
     }
     let lags = col.history_len - 1u;
     for (var lag = 1u; lag <= lags; lag++) {
@@ -111,7 +136,7 @@ fn mlp_effort(col: LearnedColumn, error: f32, vel: f32) -> f32 {
         io_set_state(lags + lag, mlp_frame(col, fresh, lag - 1u, 1u, vel));
     }
     io_set_state(MLP_FRESH, 0.0);
-    return dense_stack(col.first_layer, col.num_layers, x) * col.torque_scale;
+    return dense_stack(col.first_layer, col.num_layers) * col.torque_scale;
 }
 
 // Slot `k` of this column's next state, as written this step.
@@ -121,37 +146,38 @@ fn next_state(k: u32) -> f32 {
 
 // An LSTM column's output before the DC clip (twin of
 // `LearnedStage::lstm_column`): per layer `l`, reads the hidden and cell
-// states at slots 2·l·hidden.. and writes the next ones there.
+// states at slots 2·l·hidden.. and writes the next ones there. The layer's
+// input is the first half of `net_acts`, its old hidden state the second;
+// a unit's four gates share each read, each gate summed in the twin's order.
 fn lstm_effort(col: LearnedColumn, error: f32, vel: f32) -> f32 {
     let hidden = col.hidden;
     let gates = 4u * hidden;
-    var x: array<f32, NET_MAX_WIDTH>;
-    x[0] = error;
-    x[1] = vel;
+    net_set(0u, error);
+    net_set(1u, vel);
     for (var l = 0u; l < col.lstm_layers; l++) {
         let layer = net_layer(col.first_layer + l);
         let h_at = 2u * l * hidden;
+        for (var j = 0u; j < hidden; j++) {
+            net_set(NET_WIDTH + j, io_state(h_at + j));
+        }
         for (var u = 0u; u < hidden; u++) {
-            var pre: vec4<f32>;
-            for (var q = 0u; q < 4u; q++) {
-                let r = q * hidden + u;
-                var from_x = 0.0;
-                for (var i = 0u; i < layer.inputs; i++) {
-                    from_x += x[i] * net_weight(layer.weight + i * gates + r);
-                }
-                var from_h = 0.0;
-                for (var j = 0u; j < hidden; j++) {
-                    from_h += io_state(h_at + j) * net_weight(layer.weight_hh + j * gates + r);
-                }
-                pre[q] = (from_x + net_weight(layer.bias + r)) + (from_h + net_weight(layer.bias_hh + r));
+            var from_x = vec4<f32>(0.0);
+            for (var i = 0u; i < layer.inputs; i++) {
+                from_x += net_get(i) * net_weights4(layer.weight + i * gates + u, hidden);
             }
+            var from_h = vec4<f32>(0.0);
+            for (var j = 0u; j < hidden; j++) {
+                from_h += net_get(NET_WIDTH + j) * net_weights4(layer.weight_hh + j * gates + u, hidden);
+            }
+            let pre = (from_x + net_weights4(layer.bias + u, hidden))
+                + (from_h + net_weights4(layer.bias_hh + u, hidden));
             let hc = lstm_unit(pre, io_state(h_at + hidden + u));
             io_set_state(h_at + u, hc.x);
             io_set_state(h_at + hidden + u, hc.y);
         }
         for (var u = 0u; u < hidden; u++) {
-            x[u] = next_state(h_at + u);
+            net_set(u, next_state(h_at + u));
         }
     }
-    return dense_stack(col.first_layer + col.lstm_layers, col.num_layers - col.lstm_layers, x);
+    return dense_stack(col.first_layer + col.lstm_layers, col.num_layers - col.lstm_layers);
 }

@@ -1,8 +1,8 @@
 // The arithmetic of learned networks that needs no buffer (twins in
 // crates/sinew-core/src/kinds/learned/networks.rs); step.wgsl runs the layers.
 
-// The widest layer (sinew_core::NET_MAX_WIDTH).
-const NET_MAX_WIDTH: u32 = 128u;
+// A thread's activations (`net_acts`, `NET_WIDTH`, `net_get`, `net_set`)
+// are declared by the generated prelude, sized to the plan's networks.
 
 // `NetLayer.kind` and `LearnedColumn.kind` (sinew_core::net).
 const NET_DENSE: u32 = 0u;

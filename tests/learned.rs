@@ -584,25 +584,170 @@ fn drawn_mlp(layers: &[(usize, usize, Activation)], seed: u32) -> Arc<Mlp> {
 
 /// A 2-layer LSTM of hidden 5 with a Linear head, weights from `seed`.
 fn drawn_lstm(seed: u32) -> Arc<LstmNet> {
+    drawn_lstm_of(5, seed)
+}
+
+/// A 2-layer LSTM of hidden `hidden` with a Linear head, weights from
+/// `seed`.
+fn drawn_lstm_of(hidden: usize, seed: u32) -> Arc<LstmNet> {
     let value = |i: usize, k: u32| ((i as f32 + 0.3) * (0.37 + 0.11 * (seed + k) as f32)).sin();
+    let gates = 4 * hidden;
+    // Recurrent weights shrink with the width, so that wide cells do not all saturate.
+    let recurrent = 3.0 / hidden as f32;
     let layer = |l: usize, inputs: usize| sinew::LstmLayer {
         name: ("lstm.".into(), format!("_l{l}")),
         inputs,
-        hidden: 5,
-        weight_ih: (0..20 * inputs).map(|i| value(i, 1 + l as u32)).collect(),
-        weight_hh: (0..100).map(|i| 0.6 * value(i, 3 + l as u32)).collect(),
-        bias_ih: (0..20).map(|i| 0.2 * value(i, 5)).collect(),
-        bias_hh: (0..20).map(|i| 0.1 * value(i, 7)).collect(),
+        hidden,
+        weight_ih: (0..gates * inputs)
+            .map(|i| value(i, 1 + l as u32))
+            .collect(),
+        weight_hh: (0..gates * hidden)
+            .map(|i| recurrent * value(i, 3 + l as u32))
+            .collect(),
+        bias_ih: (0..gates).map(|i| 0.2 * value(i, 5)).collect(),
+        bias_hh: (0..gates).map(|i| 0.1 * value(i, 7)).collect(),
     };
     let head = Dense::new(
         "head",
         1,
-        5,
-        (0..5).map(|i| 2.0 * value(i, 9)).collect(),
+        hidden,
+        (0..hidden).map(|i| 2.0 * value(i, 9)).collect(),
         vec![0.1],
         Activation::Identity,
     );
-    Arc::new(LstmNet::new("drawn", vec![layer(0, 2), layer(1, 5)], vec![head]).unwrap())
+    Arc::new(LstmNet::new("drawn", vec![layer(0, 2), layer(1, hidden)], vec![head]).unwrap())
+}
+
+/// The GPU keeps a thread's activations in workgroup memory where the
+/// device has room for the plan's widest layer, else in private memory; its
+/// layers compute four outputs (or gates) at a time. Networks of widths
+/// from 3 to 128 (layers whose outputs are not a multiple of four, and both
+/// places on a device whose limit splits them) step as on the CPU, through
+/// a reset and a non-finite velocity.
+#[test]
+fn networks_of_every_width_match_the_cpu_on_the_gpu() {
+    use sinew::{Backend, CpuBackend, WgpuBackend};
+    use sinew_wgpu::shaders::NetActs;
+    let Some(ctx) = crate::support::gpu() else {
+        return;
+    };
+    let limit = ctx.device().limits().max_compute_workgroup_storage_size;
+    let (num_envs, n) = (37, 3);
+    let nets: [(&str, ActuatorCfg); 5] = [
+        (
+            "mlp 6 → 3 → 1",
+            LearnedMlpCfg::new(
+                drawn_mlp(&[(3, 6, Activation::Tanh), (1, 3, Activation::Identity)], 5),
+                40.0,
+                60.0,
+                20.0,
+            )
+            .with_taps([0, 1, 2])
+            .into(),
+        ),
+        (
+            "mlp 6 → 33 → 30 → 1",
+            LearnedMlpCfg::new(
+                drawn_mlp(
+                    &[
+                        (33, 6, Activation::Softsign),
+                        (30, 33, Activation::Elu),
+                        (1, 30, Activation::Identity),
+                    ],
+                    6,
+                ),
+                40.0,
+                60.0,
+                20.0,
+            )
+            .with_taps([0, 2, 3])
+            .into(),
+        ),
+        (
+            "mlp 6 → 128 → 7 → 1",
+            LearnedMlpCfg::new(
+                drawn_mlp(
+                    &[
+                        (128, 6, Activation::Relu),
+                        (7, 128, Activation::Sigmoid),
+                        (1, 7, Activation::Identity),
+                    ],
+                    7,
+                ),
+                40.0,
+                60.0,
+                20.0,
+            )
+            .with_taps([0, 1, 2])
+            .into(),
+        ),
+        (
+            "lstm hidden 13",
+            LstmNetCfg::new(drawn_lstm_of(13, 8), 40.0, 60.0, 20.0).into(),
+        ),
+        (
+            "lstm hidden 128",
+            LstmNetCfg::new(drawn_lstm_of(128, 9), 40.0, 60.0, 20.0).into(),
+        ),
+    ];
+    let mut places = Vec::new();
+    for (name, cfg) in nets {
+        let plan = || {
+            Plan::new(
+                &crate::support::joints(n),
+                vec![GroupCfg::new(
+                    "net",
+                    (0..n).map(|i| format!("j{i}")),
+                    cfg.clone(),
+                )],
+                num_envs,
+                PlanOptions::default(),
+            )
+            .unwrap()
+        };
+        places.push(NetActs::new(plan().learned().widest(), limit).workgroup);
+        let mut cpu = CpuBackend::new(plan());
+        let mut gpu = WgpuBackend::new(&ctx, plan()).unwrap();
+        for k in 0..12 {
+            if k == 6 {
+                for backend in [&mut cpu as &mut dyn Backend, &mut gpu] {
+                    backend.reset(EnvIds::List(&[2, 30])).unwrap();
+                }
+            }
+            let mut cmd = ActuatorCmd::zeros(num_envs, n);
+            for i in 0..num_envs * n {
+                let value = |f: usize| ((k * 29 + i * 5 + f * 3) as f32 * 0.219).sin();
+                cmd.position_target[i] = value(0);
+                cmd.pos[i] = 0.5 * value(1);
+                cmd.vel[i] = 20.0 * value(2);
+            }
+            if k == 4 {
+                cmd.vel[11 * n + 1] = f32::NAN;
+            }
+            let (mut want, mut got) = (vec![0.0; num_envs * n], vec![0.0; num_envs * n]);
+            for (backend, out) in [
+                (&mut cpu as &mut dyn Backend, &mut want),
+                (&mut gpu, &mut got),
+            ] {
+                backend.step(&cmd).unwrap();
+                backend.read_ctrl(out).unwrap();
+            }
+            for (i, (&w, &g)) in want.iter().zip(&got).enumerate() {
+                assert!(
+                    crate::support::Tolerance::GPU.accepts(w, g),
+                    "{name}, step {k}, element {i}: cpu {w}, gpu {g}"
+                );
+            }
+        }
+    }
+    // Where the limit splits the widths (llvmpipe's 32 KiB, NVIDIA's
+    // 48 KiB), both places ran.
+    if (NetActs::workgroup_bytes(8)..NetActs::workgroup_bytes(128)).contains(&limit) {
+        assert!(
+            places.contains(&true) && places.contains(&false),
+            "{places:?}"
+        );
+    }
 }
 
 /// The CPU runs a learned group that drives every joint, in command order,

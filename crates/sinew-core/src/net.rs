@@ -124,6 +124,15 @@ impl LearnedStage {
         self.columns.is_empty()
     }
 
+    /// The most units any layer takes in or puts out (an LSTM layer: its
+    /// input or hidden size); 0 without networks.
+    pub fn widest(&self) -> usize {
+        (self.layers.iter())
+            .map(|layer| layer.inputs.max(layer.outputs) as usize)
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Compiles the learned columns of a plan's groups, in ctrl order.
     pub(crate) fn compile(infos: &[GroupInfo], ctrl: &[CtrlColumn]) -> LearnedStage {
         let mut stage = LearnedStage::default();

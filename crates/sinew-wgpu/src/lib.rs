@@ -240,7 +240,11 @@ impl WgpuBackend {
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
 
-        let pipelines = ctx.pipelines(&plan.kinds(), !plan.buffers().is_empty())?;
+        let pipelines = ctx.pipelines(
+            &plan.kinds(),
+            plan.learned().widest(),
+            !plan.buffers().is_empty(),
+        )?;
 
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
@@ -748,14 +752,17 @@ pub fn learned_loop_iterations(
     let lstm: u64 = lstm
         .iter()
         .map(|l| {
+            // The hidden state in, the units (each over the inputs and the
+            // hidden state, four gates at a time), the next input out.
             let (h, i) = (u64::from(l.outputs), u64::from(l.inputs));
-            1 + 2 * h + 4 * h * (1 + i + h)
+            1 + 3 * h + h * (i + h)
         })
         .sum();
     let dense: u64 = dense
         .iter()
         .map(|l| {
-            let (o, i) = (u64::from(l.outputs), u64::from(l.inputs));
+            // Four outputs at a time, each group over the inputs.
+            let (o, i) = (u64::from(l.outputs).div_ceil(4), u64::from(l.inputs));
             1 + o + o * i
         })
         .sum();
