@@ -1,8 +1,18 @@
 // The arithmetic of learned networks that needs no buffer (twins in
 // crates/sinew-core/src/kinds/learned/networks.rs); step.wgsl runs the layers.
 
-// A thread's activations (`net_acts`, `NET_WIDTH`, `net_get`, `net_set`)
-// are declared by the generated prelude, sized to the plan's networks.
+// A thread's activations: two halves of NET_WIDTH values (the prelude's
+// constant, sized to the plan's networks: sinew_wgpu::shaders::net_width),
+// a layer's input and its output.
+var<private> net_acts: array<f32, 2u * NET_WIDTH>;
+
+fn net_get(k: u32) -> f32 {
+    return net_acts[k];
+}
+
+fn net_set(k: u32, value: f32) {
+    net_acts[k] = value;
+}
 
 // `NetLayer.kind` and `LearnedColumn.kind` (sinew_core::net).
 const NET_DENSE: u32 = 0u;

@@ -258,9 +258,6 @@ var<private> law_field: u32;
 var<private> law_aux: u32;
 var<private> law_data_offset: u32;
 var<private> law_data_len: u32;
-// The thread's index in its workgroup: its lane of `net_acts` where the
-// prelude puts that in workgroup memory.
-var<private> law_lane: u32;
 // A delayed column's slot its env's push of this step writes (`eval_law`).
 var<private> law_pushed: u32;
 // `LawIo::force_scale`: 1 except when the force coupling evaluates a law again.
@@ -315,9 +312,7 @@ fn io_saturate(raw: u32, force: f32, lo: f32, hi: f32) -> f32 {
 fn law_stage(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
-    @builtin(local_invocation_index) lane: u32,
 ) {
-    law_lane = lane;
     let i = thread_index(gid, num_workgroups);
     if i >= dims.num_envs * dims.num_ctrl {
         return;
@@ -429,9 +424,7 @@ fn mj_zero(env: u32) {
 fn output_stage(
     @builtin(global_invocation_id) gid: vec3<u32>,
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
-    @builtin(local_invocation_index) lane: u32,
 ) {
-    law_lane = lane;
     let env = thread_index(gid, num_workgroups);
     law_step = counter[1] - 1u;
     if env == 0u {

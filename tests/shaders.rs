@@ -14,7 +14,6 @@ use sinew::{
     MJ_FORCE_LIMITED, MJ_FROM_LAW, MJ_MAX_CTRL, MJ_MINVAL, MJ_TABLE_PARAMS, NET_MAX_WIDTH,
 };
 use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, NO_BUFFER};
-use sinew_wgpu::shaders::NetActs;
 use sinew_wgpu::{shaders, WORKGROUP_SIZE};
 
 fn parse(source: &str, what: &str) -> Module {
@@ -29,18 +28,12 @@ fn parse(source: &str, what: &str) -> Module {
     module
 }
 
-/// The widest networks a plan may have, their activations in workgroup
-/// memory (whatever the device's limit) or not.
-fn widest_nets(workgroup: bool) -> NetActs {
-    NetActs {
-        width: NET_MAX_WIDTH as u32,
-        workgroup,
-    }
-}
+/// The activations of the widest networks a plan may have.
+const WIDEST: u32 = NET_MAX_WIDTH as u32;
 
 fn step_module() -> Module {
     parse(
-        &shaders::module_source(KindId::ALL, widest_nets(true)),
+        &shaders::module_source(KindId::ALL, WIDEST),
         "the step module",
     )
 }
@@ -49,17 +42,13 @@ fn step_module() -> Module {
 fn the_module_validates_for_each_kind_alone_and_for_all() {
     for &kind in KindId::ALL {
         parse(
-            &shaders::module_source(&[kind], NetActs::new(0, 0)),
+            &shaders::module_source(&[kind], shaders::net_width(0)),
             &format!("the module specialized to {}", kind.name()),
         );
     }
     parse(
-        &shaders::module_source(&[], NetActs::new(0, 0)),
+        &shaders::module_source(&[], shaders::net_width(0)),
         "the module with no kind",
-    );
-    parse(
-        &shaders::module_source(KindId::ALL, widest_nets(false)),
-        "the step module with the networks' activations in private memory",
     );
     step_module();
     // Every file in shaders/ is a driver file or some kind's file.
@@ -91,7 +80,7 @@ fn every_kind_has_its_wgsl_function() {
             kind.name()
         );
         // Its law is a case of the switch of a module specialized to it.
-        let prelude = shaders::prelude(&[kind], NetActs::new(0, 0));
+        let prelude = shaders::prelude(&[kind], shaders::net_width(0));
         assert!(prelude.contains(&format!("return {name}();")), "{prelude}");
     }
     // The scalar laws the kinds' WGSL laws call, with the Rust arity.
@@ -333,42 +322,15 @@ fn wgsl_u32_constants(module: &Module) -> BTreeMap<String, u32> {
         .collect()
 }
 
-/// A plan's activations take the next power of two of its widest layer (at
-/// least 8), in workgroup memory where every lane of a workgroup fits the
-/// device's limit, and the prelude declares them there.
+/// A plan's networks get activations of the next power of two of its widest
+/// layer (at least 8), and the prelude says so.
 #[test]
-fn network_activations_fit_the_plan_and_the_device() {
-    let none = NetActs::new(0, 1 << 20);
-    assert_eq!((none.width, none.workgroup), (1, false));
+fn network_activations_fit_the_plan() {
+    assert_eq!(shaders::net_width(0), 1);
     for (widest, width) in [(1, 8), (6, 8), (9, 16), (32, 32), (33, 64), (128, 128)] {
-        assert_eq!(
-            NetActs::new(widest, 1 << 20).width,
-            width,
-            "widest {widest}"
-        );
-    }
-    assert_eq!(NetActs::workgroup_bytes(32), 2 * 32 * WORKGROUP_SIZE * 4);
-    // wgpu's default limit, NVIDIA's, and a limit one byte short.
-    for (widest, limit, workgroup) in [
-        (32, 16384, true),
-        (64, 16384, false),
-        (64, 49152, true),
-        (128, 49152, false),
-        (32, NetActs::workgroup_bytes(32) - 1, false),
-    ] {
-        let net = NetActs::new(widest, limit);
-        assert_eq!(net.workgroup, workgroup, "widest {widest}, limit {limit}");
-        let prelude = shaders::prelude(&[KindId::LearnedMlp], net);
-        let declared = if workgroup {
-            format!(
-                "var<workgroup> net_acts: array<array<f32, WORKGROUP_SIZE>, {}>;",
-                2 * widest
-            )
-        } else {
-            format!("var<private> net_acts: array<f32, {}>;", 2 * widest)
-        };
-        assert!(prelude.contains(&declared), "{prelude}");
-        assert!(prelude.contains(&format!("const NET_WIDTH: u32 = {widest}u;")));
+        assert_eq!(shaders::net_width(widest), width, "widest {widest}");
+        let prelude = shaders::prelude(&[KindId::LearnedMlp], width);
+        assert!(prelude.contains(&format!("const NET_WIDTH: u32 = {width}u;")));
     }
 }
 
@@ -525,8 +487,7 @@ fn the_spirv_forbids_contraction_of_every_float_multiply_add_and_subtract() {
     };
     for delayed in [false, true] {
         let words =
-            shaders::spirv_without_contraction(sinew::KindId::ALL, widest_nets(true), delayed)
-                .unwrap();
+            shaders::spirv_without_contraction(sinew::KindId::ALL, WIDEST, delayed).unwrap();
         assert_eq!(words[0], 0x0723_0203, "SPIR-V magic number");
         let all = instructions(&words);
         let first_type = all.iter().position(|i| i.1 == OP_TYPE_VOID).unwrap();

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use sinew_core::{Error, KindId, Source};
 
-use crate::shaders::{self, NetActs};
+use crate::shaders;
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
@@ -45,16 +45,16 @@ pub(crate) struct Kernels {
     /// takes passthrough shaders; elsewhere from the WGSL, which a driver
     /// may contract.
     no_contraction: bool,
-    /// Pipelines specialized to a set of kinds, the networks' activations
-    /// and whether the plan delays (`DELAYED` in `shaders/step.wgsl`), made
+    /// Pipelines specialized to a set of kinds, the networks' width and
+    /// whether the plan delays (`DELAYED` in `shaders/step.wgsl`), made
     /// on first use.
     specialized: Mutex<Vec<(Specialization, Arc<Pipelines>)>>,
 }
 
 /// What a step's pipelines are specialized to: the plan's kinds (sorted,
-/// distinct), where its networks keep their activations, and whether it
+/// distinct), its networks' width ([`shaders::net_width`]), and whether it
 /// has delay buffers.
-type Specialization = (Vec<KindId>, NetActs, bool);
+type Specialization = (Vec<KindId>, u32, bool);
 
 /// The two kernels of a step, in dispatch order, for the kinds of one plan.
 pub(crate) struct Pipelines {
@@ -193,7 +193,7 @@ impl GpuContext {
 
     /// The step's pipelines specialized to `kinds` (sorted, distinct), to
     /// the plan's widest network layer (`widest` units, 0 for none; see
-    /// [`NetActs`]) and to whether the plan has delay buffers, built on
+    /// [`shaders::net_width`]) and to whether the plan has delay buffers, built on
     /// first use and shared by every backend on this context.
     pub(crate) fn pipelines(
         &self,
@@ -202,24 +202,18 @@ impl GpuContext {
         delayed: bool,
     ) -> Result<Arc<Pipelines>, Error> {
         let kernels = &self.inner.kernels;
-        let net = NetActs::new(
-            widest,
-            self.inner
-                .device
-                .limits()
-                .max_compute_workgroup_storage_size,
-        );
+        let net_width = shaders::net_width(widest);
         let mut cache = kernels
             .specialized
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let key = (kinds.to_vec(), net, delayed);
+        let key = (kinds.to_vec(), net_width, delayed);
         if let Some((_, pipelines)) = cache.iter().find(|(k, _)| *k == key) {
             return Ok(pipelines.clone());
         }
         let device = &self.inner.device;
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipelines = kernels.pipelines(device, kinds, net, delayed);
+        let pipelines = kernels.pipelines(device, kinds, net_width, delayed);
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu {
                 what: "kernels",
@@ -313,19 +307,20 @@ impl Kernels {
         &self,
         device: &wgpu::Device,
         kinds: &[KindId],
-        net: NetActs,
+        net_width: u32,
         delayed: bool,
     ) -> Result<Pipelines, Error> {
         const ENTRY_POINTS: [&str; 2] = ["law_stage", "output_stage"];
         let delayed_constant = [("DELAYED", f64::from(u8::from(delayed)))];
         let (module, constants): (_, &[(&str, f64)]) = if self.no_contraction {
-            let spirv = shaders::spirv_without_contraction(kinds, net, delayed).map_err(|e| {
-                Error::Gpu {
-                    what: "kernels",
-                    message: e,
-                    source: None,
-                }
-            })?;
+            let spirv =
+                shaders::spirv_without_contraction(kinds, net_width, delayed).map_err(|e| {
+                    Error::Gpu {
+                        what: "kernels",
+                        message: e,
+                        source: None,
+                    }
+                })?;
             let entry_points = ENTRY_POINTS.map(|name| wgpu::PassthroughShaderEntryPoint {
                 name: name.into(),
                 workgroup_size: (crate::WORKGROUP_SIZE, 1, 1),
@@ -346,7 +341,7 @@ impl Kernels {
         } else {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some("sinew step"),
-                source: wgpu::ShaderSource::Wgsl(shaders::module_source(kinds, net).into()),
+                source: wgpu::ShaderSource::Wgsl(shaders::module_source(kinds, net_width).into()),
             });
             (module, &delayed_constant)
         };
@@ -359,9 +354,7 @@ impl Kernels {
                 entry_point: Some(entry),
                 compilation_options: wgpu::PipelineCompilationOptions {
                     constants,
-                    // As in `spirv_without_contraction`: no kernel reads
-                    // workgroup memory it has not written.
-                    zero_initialize_workgroup_memory: false,
+                    ..Default::default()
                 },
                 cache: None,
             })

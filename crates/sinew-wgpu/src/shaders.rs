@@ -47,89 +47,35 @@ pub fn law_function(kind: KindId) -> String {
     format!("{}_law", kind.spec().key)
 }
 
-/// Where the learned networks' kernels keep a thread's activations: two
-/// halves of [`width`](NetActs::width) values, a layer's input and its
-/// output (the prelude's `net_acts`, read with `net_get` and written with
-/// `net_set`).
+/// The activations a learned network's thread keeps for a plan whose widest
+/// layer or hidden state has `widest` units (0: no network): `NET_WIDTH`
+/// in the prelude, each of the two halves of `net_acts` in
+/// `shaders/net.wgsl` (a layer's input and its output). It is `widest`
+/// rounded up to a power of two of at least 8, so that few widths need
+/// their own pipeline; 1 without networks.
 ///
-/// An array a thread indexes at run time cannot live in registers, so in
-/// private memory it goes to the GPU's per-thread local memory, which
-/// thousands of threads overflow from cache. In workgroup memory, one lane
-/// per thread, it stays on chip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NetActs {
-    /// Values per half: the plan's widest layer or hidden state, rounded up
-    /// to a power of two of at least 8 so that few widths need their own
-    /// pipeline; 1 for a plan without networks.
-    pub width: u32,
-    /// In workgroup memory (where the device has room for every lane of the
-    /// workgroup) rather than the thread's private memory.
-    pub workgroup: bool,
-}
-
-impl NetActs {
-    /// The activations of a plan whose widest layer or hidden state has
-    /// `widest` units (0: no network), on a device that gives a workgroup
-    /// `workgroup_bytes` of workgroup memory
-    /// (`wgpu::Limits::max_compute_workgroup_storage_size`).
-    pub fn new(widest: usize, workgroup_bytes: u32) -> NetActs {
-        if widest == 0 {
-            return NetActs {
-                width: 1,
-                workgroup: false,
-            };
-        }
-        let width = widest.next_power_of_two().max(8) as u32;
-        NetActs {
-            width,
-            workgroup: u64::from(NetActs::workgroup_bytes(width)) <= u64::from(workgroup_bytes),
-        }
-    }
-
-    /// The bytes of workgroup memory that activations of `width` values per
-    /// half take, every lane of a workgroup together.
-    pub fn workgroup_bytes(width: u32) -> u32 {
-        2 * width * crate::WORKGROUP_SIZE * 4
-    }
-
-    /// The prelude's declarations of `NET_WIDTH`, `net_acts`, `net_get` and
-    /// `net_set`.
-    fn wgsl(self) -> String {
-        let width = self.width;
-        let mut out = format!(
-            "// A thread's network activations (sinew_wgpu::shaders::NetActs).\n\
-             const NET_WIDTH: u32 = {width}u;\n"
-        );
-        if self.workgroup {
-            let _ = write!(
-                out,
-                "var<workgroup> net_acts: array<array<f32, WORKGROUP_SIZE>, {}>;\n\
-                 fn net_get(k: u32) -> f32 {{ return net_acts[k][law_lane]; }}\n\
-                 fn net_set(k: u32, value: f32) {{ net_acts[k][law_lane] = value; }}\n",
-                2 * width
-            );
-        } else {
-            let _ = write!(
-                out,
-                "var<private> net_acts: array<f32, {}>;\n\
-                 fn net_get(k: u32) -> f32 {{ return net_acts[k]; }}\n\
-                 fn net_set(k: u32, value: f32) {{ net_acts[k] = value; }}\n",
-                2 * width
-            );
-        }
-        out
+/// A thread indexes that array at run time, so it lives in the GPU's
+/// per-thread local memory, which thousands of threads overflow from cache:
+/// sized to the plan's networks rather than to the widest a network may
+/// have ([`sinew_core::NET_MAX_WIDTH`]), it takes a quarter of the memory
+/// for Isaac Lab's and mjlab's 32-unit networks.
+pub fn net_width(widest: usize) -> u32 {
+    if widest == 0 {
+        1
+    } else {
+        widest.next_power_of_two().max(8) as u32
     }
 }
 
 /// The prelude for a plan using `kinds` (sorted, no repeats, as
-/// [`sinew_core::Plan::kinds`]) whose networks keep their activations as
-/// `net` says: every kind's id and slot constants, each kind's input and
-/// output planes as the plan's plane indices (`<KIND>_IN_<NAME>`,
-/// `<KIND>_OUT_<NAME>`; 0 for kinds the plan does not use, whose laws never
-/// run), the command-field constants, the activations' declarations, and
+/// [`sinew_core::Plan::kinds`]) whose networks' activations are
+/// `net_width` wide ([`net_width`]): every kind's id and slot constants,
+/// each kind's input and output planes as the plan's plane indices
+/// (`<KIND>_IN_<NAME>`, `<KIND>_OUT_<NAME>`; 0 for kinds the plan does not
+/// use, whose laws never run), the command-field constants, `NET_WIDTH`, and
 /// `kind_law`, the switch over the plan's kinds only (so a pipeline carries
 /// no other kind's law).
-pub fn prelude(kinds: &[KindId], net: NetActs) -> String {
+pub fn prelude(kinds: &[KindId], net_width: u32) -> String {
     let (inputs, outputs) = planes_of(kinds);
     let index = |all: &[PlaneSpec], name: &str| all.iter().position(|p| p.name == name);
     let mut out =
@@ -155,7 +101,7 @@ pub fn prelude(kinds: &[KindId], net: NetActs) -> String {
         .iter()
         .any(|k| k.spec().stage == sinew_core::Stage::MuJoCo);
     let _ = writeln!(out, "const MJ_KINDS: bool = {mj};");
-    out.push_str(&net.wgsl());
+    let _ = writeln!(out, "const NET_WIDTH: u32 = {net_width}u;");
     for &kind in KindId::ALL {
         let spec = kind.spec();
         let prefix = wgsl_constant(spec.key);
@@ -215,9 +161,9 @@ pub fn kind_files() -> Vec<&'static str> {
     files
 }
 
-/// The step module specialized to `kinds` and `net` (see [`prelude`]).
-pub fn module_source(kinds: &[KindId], net: NetActs) -> String {
-    let mut out = prelude(kinds, net);
+/// The step module specialized to `kinds` and `net_width` (see [`prelude`]).
+pub fn module_source(kinds: &[KindId], net_width: u32) -> String {
+    let mut out = prelude(kinds, net_width);
     for (name, text) in DRIVER_FILES {
         let _ = write!(out, "// ---- {name}\n{text}\n");
     }
@@ -227,7 +173,7 @@ pub fn module_source(kinds: &[KindId], net: NetActs) -> String {
     out
 }
 
-/// The step module for `kinds` and `net` as SPIR-V for Vulkan, with `DELAYED` set,
+/// The step module for `kinds` and `net_width` as SPIR-V for Vulkan, with `DELAYED` set,
 /// in which no float operation may be fused with another: every multiply,
 /// add and subtract is decorated `NoContraction` (GLSL's `precise`).
 ///
@@ -241,11 +187,11 @@ pub fn module_source(kinds: &[KindId], net: NetActs) -> String {
 /// defaults) with only the decorations added.
 pub fn spirv_without_contraction(
     kinds: &[KindId],
-    net: NetActs,
+    net_width: u32,
     delayed: bool,
 ) -> Result<Vec<u32>, String> {
     use naga::back::spv;
-    let module = naga::front::wgsl::parse_str(&module_source(kinds, net))
+    let module = naga::front::wgsl::parse_str(&module_source(kinds, net_width))
         .map_err(|e| e.emit_to_string(""))?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -264,11 +210,6 @@ pub fn spirv_without_contraction(
     let policy = naga::proc::BoundsCheckPolicy::Restrict;
     let options = spv::Options {
         flags: spv::WriterFlags::empty(),
-        // Every lane writes its own `net_acts` before reading them, so no
-        // kernel reads workgroup memory it has not written. Zeroing it
-        // would make one thread store the whole array before a barrier, at
-        // every workgroup's start.
-        zero_initialize_workgroup_memory: spv::ZeroInitializeWorkgroupMemoryMode::None,
         bounds_check_policies: naga::proc::BoundsCheckPolicies {
             index: policy,
             buffer: policy,
