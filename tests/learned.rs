@@ -584,12 +584,12 @@ fn drawn_mlp(layers: &[(usize, usize, Activation)], seed: u32) -> Arc<Mlp> {
 
 /// A 2-layer LSTM of hidden 5 with a Linear head, weights from `seed`.
 fn drawn_lstm(seed: u32) -> Arc<LstmNet> {
-    drawn_lstm_of(5, seed)
+    drawn_lstm_of(2, 5, seed)
 }
 
-/// A 2-layer LSTM of hidden `hidden` with a Linear head, weights from
-/// `seed`.
-fn drawn_lstm_of(hidden: usize, seed: u32) -> Arc<LstmNet> {
+/// An LSTM of `layers` layers of hidden `hidden` with a Linear head, weights
+/// from `seed`.
+pub(crate) fn drawn_lstm_of(layers: usize, hidden: usize, seed: u32) -> Arc<LstmNet> {
     let value = |i: usize, k: u32| ((i as f32 + 0.3) * (0.37 + 0.11 * (seed + k) as f32)).sin();
     let gates = 4 * hidden;
     // Recurrent weights shrink with the width, so that wide cells do not all saturate.
@@ -615,7 +615,10 @@ fn drawn_lstm_of(hidden: usize, seed: u32) -> Arc<LstmNet> {
         vec![0.1],
         Activation::Identity,
     );
-    Arc::new(LstmNet::new("drawn", vec![layer(0, 2), layer(1, hidden)], vec![head]).unwrap())
+    let cells = (0..layers)
+        .map(|l| layer(l, if l == 0 { 2 } else { hidden }))
+        .collect();
+    Arc::new(LstmNet::new("drawn", cells, vec![head]).unwrap())
 }
 
 /// The GPU sizes a thread's activations to the plan's widest layer, and its
@@ -679,11 +682,11 @@ fn networks_of_every_width_match_the_cpu_on_the_gpu() {
         ),
         (
             "lstm hidden 13",
-            LstmNetCfg::new(drawn_lstm_of(13, 8), 40.0, 60.0, 20.0).into(),
+            LstmNetCfg::new(drawn_lstm_of(2, 13, 8), 40.0, 60.0, 20.0).into(),
         ),
         (
             "lstm hidden 128",
-            LstmNetCfg::new(drawn_lstm_of(128, 9), 40.0, 60.0, 20.0).into(),
+            LstmNetCfg::new(drawn_lstm_of(2, 128, 9), 40.0, 60.0, 20.0).into(),
         ),
     ];
     for (name, cfg) in nets {
