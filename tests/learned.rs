@@ -628,57 +628,36 @@ pub(crate) fn drawn_lstm_of(layers: usize, hidden: usize, seed: u32) -> Arc<Lstm
 #[test]
 fn networks_of_every_width_match_the_cpu_on_the_gpu() {
     use sinew::{Backend, CpuBackend, WgpuBackend};
+    use Activation::{Elu, Identity, Relu, Sigmoid, Softsign, Tanh};
     let Some(ctx) = crate::support::gpu() else {
         return;
     };
     let (num_envs, n) = (37, 3);
+    let mlp = |layers: &[(usize, usize, Activation)], seed, taps: [u32; 3]| {
+        LearnedMlpCfg::new(drawn_mlp(layers, seed), 40.0, 60.0, 20.0)
+            .with_taps(taps)
+            .into()
+    };
     let nets: [(&str, ActuatorCfg); 5] = [
         (
             "mlp 6 → 3 → 1",
-            LearnedMlpCfg::new(
-                drawn_mlp(&[(3, 6, Activation::Tanh), (1, 3, Activation::Identity)], 5),
-                40.0,
-                60.0,
-                20.0,
-            )
-            .with_taps([0, 1, 2])
-            .into(),
+            mlp(&[(3, 6, Tanh), (1, 3, Identity)], 5, [0, 1, 2]),
         ),
         (
             "mlp 6 → 33 → 30 → 1",
-            LearnedMlpCfg::new(
-                drawn_mlp(
-                    &[
-                        (33, 6, Activation::Softsign),
-                        (30, 33, Activation::Elu),
-                        (1, 30, Activation::Identity),
-                    ],
-                    6,
-                ),
-                40.0,
-                60.0,
-                20.0,
-            )
-            .with_taps([0, 2, 3])
-            .into(),
+            mlp(
+                &[(33, 6, Softsign), (30, 33, Elu), (1, 30, Identity)],
+                6,
+                [0, 2, 3],
+            ),
         ),
         (
             "mlp 6 → 128 → 7 → 1",
-            LearnedMlpCfg::new(
-                drawn_mlp(
-                    &[
-                        (128, 6, Activation::Relu),
-                        (7, 128, Activation::Sigmoid),
-                        (1, 7, Activation::Identity),
-                    ],
-                    7,
-                ),
-                40.0,
-                60.0,
-                20.0,
-            )
-            .with_taps([0, 1, 2])
-            .into(),
+            mlp(
+                &[(128, 6, Relu), (7, 128, Sigmoid), (1, 7, Identity)],
+                7,
+                [0, 1, 2],
+            ),
         ),
         (
             "lstm hidden 13",
