@@ -193,8 +193,8 @@ impl GpuContext {
 
     /// The step's pipelines specialized to `kinds` (sorted, distinct), to
     /// the plan's widest network layer (`widest` units, 0 for none; see
-    /// [`shaders::net_width`]) and to whether the plan has delay buffers, built on
-    /// first use and shared by every backend on this context.
+    /// [`shaders::net_width`]) and to whether the plan has delay buffers,
+    /// built on first use and shared by every backend on this context.
     pub(crate) fn pipelines(
         &self,
         kinds: &[KindId],

@@ -173,9 +173,10 @@ pub fn module_source(kinds: &[KindId], net_width: u32) -> String {
     out
 }
 
-/// The step module for `kinds` and `net_width` as SPIR-V for Vulkan, with `DELAYED` set,
-/// in which no float operation may be fused with another: every multiply,
-/// add and subtract is decorated `NoContraction` (GLSL's `precise`).
+/// The step module for `kinds` and `net_width` as SPIR-V for Vulkan, with
+/// `DELAYED` set, in which no float operation may be fused with another:
+/// every multiply, add and subtract is decorated `NoContraction` (GLSL's
+/// `precise`).
 ///
 /// SPIR-V lets a driver contract `a·b + c` into one FMA unless told not
 /// to, naga does not tell it, and NVIDIA's driver does: MuJoCo 4 dcmotor's
