@@ -575,12 +575,21 @@ fn wide_lstms_agree_on_every_adapter_up_to_the_software_loop_limit() {
     let iterations =
         sinew_wgpu::learned_loop_iterations(learned, &learned.columns[0], deep.num_state_slots());
     assert!(iterations > sinew_wgpu::SOFTWARE_LOOP_LIMIT, "{iterations}");
-    let deep_backend = WgpuBackend::new(&ctx, deep);
+    refused_by_software_only(&ctx, WgpuBackend::new(&ctx, deep), "65 535");
+}
+
+/// `made` is an error naming `needle` on a software adapter, and a backend
+/// on a hardware GPU.
+fn refused_by_software_only(
+    ctx: &sinew::GpuContext,
+    made: Result<WgpuBackend, Error>,
+    needle: &str,
+) {
     if ctx.is_software() {
-        let err = deep_backend.unwrap_err();
-        assert!(err.to_string().contains("65 535"), "{err}");
+        let err = made.unwrap_err();
+        assert!(err.to_string().contains(needle), "{err}");
     } else {
-        deep_backend.unwrap();
+        made.unwrap();
     }
 }
 
@@ -675,13 +684,7 @@ fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
     )
     .unwrap();
     assert!(sinew_wgpu::env_loop_iterations(&plan) > sinew_wgpu::SOFTWARE_LOOP_LIMIT);
-    let made = WgpuBackend::new(&ctx, plan);
-    if ctx.is_software() {
-        let err = made.unwrap_err();
-        assert!(err.to_string().contains("per-env kernel"), "{err}");
-    } else {
-        made.unwrap();
-    }
+    refused_by_software_only(&ctx, WgpuBackend::new(&ctx, plan), "per-env kernel");
     // A typical robot stays far below it, behind a 1000-step delay too: a
     // push writes one frame, the first after a reset as well. Such a plan
     // steps there as on the CPU, through a reset.
