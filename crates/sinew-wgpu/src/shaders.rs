@@ -191,23 +191,36 @@ pub fn spirv_without_contraction(
     net_width: u32,
     delayed: bool,
 ) -> Result<Vec<u32>, String> {
+    wgsl_to_spirv_without_contraction(
+        &module_source(kinds, net_width),
+        &[("DELAYED", f64::from(u8::from(delayed)))],
+    )
+}
+
+/// Any WGSL module as [`spirv_without_contraction`] compiles the step's,
+/// with its pipeline-overridable `constants` set: validated by naga, then
+/// naga's SPIR-V (bounds checks that clamp every index) with every float
+/// multiply, add and subtract decorated `NoContraction`. (The tests' probes
+/// of the kernels' float helpers are compiled so too.)
+pub fn wgsl_to_spirv_without_contraction(
+    source: &str,
+    constants: &[(&str, f64)],
+) -> Result<Vec<u32>, String> {
     use naga::back::spv;
-    let module = naga::front::wgsl::parse_str(&module_source(kinds, net_width))
-        .map_err(|e| e.emit_to_string(""))?;
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(""))?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
         naga::valid::Capabilities::default(),
     )
     .validate(&module)
     .map_err(|e| format!("{e:?}"))?;
-    let constants = [("DELAYED".to_owned(), f64::from(u8::from(delayed)))];
-    let (module, info) = naga::back::pipeline_constants::process_overrides(
-        &module,
-        &info,
-        None,
-        &constants.into_iter().collect(),
-    )
-    .map_err(|e| e.to_string())?;
+    let constants = constants
+        .iter()
+        .map(|&(name, value)| (name.to_owned(), value))
+        .collect();
+    let (module, info) =
+        naga::back::pipeline_constants::process_overrides(&module, &info, None, &constants)
+            .map_err(|e| e.to_string())?;
     let policy = naga::proc::BoundsCheckPolicy::Restrict;
     let options = spv::Options {
         flags: spv::WriterFlags::empty(),
