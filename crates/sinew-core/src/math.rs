@@ -1,6 +1,8 @@
 //! `exp`, `pow` and `sin` for the laws' loops: branch-free and inlined, so a
 //! loop that calls them still compiles to vector instructions (a call to
 //! the C library's `expf` keeps the whole loop one element at a time).
+//! [`fexp`], e^x in `f32` arithmetic (the GPU kernels' own), is the
+//! learned networks'.
 //!
 //! Each is computed in `f64` and rounded once to `f32`; the error before
 //! that rounding is below 1e-12 relative. So they return the exact value

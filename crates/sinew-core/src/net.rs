@@ -441,12 +441,16 @@ impl LearnedStage {
         let (lstm, head) = layers.split_at(col.lstm_layers as usize);
         let g = 4 * hidden;
         // Scratch for every group, each value written before it is read.
-        let [mut x, mut y] = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
+        let [mut x_rows, mut y_rows] = [[[0.0f32; NET_LANES]; NET_MAX_WIDTH]; 2];
         let mut from_x = [[0.0f32; NET_LANES]; 4 * NET_MAX_WIDTH];
         let mut from_h = [[0.0f32; NET_LANES]; 4 * NET_MAX_WIDTH];
         let (from_x, from_h) = (&mut from_x[..g], &mut from_h[..g]);
         let mut cells = [[0.0f32; NET_LANES]; NET_MAX_WIDTH];
         for group in 0..lanes.groups() {
+            // A layer's inputs in `x`; its new hidden state, in `y`, is the
+            // next layer's (the two swap, not copied: a copy by length was a
+            // call to `memmove`).
+            let (mut x, mut y) = (&mut x_rows, &mut y_rows);
             [x[0], x[1]] = lanes.inputs(group);
             for (l, layer) in lstm.iter().enumerate() {
                 let at = 2 * l * hidden;
@@ -457,9 +461,9 @@ impl LearnedStage {
                     cells[u] = lanes.load(group, at + hidden + u);
                 }
                 let w_ih = &self.weights[layer.weight as usize..][..n_in * g];
-                weighted_sums_lanes::<4>(w_ih, &x[..n_in], from_x, |_, v| v);
+                weighted_sums_lanes(w_ih, &x[..n_in], from_x, |_, v| v);
                 let w_hh = &self.weights[layer.weight_hh as usize..][..hidden * g];
-                weighted_sums_lanes::<4>(w_hh, &y[..hidden], from_h, |_, v| v);
+                weighted_sums_lanes(w_hh, &y[..hidden], from_h, |_, v| v);
                 let b_ih = &self.weights[layer.bias as usize..][..g];
                 let b_hh = &self.weights[layer.bias_hh as usize..][..g];
                 let pre = |r: usize, lane: usize| {
@@ -479,9 +483,9 @@ impl LearnedStage {
                     lanes.store(group, at + u, &y[u]);
                     lanes.store(group, at + hidden + u, &cells[u]);
                 }
-                x[..hidden].copy_from_slice(&y[..hidden]);
+                std::mem::swap(&mut x, &mut y);
             }
-            let out = dense_stack_lanes(&self.weights, head, &mut x, &mut y);
+            let out = dense_stack_lanes(&self.weights, head, x, y);
             lanes.finish(group, &out);
         }
     }
@@ -622,12 +626,7 @@ impl<R: LearnedRows> LaneGroups for RowLanes<'_, R> {
     #[inline(always)]
     fn store(&mut self, g: usize, k: usize, values: &Lanes) {
         let (at, n) = self.span(g);
-        let row = self.state.row_mut(k, at, n);
-        if let Ok(whole) = <&mut Lanes>::try_from(&mut *row) {
-            *whole = *values;
-            return;
-        }
-        row.copy_from_slice(&values[..n]);
+        store_lanes(self.state.row_mut(k, at, n), values);
     }
 
     #[inline(always)]
@@ -701,12 +700,38 @@ fn dense_stack_lanes<'a>(
 /// is one vector load: copied by length, each was a call to `memcpy`.)
 #[inline(always)]
 fn padded(values: &[f32]) -> Lanes {
-    if let Ok(lanes) = <&Lanes>::try_from(values) {
-        return *lanes;
+    match <&Lanes>::try_from(values) {
+        Ok(lanes) => *lanes,
+        Err(_) => padded_part(values),
     }
+}
+
+/// [`padded`] for fewer values than lanes. (Not inlined: where it was, the
+/// compiler merged both forms into one `memcpy` call of either length.)
+#[cold]
+#[inline(never)]
+fn padded_part(values: &[f32]) -> Lanes {
     let mut lanes = [0.0; NET_LANES];
     lanes[..values.len()].copy_from_slice(values);
     lanes
+}
+
+/// The first `row.len()` lanes of `values` into `row` (all of them for a
+/// whole group, in one vector store; see [`padded_part`]).
+#[inline(always)]
+fn store_lanes(row: &mut [f32], values: &Lanes) {
+    match <&mut Lanes>::try_from(&mut *row) {
+        Ok(whole) => *whole = *values,
+        Err(_) => store_part(row, values),
+    }
+}
+
+/// [`store_lanes`] for fewer values than lanes.
+#[cold]
+#[inline(never)]
+fn store_part(row: &mut [f32], values: &Lanes) {
+    let n = row.len();
+    row.copy_from_slice(&values[..n]);
 }
 
 /// `f` of every lane. (A loop the caller inlines: `[f32; N]::map` was left
@@ -737,35 +762,33 @@ fn dense_lanes(weights: &[f32], l: &NetLayer, x: &[Lanes], y: &mut [Lanes]) {
     // across outputs instead of lanes, gathering and scattering one lane
     // of each.
     per_activation!(l.activation, |f| {
-        weighted_sums_lanes::<8>(w, &x[..n_in], y, |o, v| f(v + bias[o]))
+        weighted_sums_lanes(w, &x[..n_in], y, |o, v| f(v + bias[o]))
     })
 }
 
+/// Outputs [`weighted_sums_lanes`] sums at a time.
+const SUM_BLOCK: usize = 8;
+
 /// Per lane `y[o] = Σ_i x[i]·w[i][o]` (`w` input-major: one row of
-/// `y.len()` weights per input), summed from 0 in input order, `BLOCK`
-/// outputs at a time: independent sums hide the additions' latency. The
-/// dense layers take 8 (2–4 % faster than 4 on the Go1 MLP); the LSTM's
-/// gates 4 (with 8 they took 9× as long, BENCHMARKS.md). Each output's
-/// sum is the same either way. `y[o]` takes `then(o, sum)` in each lane.
+/// `y.len()` weights per input), summed from 0 in input order, eight
+/// outputs at a time: independent sums hide the additions' latency (2–4 %
+/// faster than four on the Go1 MLP, 7 % on the LSTM's gates; BENCHMARKS.md).
+/// Each output's sum is the same either way. `y[o]` takes `then(o, sum)`
+/// in each lane.
 #[inline(always)]
-fn weighted_sums_lanes<const BLOCK: usize>(
-    w: &[f32],
-    x: &[Lanes],
-    y: &mut [Lanes],
-    then: impl Fn(usize, f32) -> f32,
-) {
+fn weighted_sums_lanes(w: &[f32], x: &[Lanes], y: &mut [Lanes], then: impl Fn(usize, f32) -> f32) {
     let n_out = y.len();
-    let mut blocks = y.chunks_exact_mut(BLOCK);
+    let mut blocks = y.chunks_exact_mut(SUM_BLOCK);
     for (b, yb) in blocks.by_ref().enumerate() {
-        let mut acc = [[0.0f32; NET_LANES]; BLOCK];
+        let mut acc = [[0.0f32; NET_LANES]; SUM_BLOCK];
         for (xi, row) in x.iter().zip(w.chunks_exact(n_out)) {
-            let row = &row[b * BLOCK..][..BLOCK];
+            let row = &row[b * SUM_BLOCK..][..SUM_BLOCK];
             for (acc, &wo) in acc.iter_mut().zip(row) {
                 axpy(acc, xi, wo);
             }
         }
         for (j, (yo, acc)) in yb.iter_mut().zip(&acc).enumerate() {
-            *yo = each_lane(*acc, |v| then(b * BLOCK + j, v));
+            *yo = each_lane(*acc, |v| then(b * SUM_BLOCK + j, v));
         }
     }
     let done = n_out - blocks.into_remainder().len();

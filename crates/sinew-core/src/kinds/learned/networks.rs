@@ -2,7 +2,7 @@
 //! and the LSTM, each checked when made and evaluated for one row.
 
 use super::*;
-use crate::math::exp;
+use crate::math::fexp;
 
 /// An elementwise activation after a dense layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,7 +76,7 @@ impl Activation {
                 if x > 0.0 {
                     x
                 } else {
-                    exp(x) - 1.0
+                    fexp(x) - 1.0
                 }
             }
             Activation::Tanh => net_tanh(x),
@@ -93,17 +93,18 @@ impl fmt::Display for Activation {
 }
 
 /// `tanh` from one exponential, finite for every finite input (WGSL
-/// `net_tanh`; the shader's built-in may overflow for large `|x|`).
+/// `net_tanh`; the shader's built-in may overflow for large `|x|`). The
+/// networks' e^x is [`fexp`](crate::math::fexp), the kernels' own.
 #[inline(always)]
 pub fn net_tanh(x: f32) -> f32 {
-    let e = exp(-2.0 * x.abs());
+    let e = fexp(-2.0 * x.abs());
     ((1.0 - e) / (1.0 + e)).copysign(x)
 }
 
 /// The logistic function (WGSL `net_sigmoid`).
 #[inline(always)]
 pub fn net_sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + exp(-x))
+    1.0 / (1.0 + fexp(-x))
 }
 
 /// One dense layer, `y = act(x·Wᵀ + b)` (torch's `Linear` then an activation).
