@@ -279,25 +279,25 @@ impl RunLaw<'_> {
             let (i, len) = (b * STAGE, out.len());
             // The law may leave a slot or plane alone: it then keeps its value.
             for (stage, state) in stage.next.iter_mut().zip(&state).take(K::STATE.len()) {
-                copy_block(stage, &state[i..i + len]);
+                stage[..len].copy_from_slice(&state[i..i + len]);
             }
             for (stage, plane) in (stage.outputs.iter_mut())
                 .zip(&outputs)
                 .take(K::OUTPUTS.len())
             {
-                copy_block(stage, &plane[i..i + len]);
+                stage[..len].copy_from_slice(&plane[i..i + len]);
             }
             bits |= law_loop::<K, CHECK>(io!(i, Some(&mut stage)), &mut stage_out[..len]);
             for (next, stage) in next.iter_mut().zip(&stage.next).take(K::STATE.len()) {
-                copy_block(&mut next[i..i + len], stage);
+                next[i..i + len].copy_from_slice(&stage[..len]);
             }
             for (plane, stage) in (outputs.iter_mut())
                 .zip(&stage.outputs)
                 .take(K::OUTPUTS.len())
             {
-                copy_block(&mut plane[i..i + len], stage);
+                plane[i..i + len].copy_from_slice(&stage[..len]);
             }
-            copy_block(out, &stage_out);
+            out.copy_from_slice(&stage_out[..len]);
         }
         bits
     }
@@ -305,25 +305,6 @@ impl RunLaw<'_> {
 
 /// Elements per block of a staged law loop ([`RunLaw::run`]).
 const STAGE: usize = 64;
-
-/// The first `min(dst.len(), src.len())` values of `src` into `dst`: a
-/// whole block ([`STAGE`] values) as vector moves the compiler sees the
-/// length of, a shorter one (a run's last) by length. (Copied by length,
-/// every block was a call to `memmove`: a fifth of MuJoCo 4's dcmotor
-/// step, with its eight state slots and five output planes.)
-#[inline(always)]
-fn copy_block(dst: &mut [f32], src: &[f32]) {
-    match (
-        <&mut [f32; STAGE]>::try_from(&mut *dst),
-        <&[f32; STAGE]>::try_from(src),
-    ) {
-        (Ok(dst), Ok(src)) => *dst = *src,
-        _ => {
-            let len = dst.len().min(src.len());
-            dst[..len].copy_from_slice(&src[..len]);
-        }
-    }
-}
 
 /// A block's state and output planes as a staged law writes them
 /// ([`RunLaw::run`]): whole arrays, not slices, so that the compiler
