@@ -388,28 +388,29 @@ impl LearnedStage {
             // The frames `lag` steps back (of `half`: errors, then
             // velocities): this step's own, or while fresh the frame
             // itself or 0 per [`HistoryInit`].
-            let frame = |lanes: &mut _, lag: usize, half: usize, now: &Lanes| -> Lanes {
-                if lag == 0 {
-                    return *now;
-                }
-                let old = LaneGroups::load(lanes, g, half * lags + lag);
-                std::array::from_fn(|l| match fresh[l] != 0.0 {
-                    true if backfill => now[l],
-                    true => 0.0,
-                    false => old[l],
-                })
-            };
+            // (A macro: as a closure it was left a function of its own,
+            // compiled for the baseline target.)
+            macro_rules! frame {
+                ($lag:expr, $half:expr, $now:expr) => {{
+                    let (lag, half, now): (usize, usize, &Lanes) = ($lag, $half, $now);
+                    if lag == 0 {
+                        *now
+                    } else {
+                        history_frame(&lanes.load(g, half * lags + lag), now, &fresh, backfill)
+                    }
+                }};
+            }
             let [x, y] = &mut xy;
             for (k, &t) in taps.iter().enumerate() {
-                let p = frame(lanes, t as usize, 0, &errors);
-                let v = frame(lanes, t as usize, 1, &vels);
+                let p = frame!(t as usize, 0, &errors);
+                let v = frame!(t as usize, 1, &vels);
                 x[pos_half + k] = each_lane(p, |p| col.pos_scale * p);
                 x[vel_half + k] = each_lane(v, |v| col.vel_scale * v);
             }
             // The history after this step: every frame one lag older.
             for (half, now) in [(0, &errors), (1, &vels)] {
                 for lag in (1..=lags).rev() {
-                    let value = frame(lanes, lag - 1, half, now);
+                    let value = frame!(lag - 1, half, now);
                     lanes.store(g, half * lags + lag, &value);
                 }
             }
@@ -631,11 +632,15 @@ impl<R: LearnedRows> LaneGroups for RowLanes<'_, R> {
 
     #[inline(always)]
     fn finish(&mut self, g: usize, raw: &Lanes) {
+        // Whole lane groups, in vector lanes (one element at a time, with a
+        // bounds check per row, it was a tenth of the MLP's time); the lanes
+        // past a partial group's last element clip zeros nobody stores.
+        let [fl, sat, vlim] = self.limits.map(|row| self.lanes(g, row));
+        let vel = self.lanes(g, self.vel);
+        let efforts =
+            std::array::from_fn(|l| dc_motor_clip(raw[l], sat[l], vlim[l], fl[l], vel[l]));
         let (at, n) = self.span(g);
-        for i in at..at + n {
-            let [fl, sat, vlim] = self.limits.map(|row| row[i]);
-            self.ctrl[i] = dc_motor_clip(raw[i - at], sat, vlim, fl, self.vel[i]);
-        }
+        store_lanes(&mut self.ctrl[at..at + n], &efforts);
     }
 }
 
@@ -694,6 +699,15 @@ fn dense_stack_lanes<'a>(
         std::mem::swap(&mut x, &mut y);
     }
     x[0]
+}
+
+/// Per lane, a history frame as the MLP reads it: `old` (the stored
+/// frame), or for a lane whose env is `fresh` (nonzero) `now` under
+/// backfill and 0 otherwise, as selects of whole vectors.
+#[inline(always)]
+fn history_frame(old: &Lanes, now: &Lanes, fresh: &Lanes, backfill: bool) -> Lanes {
+    let init = if backfill { *now } else { [0.0; NET_LANES] };
+    std::array::from_fn(|l| if fresh[l] != 0.0 { init[l] } else { old[l] })
 }
 
 /// Up to [`NET_LANES`] values, one per lane, then zeros. (A whole group
