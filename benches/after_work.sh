@@ -2,11 +2,12 @@
 # Sinew's CPU step and the C peer's loop (../shared/peers/act_kernels.c),
 # each timed hot, after the caller's own work and after idling, in one run.
 #   benches/after_work.sh [SINEW_BINARY]   (default: target/release/sinew)
-# Sinew's figures are `sinew bench --scenario` on the peer scenarios; the
-# C loop's come from benches/peer_after_work.c, whose work between steps is
-# the same command generation done by the kernel's own OpenMP threads with
-# the kernel's split (each thread's rows stay in its caches). Sizes in SIZES
-# (default "4096x29 16384x29 65536x29"). Only figures of one run compare.
+# Sinew's figures are `sinew bench --scenario` on the peer scenarios (with
+# pos and vel at rest); the C loop's come from benches/peer_after_work.c,
+# whose work between steps is the same command generation done by the
+# kernel's own OpenMP threads with the kernel's split (each thread's rows
+# stay in its caches). Sizes in SIZES (default "4096x29 16384x29
+# 65536x29"). Only figures of one run compare.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 peers=../shared/peers
@@ -21,13 +22,14 @@ printf '|---|---|---|---:|---:|---:|---:|---:|\n'
 for size in ${SIZES:-4096x29 16384x29 65536x29}; do
   n=${size%x*}; t=${size#*x}
   for k in pd dc delay_dc; do
-    scen="$peers/scenarios/$k.toml"
-    if [ "$t" != 29 ]; then
-      # the scenarios have 29 joints; other target counts use the first t
-      scen="$build/$k-$t.toml"
-      sed -E "s/^joints = \[.*\]/joints = [$(seq -s, -f '"j%g"' 0 $((t - 1)))]/" \
-        "$peers/scenarios/$k.toml" > "$scen"
-    fi
+    # The peer scenario with pos and vel at rest (`state = "zero"`), as the
+    # C loop's fill writes them (the default, the signal 20 ms ago, costs a
+    # second sine and cosine per element, and a longer gap before the step);
+    # other target counts than the scenarios' 29 use the first t joints.
+    scen="$build/$k-$t.toml"
+    joints="joints = [$(seq -s, -f '"j%g"' 0 $((t - 1)))]"
+    sed -E -e "s/^joints = \[.*\]/$joints/" -e 's/^\[command\]$/[command]\nstate = "zero"/' \
+      "$peers/scenarios/$k.toml" > "$scen"
     c=$(OMP_NUM_THREADS=2 OMP_PROC_BIND=close "$build/peer_after_work" "$k" "$n" "$t")
     s=$("$bin" bench --backend cpu --scenario "$scen" --envs "$n" 2>/dev/null)
     for mode in hot after_work after_idle; do
