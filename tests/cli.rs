@@ -412,6 +412,8 @@ fn bench_reports_every_cell_with_its_bandwidth() {
     assert_eq!(report.bandwidth_gbs.len(), 1);
     for r in &report.results {
         assert!(r.us_per_step > 0.0 && r.percent_of_bandwidth > 0.0, "{r:?}");
+        // The single steps' median and 90th percentile, from the same steps.
+        assert!(0.0 < r.p50_us && r.p50_us <= r.p90_us, "{r:?}");
         // GPU time is the GPU's alone.
         assert_eq!(r.gpu_us_per_step, None, "{r:?}");
     }
@@ -426,6 +428,8 @@ fn bench_reports_every_cell_with_its_bandwidth() {
     assert!(groups.iter().all(|g| g.delay.is_some()));
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["results"][0]["kind"], "pd");
+    assert!(json["results"][0]["p90_us"].as_f64().unwrap() > 0.0);
+    assert!(table.contains("| µs/step | p50 µs | p90 µs |"), "{table}");
     let err = bench::bench(&["cpu"], &["pid".to_string()], &[16], 5, false).unwrap_err();
     assert!(err.to_string().contains("unknown kind `pid`"), "{err}");
 }

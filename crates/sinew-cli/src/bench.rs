@@ -303,8 +303,14 @@ pub struct BenchResult {
     pub num_envs: usize,
     /// Targets per env.
     pub num_targets: usize,
-    /// Median µs per step (GPU: upload, submit and wait).
+    /// µs per step (GPU: upload, submit and wait): the median of 7
+    /// batches' mean step time, each batch ≥ 20 ms of steps.
     pub us_per_step: f64,
+    /// The median of the same steps' single times, in µs: below
+    /// `us_per_step` when some steps take far longer than most.
+    pub p50_us: f64,
+    /// Their 90th percentile, in µs: the tail the mean folds in.
+    pub p90_us: f64,
     /// GPU only, `hot` only: the median of the GPU's own time per step in
     /// µs, from timestamp queries around the step's compute pass (no
     /// upload, submission or wait); `None` where the device has no
@@ -319,16 +325,17 @@ pub struct BenchResult {
 }
 
 impl BenchResult {
-    /// A cell: `(backend, kind, mode)`, `(num_envs, num_targets)`, its µs
-    /// per step, the bytes a step moves per element and the backend's
+    /// A cell: `(backend, kind, mode)`, `(num_envs, num_targets)`, its step
+    /// times, the bytes a step moves per element and the backend's
     /// bandwidth (GB/s).
     fn new(
         (backend, kind, mode): (&str, &str, &str),
         (num_envs, num_targets): (usize, usize),
-        us: f64,
+        times: StepTimes,
         bytes_per_element: f64,
         bandwidth: f64,
     ) -> BenchResult {
+        let us = times.mean;
         let elements = (num_envs * num_targets) as f64;
         let gbs = elements * bytes_per_element / (us * 1e3);
         BenchResult {
@@ -338,6 +345,8 @@ impl BenchResult {
             num_envs,
             num_targets,
             us_per_step: us,
+            p50_us: times.p50,
+            p90_us: times.p90,
             gpu_us_per_step: None,
             elements_per_second: elements / us * 1e6,
             gbs,
@@ -495,14 +504,25 @@ fn best_of(n: usize, mut f: impl FnMut() -> f64) -> f64 {
     (0..n).map(|_| f()).fold(0.0, f64::max)
 }
 
-/// Median µs per step: batches of steps long enough to time (≥ 20 ms), 7
-/// of them. `between(k, cmd)`, untimed, runs before step `k` (the caller's
-/// own work; it may rewrite the command).
+/// A cell's step times, in µs ([`BenchResult`]).
+#[derive(Debug, Clone, Copy)]
+struct StepTimes {
+    /// The median of the batches' mean step time.
+    mean: f64,
+    /// The median single step.
+    p50: f64,
+    /// The 90th percentile single step.
+    p90: f64,
+}
+
+/// Step times: batches of steps long enough to time (≥ 20 ms), 7 of them,
+/// each step also timed on its own. `between(k, cmd)`, untimed, runs
+/// before step `k` (the caller's own work; it may rewrite the command).
 fn time_steps(
     engine: &mut Engine,
     cmd: &mut ActuatorCmd,
     mut between: impl FnMut(usize, &mut ActuatorCmd),
-) -> Result<f64, CliError> {
+) -> Result<StepTimes, CliError> {
     let mut k = 0;
     let mut step = |engine: &mut Engine, cmd: &mut ActuatorCmd| -> Result<Duration, CliError> {
         between(k, cmd);
@@ -525,16 +545,25 @@ fn time_steps(
         1,
         (1.0 / wall.as_secs_f64()).ceil().clamp(1.0, 10_000.0) as usize,
     );
-    let mut times = Vec::with_capacity(7);
+    let mut means = Vec::with_capacity(7);
+    let mut singles = Vec::with_capacity(7 * batch);
     for _ in 0..7 {
         let mut total = Duration::ZERO;
         for _ in 0..batch {
-            total += step(engine, cmd)?;
+            let one = step(engine, cmd)?;
+            total += one;
+            singles.push(one.as_secs_f64() * 1e6);
         }
-        times.push(total.as_secs_f64() / batch as f64 * 1e6);
+        means.push(total.as_secs_f64() / batch as f64 * 1e6);
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[3])
+    means.sort_by(f64::total_cmp);
+    singles.sort_by(f64::total_cmp);
+    let at = |q: f64| singles[((singles.len() - 1) as f64 * q).round() as usize];
+    Ok(StepTimes {
+        mean: means[3],
+        p50: at(0.5),
+        p90: at(0.9),
+    })
 }
 
 /// How long the GPU works back to back before a timed measurement. A GPU
@@ -630,15 +659,15 @@ pub fn bench(
                     },
                 };
                 randomize(&mut engine);
-                let us = time_steps(&mut engine, &mut cmd, |_, _| {})?;
+                let times = time_steps(&mut engine, &mut cmd, |_, _| {})?;
                 let mut result = BenchResult::new(
                     (backend, kind, "hot"),
                     (num_envs, num_targets),
-                    us,
+                    times,
                     bytes_per_element(kind, num_targets),
                     bandwidth,
                 );
-                result.gpu_us_per_step = gpu_time(&mut engine, &cmd, us)?;
+                result.gpu_us_per_step = gpu_time(&mut engine, &cmd, times.mean)?;
                 report.results.push(result);
                 bar.inc(1);
             }
@@ -713,7 +742,7 @@ pub fn bench_scenario(
             for mode in ["hot", "after_work", "after_idle"] {
                 let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
                 command.fill(0, &mut cmd);
-                let us = match mode {
+                let times = match mode {
                     "hot" => time_steps(&mut engine, &mut cmd, |_, _| {})?,
                     "after_work" => {
                         time_steps(&mut engine, &mut cmd, |k, cmd| command.fill(k % steps, cmd))?
@@ -725,12 +754,12 @@ pub fn bench_scenario(
                 let mut result = BenchResult::new(
                     (backend, &scenario.name, mode),
                     (num_envs, engine.plan().num_ctrl()),
-                    us,
+                    times,
                     bytes,
                     bandwidth,
                 );
                 if mode == "hot" {
-                    result.gpu_us_per_step = gpu_time(&mut engine, &cmd, us)?;
+                    result.gpu_us_per_step = gpu_time(&mut engine, &cmd, times.mean)?;
                 }
                 report.results.push(result);
                 bar.inc(1);
@@ -766,8 +795,8 @@ impl BenchReport {
             };
             out.push_str(&format!(
                 "\n{backend} ({device}): {what} {bandwidth:.1} GB/s\n\
-                 | kind | mode | num_envs × targets | µs/step |{gpu_head} Melem/s | GB/s moved | % of {what} |\n\
-                 |---|---|---|---:|{gpu_rule}---:|---:|---:|\n"
+                 | kind | mode | num_envs × targets | µs/step | p50 µs | p90 µs |{gpu_head} Melem/s | GB/s moved | % of {what} |\n\
+                 |---|---|---|---:|---:|---:|{gpu_rule}---:|---:|---:|\n"
             ));
             for r in results() {
                 let gpu = match (timed, r.gpu_us_per_step) {
@@ -776,12 +805,14 @@ impl BenchReport {
                     (true, None) => " – |".to_owned(),
                 };
                 out.push_str(&format!(
-                    "| {} | {} | {} × {} | {:.1} |{gpu} {:.0} | {:.1} | {:.0}% |\n",
+                    "| {} | {} | {} × {} | {:.1} | {:.1} | {:.1} |{gpu} {:.0} | {:.1} | {:.0}% |\n",
                     r.kind,
                     r.mode,
                     r.num_envs,
                     r.num_targets,
                     r.us_per_step,
+                    r.p50_us,
+                    r.p90_us,
                     r.elements_per_second / 1e6,
                     r.gbs,
                     r.percent_of_bandwidth

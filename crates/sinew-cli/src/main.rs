@@ -50,9 +50,10 @@ enum Command {
         #[arg(long, value_name = "MICROSECONDS")]
         spin_wait_us: Option<u64>,
     },
-    /// The benchmark suite: µs per step per backend × kind × size, against measured bandwidth
-    /// (and, on a GPU with timestamp queries, the GPU's own time per step apart from the
-    /// host's upload, submit and wait).
+    /// The benchmark suite: µs per step per backend × kind × size (a mean per batch of steps,
+    /// and the single steps' median and 90th percentile), against measured bandwidth (and, on a
+    /// GPU with timestamp queries, the GPU's own time per step apart from the host's upload,
+    /// submit and wait).
     Bench {
         /// Which backends to measure.
         #[arg(long, value_enum, default_value_t = BenchBackends::All)]
