@@ -121,11 +121,11 @@ pub fn exp(x: f32) -> f32 {
 /// e^x in `f32` arithmetic, within 1.5 ulp of the exact value wherever
 /// that is a normal `f32` (+∞ above about 88.72, 0 or a subnormal below
 /// about −87.34; NaN for NaN): the twin of the GPU kernels' `fexp`
-/// (`shaders/common.wgsl`), the same operations in the same order. About
-/// half of [`exp`]'s vector instructions (16 lanes to a vector, not 8):
-/// the learned networks' sigmoid, tanh and ELU take it, where neither
-/// torch nor the GPU rounds e^x exactly and [`exp`] was a third of the
-/// LSTM's time.
+/// (`shaders/common.wgsl`), the same operations in the same order, in
+/// `f32` lanes (16 to an AVX-512 vector, where [`exp`] has 8). The learned
+/// networks' sigmoid, tanh and ELU take it, where neither torch nor the GPU
+/// rounds e^x exactly: [`exp`] was a third of the LSTM's time, and with
+/// this the LSTM step took a quarter less (BENCHMARKS.md).
 ///
 /// ```
 /// use sinew_core::math;
