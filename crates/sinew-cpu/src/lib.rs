@@ -90,6 +90,9 @@ pub struct CpuBackend {
     small: bool,
     /// Whether a step is too small to gain from more threads at all ([`FAN_WORK`]).
     tiny: bool,
+    /// Whether a step's rows stay in the caches of the threads that run
+    /// them ([`PLACED_WORK`]).
+    placed: bool,
     /// Env rows per tile: [`TILE`], or up to `4 × TILE` ([`STAGED`]).
     tile_envs: usize,
 }
@@ -286,6 +289,16 @@ const SERIAL_WORK: usize = 32 * 1024;
 /// one thread; at 1024 × 12, 4.2–4.6 µs against 4.9–5.2 (BENCHMARKS.md).
 const FAN_WORK: usize = 8 * 1024;
 
+/// A step up to this weight ([`SERIAL_WORK`]'s) runs as one chunk per
+/// thread, each on the same thread every step, while the pool's other
+/// workers spin ([`pool::fan_out`]); a larger one goes through rayon in a
+/// few chunks per thread, balanced by stealing. Up to here (PD at 4096 ×
+/// 29, 4.3 MB of rows) a step's rows can stay in its cores' caches between
+/// steps, so where they are matters; beyond it they come from memory, and
+/// a thread slowed by the host is better balanced (PD at 8192 × 29 and
+/// larger stepped as fast either way on 2 cores; BENCHMARKS.md).
+const PLACED_WORK: usize = 128 * 1024;
+
 /// The weight of a column of a kind with state or planes in [`SERIAL_WORK`]:
 /// such laws (servos, muscles, MuJoCo 4's kinds) cost 30–80× PD's time per
 /// element (`sinew bench`), so only tiny steps of them stay on one thread.
@@ -339,6 +352,7 @@ impl CpuBackend {
         let weight = num_ctrl * if heavy { HEAVY } else { 1 } + 2 * delayed;
         let small = num_envs.saturating_mul(weight) <= SERIAL_WORK;
         let tiny = num_envs.saturating_mul(weight) < FAN_WORK;
+        let placed = num_envs.saturating_mul(weight) <= PLACED_WORK;
         // Per stretch of ctrl columns with as many slots (a run may join
         // groups of one kind whose settings give them different counts).
         let mut commits: Vec<(usize, usize, usize)> = Vec::new();
@@ -360,6 +374,7 @@ impl CpuBackend {
             one_run,
             small,
             tiny,
+            placed,
             tile_envs,
             ctrl: Table::zeros(num_envs * num_ctrl),
             params,
@@ -511,32 +526,40 @@ impl CpuBackend {
         let num_buffers = plan.buffers().len().max(1);
         let effort_width = plan.mj().effort_width().max(1);
         let one_run = self.one_run;
-        // A few chunks per thread: enough to balance, few enough to amortize;
-        // a multiple of 16 envs, so each chunk's rows start on a cache line.
-        // A small step runs on the caller's thread alone, unless the pool's
-        // other workers are still spinning from the last step (or the
-        // caller's own work, [`CpuBackend::install`]): then it takes one
-        // chunk per thread (up to [`pool::MAX_PARTS`]), handed to each
-        // worker directly ([`pool::fan_out`]). A small step run alone within
-        // the spin wait of the last step wakes them for the next one
-        // ([`pool::step_ended`]), so small steps back to back run on every
-        // thread. Of one chunk per thread, the first (the caller's) is a
-        // sixteenth larger than an even share and the last smaller: the
-        // other workers start theirs a few tenths of a µs later (2 cores,
-        // hot, through rayon's join: DC at 1024 × 12 took 5.5–6.2 µs a step
-        // in even chunks and 5.2–5.4 in these, PD at 1024 × 29 7.8–7.9 and
-        // 7.1–7.4; BENCHMARKS.md). A tiny step always runs on the caller's
-        // thread. Every other step notes its start and end, from which the
-        // workers learn the caller's pace ([`pool::step_starts`]).
+        // While the pool's other workers spin (from the last step, or the
+        // caller's own work sent through [`CpuBackend::install`]), a step
+        // neither tiny nor above [`PLACED_WORK`] runs as one even chunk per thread (a multiple of
+        // 16 envs, so each chunk's rows start on a cache line), chunk `i`
+        // handed to worker `i` directly ([`pool::fan_out`]): each thread
+        // steps the same rows every step, and the rows a rayon split of the
+        // caller's own work wrote on it. On 2 cores, PD at 2048 × 29 after
+        // the scenario's command generation took a median 13.2 µs a step
+        // through rayon's join, whose thieves take chunks in no fixed
+        // order, and 10.9–11.5 so (9.5 hot; BENCHMARKS.md); an earlier split
+        // whose first chunk was a sixteenth larger, for a worker that starts
+        // a few tenths of a µs after the caller, read 12.4 there. (Beyond
+        // [`pool::MAX_PARTS`] threads a step larger than [`SERIAL_WORK`]
+        // goes through rayon, so that it runs on all of them.) Otherwise a small step runs on the
+        // caller's thread alone, and a larger one in a few chunks per
+        // thread through rayon: enough to balance, few enough to amortize.
+        // A small step run alone within the spin wait of the last step
+        // wakes the workers for the next one ([`pool::step_ended`]), so
+        // small steps back to back run on every thread. A tiny step always
+        // runs on the caller's thread. Every other step notes its start and
+        // end, from which the workers learn the caller's pace
+        // ([`pool::step_starts`]).
         if !self.tiny {
             pool::step_starts();
         }
         let threads = pool::threads();
         let split = |envs: usize, parts: usize| envs.div_ceil(parts).next_multiple_of(16);
-        let chunk = if !self.small {
+        let fanned = !self.tiny
+            && (self.small || self.placed && threads <= pool::MAX_PARTS)
+            && pool::awake();
+        let chunk = if fanned {
+            split(plan.num_envs(), threads.min(pool::MAX_PARTS))
+        } else if !self.small {
             split(plan.num_envs(), 4 * threads)
-        } else if !self.tiny && pool::awake() {
-            split(plan.num_envs() * 17, 16 * threads.min(pool::MAX_PARTS))
         } else {
             plan.num_envs().max(1)
         };
@@ -589,7 +612,7 @@ impl CpuBackend {
         }
         let zeroed: usize = if serial {
             chunked!(chunks_mut).map(&body).sum()
-        } else if self.small {
+        } else if fanned {
             // One chunk per thread, each cut on the thread that runs it.
             let cuts = (
                 Cut::new(out, num_ctrl * chunk),
