@@ -681,9 +681,11 @@ fn the_cpu_paths_agree_on_every_layout() {
     let robot = Robot::from_joints(["j3", "j5", "j0", "j4", "j2", "j1"]);
     let plan = Plan::new(&robot, one_delayed_law(), 1, PlanOptions::default()).unwrap();
     assert_eq!(plan.buffers().len(), 1);
-    // 150 envs step on the caller's thread; 3000 of the light kinds there
-    // or in one chunk per thread (below), of the heavy ones on the pool in
-    // a few chunks per thread.
+    // 150 envs of the light kinds step on the caller's thread, of the
+    // heavy ones (the MuJoCo stage's layout among them) in one chunk per
+    // thread or on the pool in a few chunks per thread (below); 3000 of the
+    // light kinds on the caller's thread or in one chunk per thread, of the
+    // heavy ones on the pool.
     for num_envs in [150, 3000] {
         paths_agree(&mixed, &["pd", "servo"], num_envs);
         paths_agree(&one_law, &[], num_envs);
@@ -906,10 +908,10 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
             }
         }
         for (k, ((_, _, e), cmd)) in engines.iter_mut().zip(&cmds).enumerate() {
-            // A small step (not a tiny one) runs one chunk per thread while
+            // A step neither tiny nor large runs one chunk per thread while
             // the pool's other workers spin (just after an `install`), else
-            // on this thread alone (once the spin wait has passed): the
-            // layouts take turns.
+            // on this thread alone or on the pool (once the spin wait has
+            // passed): the layouts take turns.
             if (k + step as usize).is_multiple_of(2) {
                 CpuBackend::install(|| ());
             } else {

@@ -405,11 +405,16 @@ impl CpuBackend {
     /// Runs `op` on the threads a step from this thread runs on (this
     /// thread and the other workers of its rayon pool), which then stay
     /// awake for the [spin wait](Self::set_spin_wait): rayon's parallel
-    /// iterators inside `op` use that pool. Write the next command here
-    /// (split over whole env rows, as the step splits its work), and the
-    /// rows wait in the caches of the cores that step them, with the pool's
-    /// workers still running when the step comes. Called from inside a
-    /// rayon pool, `op` runs there.
+    /// iterators inside `op` use that pool. Write the next command here,
+    /// split over whole env rows as the step splits its work, and the rows
+    /// wait in the caches of the cores that step them, with the pool's
+    /// workers still running when the step comes. A step of up to about
+    /// 128 k elements (fewer with delays or stateful kinds) then runs in one
+    /// even chunk of envs per thread, in thread order (a multiple of 16 envs
+    /// each): on 2 threads,
+    /// rayon's split of whole rows below gives the calling thread the first
+    /// half, as the step does. Called from inside a rayon pool, `op` runs
+    /// there.
     ///
     /// ```
     /// use rayon::prelude::*;
