@@ -1004,8 +1004,8 @@ mod tests {
                 })
             }
             fn store(&mut self, _: usize, k: usize, values: &Lanes) {
-                for l in 0..self.lanes {
-                    self.state[2 * l + k] = values[l];
+                for (l, &value) in values.iter().enumerate().take(self.lanes) {
+                    self.state[2 * l + k] = value;
                 }
             }
             fn finish(&mut self, _: usize, raw: &Lanes) {

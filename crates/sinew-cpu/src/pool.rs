@@ -602,21 +602,14 @@ mod tests {
                 total,
                 (0..count).map(|part| 1000 * round + part).sum::<usize>()
             );
-            for part in 0..MAX_PARTS {
-                assert_eq!(
-                    runs[part].load(Relaxed),
-                    usize::from(part < count),
-                    "part {part}"
-                );
+            for (part, run) in runs.iter().enumerate() {
+                assert_eq!(run.load(Relaxed), usize::from(part < count), "part {part}");
             }
             // Part 0 here; each other part on its own worker or, when that
             // one was not looking, here.
             assert_eq!(ran_on[0].load(Relaxed), 0);
-            for part in 1..count {
-                assert!(
-                    [0, part].contains(&ran_on[part].load(Relaxed)),
-                    "part {part}"
-                );
+            for (part, ran_on) in ran_on.iter().enumerate().take(count).skip(1) {
+                assert!([0, part].contains(&ran_on.load(Relaxed)), "part {part}");
             }
         }
         assert_eq!(fan_out(0, &|_| 1), 0);
