@@ -287,7 +287,7 @@ impl CommandGen {
     /// by one ulp or, at a zero crossing, by under 1e-12 (30 of 409 million
     /// values at 65536 × 29, 560 of 10 million at 1000 × 29, all those at
     /// zero crossings), and it takes no sine or cosine per element (two of
-    /// each per element before, 18–20 times PD's step at 65536 × 29;
+    /// each per element before, 16–18 times PD's step at 65536 × 29;
     /// BENCHMARKS.md).
     fn row(&self, step: usize, env: usize, wave: Option<Wave>, x: &mut [f32], dx: &mut [f32]) {
         let s = &self.spec;
