@@ -173,23 +173,88 @@ fn turns(n: usize) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// A row of a sine's or chirp's `(x, ẋ)`: `offset + a·sin(A + B)` and
-/// `b·cos(A + B)` for the env's angle `A` (its `(sin, cos)`) and each
-/// target's `B` (`turns`, sines then cosines), by the angle-addition rule.
-/// Every input by value, so that the loop keeps them in registers and
-/// vectorizes.
-#[inline(always)]
-fn wave_row(
-    x: &mut [f32],
-    dx: &mut [f32],
-    (sin_b, cos_b): (&[f64], &[f64]),
-    (sin, cos): (f64, f64),
-    (offset, a, b): (f64, f64, f64),
-) {
-    let rows = x.iter_mut().zip(dx.iter_mut()).zip(sin_b.iter().zip(cos_b));
-    for ((x, dx), (&sin_b, &cos_b)) in rows {
-        *x = (offset + a * (sin * cos_b + cos * sin_b)) as f32;
-        *dx = (b * (cos * cos_b - sin * sin_b)) as f32;
+/// `b·cos(A + B)` for the env's angle `A` and each target's `B` (`turns`,
+/// sines then cosines), by the angle-addition rule, compiled for the widest
+/// vectors the CPU has (no FMA: the same bits in every form). Written out
+/// rather than through `sinew::simd::widest`, whose closure here stayed a
+/// function of its own, compiled for the baseline target.
+fn wave_row(x: &mut [f32], dx: &mut [f32], turns: (&[f64], &[f64]), row: WaveRow) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (checked just above).
+            return unsafe { wave_row_avx512(x, dx, turns, row) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { wave_row_avx2(x, dx, turns, row) };
+        }
     }
+    wave_row_lanes(x, dx, turns, row);
+}
+
+/// [`wave_row`] with AVX-512F.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn wave_row_avx512(x: &mut [f32], dx: &mut [f32], turns: (&[f64], &[f64]), row: WaveRow) {
+    wave_row_lanes(x, dx, turns, row);
+}
+
+/// [`wave_row`] with AVX2.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn wave_row_avx2(x: &mut [f32], dx: &mut [f32], turns: (&[f64], &[f64]), row: WaveRow) {
+    wave_row_lanes(x, dx, turns, row);
+}
+
+/// [`wave_row`]'s loop, in groups of eight targets (one vector of `f64`
+/// each with AVX-512): a plain loop over 12 targets stayed scalar, short
+/// of its unrolled vector loop's 16.
+#[inline(always)]
+fn wave_row_lanes(x: &mut [f32], dx: &mut [f32], (sin_b, cos_b): (&[f64], &[f64]), row: WaveRow) {
+    let WaveRow {
+        sin,
+        cos,
+        offset,
+        a,
+        b,
+    } = row;
+    macro_rules! one {
+        ($x:expr, $dx:expr, $sin_b:expr, $cos_b:expr) => {
+            let (sin_b, cos_b): (f64, f64) = ($sin_b, $cos_b);
+            *$x = (offset + a * (sin * cos_b + cos * sin_b)) as f32;
+            *$dx = (b * (cos * cos_b - sin * sin_b)) as f32;
+        };
+    }
+    const GROUP: usize = 8;
+    let (mut x, mut dx) = (x.chunks_exact_mut(GROUP), dx.chunks_exact_mut(GROUP));
+    let (mut sin_b, mut cos_b) = (sin_b.chunks_exact(GROUP), cos_b.chunks_exact(GROUP));
+    for (((x, dx), sin_b), cos_b) in (&mut x).zip(&mut dx).zip(&mut sin_b).zip(&mut cos_b) {
+        for i in 0..GROUP {
+            one!(&mut x[i], &mut dx[i], sin_b[i], cos_b[i]);
+        }
+    }
+    let rest = x.into_remainder().iter_mut().zip(dx.into_remainder());
+    for ((x, dx), (&sin_b, &cos_b)) in rest.zip(sin_b.remainder().iter().zip(cos_b.remainder())) {
+        one!(x, dx, sin_b, cos_b);
+    }
+}
+
+/// An env's row of a wave ([`wave_row`]): the sine and cosine of its
+/// angle, the offset, the amplitude `a` and the rate's `b = a·θ'(t)`.
+#[derive(Clone, Copy)]
+struct WaveRow {
+    sin: f64,
+    cos: f64,
+    offset: f64,
+    a: f64,
+    b: f64,
 }
 
 /// [`CommandGen::wave`].
@@ -285,8 +350,8 @@ impl CommandGen {
     /// once), the targets' in vector lanes. That is the direct formula to
     /// `f64` rounding: the `f32` command differs from it in rare elements,
     /// by one ulp or, at a zero crossing, by under 1e-12 (30 of 409 million
-    /// values at 65536 × 29, 560 of 10 million at 1000 × 29, all those at
-    /// zero crossings), and it takes no sine or cosine per element (two of
+    /// values at 65536 × 29; 560 of 10 million at 1000 × 29 and 2 244 of
+    /// 4.3 million at 1000 × 12, all at zero crossings), and it takes no sine or cosine per element (two of
     /// each per element before, 16–18 times PD's step at 65536 × 29;
     /// BENCHMARKS.md).
     fn row(&self, step: usize, env: usize, wave: Option<Wave>, x: &mut [f32], dx: &mut [f32]) {
@@ -297,7 +362,18 @@ impl CommandGen {
             let (sin, cos) = (sin * cos_e + cos * sin_e, cos * cos_e - sin * sin_e);
             let (a, b) = (amplitude, amplitude * rate);
             let turns = (&self.turns.0[..], &self.turns.1[..]);
-            sinew::simd::widest(|| wave_row(x, dx, turns, (sin, cos), (offset, a, b)));
+            wave_row(
+                x,
+                dx,
+                turns,
+                WaveRow {
+                    sin,
+                    cos,
+                    offset,
+                    a,
+                    b,
+                },
+            );
             return;
         }
         let t = step as f64 * self.dt;
@@ -412,4 +488,75 @@ fn load_npy(
         fields,
         shared,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The generated sine and chirp, lagging state included, against the
+    /// direct formula in `f64` (`offset + amplitude·sin(θ(t) + φ)` and its
+    /// rate), on row widths below, at and past a group of eight targets.
+    #[test]
+    fn waves_follow_the_direct_formula() {
+        let (dt, steps, num_envs) = (0.01, 40, 7);
+        for source in [Source::Sine, Source::Chirp] {
+            for num_targets in [1, 5, 8, 12, 29] {
+                let spec = CommandSpec {
+                    source,
+                    amplitude: Some(0.4),
+                    offset: Some(0.1),
+                    frequency: Some(1.7),
+                    f0: Some(0.5),
+                    f1: Some(3.0),
+                    ..CommandSpec::default()
+                };
+                let command = CommandGen::new(&spec, num_envs, num_targets, dt, steps).unwrap();
+                let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
+                let direct = |step: usize, env: usize, target: usize| -> (f64, f64) {
+                    let t = step as f64 * dt;
+                    let phase =
+                        TAU * (env as f64 / num_envs as f64 + target as f64 / num_targets as f64);
+                    let (angle, rate) = match source {
+                        Source::Sine => (TAU * 1.7 * t, TAU * 1.7),
+                        _ => {
+                            let k = (3.0 - 0.5) / (steps as f64 * dt);
+                            (TAU * (0.5 * t + 0.5 * k * t * t), TAU * (0.5 + k * t))
+                        }
+                    };
+                    let a = angle + phase;
+                    (0.1 + 0.4 * a.sin(), 0.4 * rate * a.cos())
+                };
+                for step in [0, 1, 9, 39] {
+                    command.fill(step, &mut cmd);
+                    let past = step.saturating_sub(2);
+                    for env in 0..num_envs {
+                        for target in 0..num_targets {
+                            let i = env * num_targets + target;
+                            let (x, dx) = direct(step, env, target);
+                            let (q, dq) = direct(past, env, target);
+                            let at = format!("{source:?} {num_targets} targets, step {step}, env {env}, target {target}");
+                            for (got, want) in [
+                                (cmd.position_target[i], x),
+                                (cmd.velocity_target[i], dx),
+                                (cmd.pos[i], q),
+                                (cmd.vel[i], dq),
+                            ] {
+                                assert!(
+                                    approx::relative_eq!(
+                                        got,
+                                        want as f32,
+                                        epsilon = 1e-12,
+                                        max_relative = f32::EPSILON
+                                    ),
+                                    "{at}: {got} against {want}"
+                                );
+                            }
+                            assert_eq!(cmd.effort_target[i], 0.0, "{at}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
