@@ -351,9 +351,9 @@ impl CommandGen {
     /// `f64` rounding: the `f32` command differs from it in rare elements,
     /// by one ulp or, at a zero crossing, by under 1e-12 (30 of 409 million
     /// values at 65536 × 29; 560 of 10 million at 1000 × 29 and 2 244 of
-    /// 4.3 million at 1000 × 12, all at zero crossings), and it takes no sine or cosine per element (two of
-    /// each per element before, 16–18 times PD's step at 65536 × 29;
-    /// BENCHMARKS.md).
+    /// 4.3 million at 1000 × 12, all at zero crossings), and it takes no
+    /// sine or cosine per element (two of each per element before, 16–18
+    /// times PD's step at 65536 × 29; BENCHMARKS.md).
     fn row(&self, step: usize, env: usize, wave: Option<Wave>, x: &mut [f32], dx: &mut [f32]) {
         let s = &self.spec;
         let (amplitude, offset) = (s.amplitude.unwrap_or(0.3), s.offset.unwrap_or(0.0));
@@ -535,7 +535,10 @@ mod tests {
                             let i = env * num_targets + target;
                             let (x, dx) = direct(step, env, target);
                             let (q, dq) = direct(past, env, target);
-                            let at = format!("{source:?} {num_targets} targets, step {step}, env {env}, target {target}");
+                            let at = format!(
+                                "{source:?}, {num_targets} targets, step {step}, env {env}, \
+                                 target {target}"
+                            );
                             for (got, want) in [
                                 (cmd.position_target[i], x),
                                 (cmd.velocity_target[i], dx),

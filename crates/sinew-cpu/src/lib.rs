@@ -411,10 +411,9 @@ impl CpuBackend {
     /// workers still running when the step comes. A step of up to about
     /// 128 k elements (fewer with delays or stateful kinds) then runs in one
     /// even chunk of envs per thread, in thread order (a multiple of 16 envs
-    /// each): on 2 threads,
-    /// rayon's split of whole rows below gives the calling thread the first
-    /// half, as the step does. Called from inside a rayon pool, `op` runs
-    /// there.
+    /// each): on 2 threads, rayon's split of whole rows below gives the
+    /// calling thread the first half, as the step does. Called from inside
+    /// a rayon pool, `op` runs there.
     ///
     /// ```
     /// use rayon::prelude::*;
@@ -533,26 +532,26 @@ impl CpuBackend {
         let one_run = self.one_run;
         // While the pool's other workers spin (from the last step, or the
         // caller's own work sent through [`CpuBackend::install`]), a step
-        // neither tiny nor above [`PLACED_WORK`] runs as one even chunk per thread (a multiple of
-        // 16 envs, so each chunk's rows start on a cache line), chunk `i`
-        // handed to worker `i` directly ([`pool::fan_out`]): each thread
-        // steps the same rows every step, and the rows a rayon split of the
-        // caller's own work wrote on it. On 2 cores, PD at 2048 × 29 after
-        // the scenario's command generation took a median 13.2 µs a step
-        // through rayon's join, whose thieves take chunks in no fixed
-        // order, and 10.9–11.5 so (9.5 hot; BENCHMARKS.md); an earlier split
-        // whose first chunk was a sixteenth larger, for a worker that starts
-        // a few tenths of a µs after the caller, read 12.4 there. (Beyond
-        // [`pool::MAX_PARTS`] threads a step larger than [`SERIAL_WORK`]
-        // goes through rayon, so that it runs on all of them.) Otherwise a small step runs on the
-        // caller's thread alone, and a larger one in a few chunks per
-        // thread through rayon: enough to balance, few enough to amortize.
-        // A small step run alone within the spin wait of the last step
-        // wakes the workers for the next one ([`pool::step_ended`]), so
-        // small steps back to back run on every thread. A tiny step always
-        // runs on the caller's thread. Every other step notes its start and
-        // end, from which the workers learn the caller's pace
-        // ([`pool::step_starts`]).
+        // neither tiny nor above [`PLACED_WORK`] runs as one even chunk per
+        // thread (a multiple of 16 envs, so each chunk's rows start on a
+        // cache line), chunk `i` handed to worker `i` directly
+        // ([`pool::fan_out`]): each thread steps the same rows every step,
+        // the rows that a rayon split of the caller's own work over whole
+        // rows wrote on it. On 2 cores, PD at 2048 × 29 right after the
+        // scenario's command generation took a median 13.2 µs a step through
+        // rayon's join, whose thieves take chunks in no fixed order, and
+        // 10.9–11.5 so (9.5 hot); with the caller's chunk a sixteenth larger
+        // (once chosen for a worker that starts a few tenths of a µs after
+        // the caller), 12.4 (BENCHMARKS.md). Beyond [`pool::MAX_PARTS`]
+        // threads a step above [`SERIAL_WORK`] goes through rayon, so that it
+        // runs on all of them. Otherwise a small step runs on the caller's
+        // thread alone, and a larger one in a few chunks per thread through
+        // rayon: enough to balance, few enough to amortize. A small step run
+        // alone within the spin wait of the last step wakes the workers for
+        // the next one ([`pool::step_ended`]), so small steps back to back
+        // run on every thread. A tiny step always runs on the caller's
+        // thread. Every other step notes its start and end, from which the
+        // workers learn the caller's pace ([`pool::step_starts`]).
         if !self.tiny {
             pool::step_starts();
         }
