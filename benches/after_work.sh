@@ -23,9 +23,9 @@ for size in ${SIZES:-4096x29 16384x29 65536x29}; do
   n=${size%x*}; t=${size#*x}
   for k in pd dc delay_dc; do
     # The peer scenario with pos and vel at rest (`state = "zero"`), as the
-    # C loop's fill writes them (the default, the signal 20 ms ago, costs a
-    # second sine and cosine per element, and a longer gap before the step);
-    # other target counts than the scenarios' 29 use the first t joints.
+    # C loop's fill writes them (the default is the signal 20 ms ago: more
+    # work, and a longer gap before the step); other target counts than the
+    # scenarios' 29 use the first t joints.
     scen="$build/$k-$t.toml"
     joints="joints = [$(seq -s, -f '"j%g"' 0 $((t - 1)))]"
     sed -E -e "s/^joints = \[.*\]/$joints/" -e 's/^\[command\]$/[command]\nstate = "zero"/' \

@@ -14,8 +14,8 @@
  *            for the peer scenarios (amplitude 0.3, 1 Hz, dt 0.005, phase
  *            2π(env/num_envs + target/num_targets)), pos and vel zero (the
  *            scenarios' `state = "zero"`, which benches/after_work.sh sets:
- *            by default Sinew's pos and vel are the signal 20 ms back, a
- *            second sine and cosine per element), effort target zero. The kernel's threads are awake and each
+ *            by default Sinew's pos and vel are the signal 20 ms back),
+ *            effort target zero. The kernel's threads are awake and each
  *            finds its rows in its own caches: the best case for the step.
  * after_idle 1 ms asleep before each timed step.
  */

@@ -149,8 +149,9 @@ fn pow2(k: i32) -> f32 {
 // e^x within about 1 ulp, for the CPU's f32::exp: WGSL's builtin exp may be
 // 3 + 2·|x| ulp off, and both NVIDIA's and lavapipe's were up to 15-17 ulp
 // off. Its CPU twin, operation for operation, is `sinew_core::math::fexp`
-// (the learned networks' e^x on both backends). x = k·ln 2 + r with |r| ≤ ln 2 / 2 (ln 2 split so that k·LN2_HI is
-// exact), e^r by its Taylor series to r^7, then scaled by 2^k.
+// (the learned networks' e^x on both backends). x = k·ln 2 + r with
+// |r| ≤ ln 2 / 2 (ln 2 split so that k·LN2_HI is exact), e^r by its Taylor
+// series to r^7, then scaled by 2^k.
 fn fexp(x: f32) -> f32 {
     const LN2_HI = 0.693145751953125;
     const LN2_LO = 1.428606765330187e-6;
