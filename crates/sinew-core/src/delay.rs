@@ -409,9 +409,17 @@ fn rng_keyed(key: u32, env: u32, counter: u32) -> u32 {
 /// `a · (1/d)` is exact or one less: the product's error is below 2⁻⁵¹ of
 /// it, while a quotient that is not whole lies at least `1/d ≥ 2⁻¹¹` (at
 /// least 2⁻⁴³ of it) from the next integer. The one subtraction fixes it.
+/// (The quotient converts without `as`'s saturation, which has no vector
+/// form: the loop then converted lane by lane, 9 % of delay_dc's step at
+/// 1024 × 12.)
 #[inline(always)]
 fn remainder(a: u32, d: u32) -> u32 {
-    let q = (f64::from(a) * (1.0 / f64::from(d))) as u32;
+    // SAFETY: the product is finite and in `[0, a]` (its second factor
+    // rounds to at most 1), so its truncation is a `u32`. (With `d = 0`,
+    // which no validated delay has, `r` below is `a`, as it was through a
+    // saturating cast.)
+    let inv = 1.0 / f64::from(d.max(1));
+    let q: u32 = unsafe { (f64::from(a) * inv).to_int_unchecked() };
     let r = a.wrapping_sub(q.wrapping_mul(d));
     if r >= d {
         r - d
