@@ -21,7 +21,7 @@ mod table;
 
 use io::{any_nonfinite, zeroed_bits, RunLaw, SlotRows};
 use rayon::prelude::*;
-use sinew_core::delay::LagKeys;
+use sinew_core::delay::{DelayParams, LagKeys};
 use sinew_core::net::{LearnedRows, LearnedState};
 use sinew_core::plan::{DelayBuffer, MjTileRows, Run, TargetSource};
 use sinew_core::{
@@ -74,7 +74,7 @@ pub struct CpuBackend {
     /// [`StepInputs::tiles`]), sized on the first step.
     tile: Table,
     /// Per rayon chunk: its tile's lag candidates in one buffer
-    /// ([`DelayParams::candidates`](sinew_core::delay::DelayParams::candidates)),
+    /// ([`DelayParams::candidates`]),
     /// sized on the first step like `tile`.
     lags: Vec<u32>,
     /// How a tile is filled.
@@ -696,8 +696,29 @@ fn prefetch(first: *const f32, len: usize) {
     let _ = (first, len);
 }
 
+/// [`prefetch`] of a ring frame of `len` values, where a [`RowCopy`] of
+/// `W > 0` makes it 3·`W` to 6·`W` values: then a fixed run of prefetches,
+/// one per 16 values up to 6·`W` and the last value's, without the loop
+/// (a prefetch past the frame is harmless).
+#[inline(always)]
+fn prefetch_frame<const W: usize>(first: *const f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if W > 0 && len > 0 {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        for k in 0..(6 * W).div_ceil(16) {
+            // SAFETY: a prefetch reads nothing (any address is allowed).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(16 * k).cast()) };
+        }
+        // SAFETY: as above.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(len - 1).cast()) };
+        return;
+    }
+    prefetch(first, len);
+}
+
 /// Where [`delay_row`] reads the targets it pushes and writes the
 /// delayed ones, for the `n` envs of a tile.
+#[derive(Clone, Copy)]
 struct TileTargets {
     /// Per target field: the tile's first env's row of it, `n × nc`
     /// values (of the command, or of the tile where it holds a copy).
@@ -769,6 +790,24 @@ impl<'p, const W: usize> RowCopy<'p, W> {
         // SAFETY: the caller's, with `W ≤ len ≤ 2W` ([`RowCopy::new`]).
         unsafe { ends::<W>(src.add(from), dst.add(to), len) };
     }
+
+    /// The pieces' values from one row (`src`) into another (`dst`), each
+    /// at its row column.
+    ///
+    /// # Safety
+    /// Every piece's values lie in `src` and `dst`, which do not overlap.
+    #[inline(always)]
+    unsafe fn copy_row(self, src: *const f32, dst: *mut f32) {
+        // SAFETY (both): the caller's, with `W ≤ len ≤ 2W` where `W > 0`.
+        if W == 0 {
+            for &(c, _, len) in self.pieces {
+                unsafe { copy_floats(src.add(c), dst.add(c), len) };
+            }
+        } else {
+            let (c, _, len) = self.one;
+            unsafe { ends::<W>(src.add(c), dst.add(c), len) };
+        }
+    }
 }
 
 /// Env row `i` of a tile (with `targets`) in one buffer, after
@@ -788,16 +827,15 @@ impl<'p, const W: usize> RowCopy<'p, W> {
 #[inline(always)]
 unsafe fn delay_row<const W: usize>(
     i: usize,
-    targets: &TileTargets,
-    (buffer, rows): (&DelayBuffer, RowCopy<'_, W>),
+    targets: TileTargets,
+    (frames, cols, rows): (u32, usize, RowCopy<'_, W>),
     ring: *mut f32,
     head: u32,
     read: u32,
 ) {
-    let TileTargets { n, nc, .. } = *targets;
-    let cols = buffer.cmd_columns.len();
+    let TileTargets { n, nc, .. } = targets;
     let frame_len = 3 * cols;
-    assert!(i < n && head < buffer.params.len && read < buffer.params.len);
+    assert!(i < n && head < frames && read < frames);
     // SAFETY: a frame of `frame_len` values at a slot below the buffer's
     // length lies in the ring; each piece lies in row `i < n` of a field
     // (the caller's) and in a field of `cols`.
@@ -807,9 +845,17 @@ unsafe fn delay_row<const W: usize>(
             rows.copy(src.add(i * nc), frame.add(f * cols), true);
         }
         let frame = ring.add(read as usize * frame_len);
-        for f in 0..3 {
+        for (f, src) in targets.pushed.iter().enumerate() {
             let dst = targets.tile.add((f * n + i) * nc);
-            rows.copy(frame.add(f * cols), dst, false);
+            if read != head {
+                rows.copy(frame.add(f * cols), dst, false);
+            } else if src.add(i * nc) != dst.cast_const() {
+                // A lag of 0 reads the frame just pushed: its values are
+                // the row's (none to copy where the tile holds the row),
+                // read from there rather than through the push's
+                // overlapping stores, which the loads cannot forward.
+                rows.copy_row(src.add(i * nc), dst);
+            }
         }
     }
 }
@@ -1792,6 +1838,8 @@ impl StepInputs<'_> {
         let ring_stride = self.plan.ring_stride();
         let num_buffers = self.plan.buffers().len();
         let n = flags.len();
+        // Read from locals in the loop, which its stores cannot change.
+        let (params, cols, targets) = (buffer.params, buffer.cmd_columns.len(), *targets);
         // Every env of the tile has its ring in the buffer and its state.
         assert!(buffer.ring_offset + buffer.ring_len() <= ring_stride);
         assert!((local + n) * ring_stride <= ring.len() && slots.len() >= n);
@@ -1806,7 +1854,8 @@ impl StepInputs<'_> {
                 // reference to it.
                 let state = unsafe { &mut *states.wrapping_add(j * num_buffers) };
                 let ring = ring.wrapping_add(j * ring_stride);
-                slots[j] = self.delay_state(e0 + j, buffer, keys, ring, state, slots[j]);
+                let env = (e0 + j) as u32;
+                slots[j] = self.delay_state::<W>((env, &params, cols), keys, ring, state, slots[j]);
             }
             if let Some(i) = j.checked_sub(AHEAD).filter(|&i| flags[i] == 0) {
                 // SAFETY: env `i < n`'s state and ring (asserted), which no
@@ -1815,34 +1864,33 @@ impl StepInputs<'_> {
                 unsafe {
                     let head = (*states.wrapping_add(i * num_buffers)).head;
                     let ring = ring.wrapping_add(i * ring_stride);
-                    delay_row(i, targets, (buffer, rows), ring, head, slots[i]);
+                    delay_row(i, targets, (params.len, cols, rows), ring, head, slots[i]);
                 }
             }
         }
     }
 
-    /// Env `env`'s push and lag draw in `buffer` (`keys` its lag keys,
-    /// `ring` the start of the env's ring in it, `state` its state,
-    /// `candidate` its lag candidate), with a prefetch of each ring frame that
-    /// [`delay_row`] then writes and reads; returns the slot of its
-    /// delayed frame ([`DelayParams::read_slot`](sinew_core::delay::DelayParams::read_slot)).
+    /// Env `env`'s push and lag draw in a buffer of `params` over `cols`
+    /// columns (`keys` its lag keys, `ring` the start of the env's ring in
+    /// it, `state` its state, `candidate` its lag candidate), with a
+    /// prefetch of each ring frame that [`delay_row`] then writes and
+    /// reads; returns the slot of its delayed frame
+    /// ([`DelayParams::read_slot`]).
     #[inline(always)]
-    fn delay_state(
+    fn delay_state<const W: usize>(
         &self,
-        env: usize,
-        buffer: &DelayBuffer,
+        (env, params, cols): (u32, &DelayParams, usize),
         keys: LagKeys,
         ring: *const f32,
         state: &mut DelayState,
         candidate: u32,
     ) -> u32 {
-        let frame_len = 3 * buffer.cmd_columns.len();
-        let slot = buffer.params.push(state);
-        let (e, step) = (env as u32, self.step);
-        (buffer.params).update_lag_drawn(state, keys, e, step, || candidate);
-        let read = buffer.params.read_slot(state);
+        let frame_len = 3 * cols;
+        let slot = params.push(state);
+        params.update_lag_drawn(state, keys, env, self.step, || candidate);
+        let read = params.read_slot(state);
         for slot in [slot, read] {
-            prefetch(ring.wrapping_add(slot as usize * frame_len), frame_len);
+            prefetch_frame::<W>(ring.wrapping_add(slot as usize * frame_len), frame_len);
         }
         read
     }
