@@ -172,50 +172,96 @@ fn turns(n: usize) -> (Vec<f64>, Vec<f64>) {
         .unzip()
 }
 
-/// A row of a sine's or chirp's `(x, ẋ)`: `offset + a·sin(A + B)` and
-/// `b·cos(A + B)` for the env's angle `A` and each target's `B` (`turns`,
-/// sines then cosines), by the angle-addition rule, compiled for the widest
-/// vectors the CPU has (no FMA: the same bits in every form). Written out
-/// rather than through `sinew::simd::widest`, whose closure here stayed a
-/// function of its own, compiled for the baseline target.
-fn wave_row(x: &mut [f32], dx: &mut [f32], turns: (&[f64], &[f64]), row: WaveRow) {
+/// A block of env rows of a sine's or chirp's `(x, ẋ)` ([`WaveBlock`]):
+/// `offset + a·sin(A + B)` and `b·cos(A + B)` for each env's angle `A`
+/// and each target's `B` (`turns`, sines then cosines), by the
+/// angle-addition rule, compiled for the widest vectors the CPU has (no
+/// FMA: the same bits in every form). Written out rather than through
+/// `sinew::simd::widest`, whose closure here stayed a function of its own,
+/// compiled for the baseline target; one call per block.
+fn wave_block(block: WaveBlock<'_>) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU has AVX-512F (checked just above).
-            return unsafe { wave_row_avx512(x, dx, turns, row) };
+            return unsafe { wave_block_avx512(block) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
-            return unsafe { wave_row_avx2(x, dx, turns, row) };
+            return unsafe { wave_block_avx2(block) };
         }
     }
-    wave_row_lanes(x, dx, turns, row);
+    wave_block_lanes(block);
 }
 
-/// [`wave_row`] with AVX-512F.
+/// [`wave_block`] with AVX-512F.
 ///
 /// # Safety
 /// The CPU must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn wave_row_avx512(x: &mut [f32], dx: &mut [f32], turns: (&[f64], &[f64]), row: WaveRow) {
-    wave_row_lanes(x, dx, turns, row);
+unsafe fn wave_block_avx512(block: WaveBlock<'_>) {
+    wave_block_lanes(block);
 }
 
-/// [`wave_row`] with AVX2.
+/// [`wave_block`] with AVX2.
 ///
 /// # Safety
 /// The CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn wave_row_avx2(x: &mut [f32], dx: &mut [f32], turns: (&[f64], &[f64]), row: WaveRow) {
-    wave_row_lanes(x, dx, turns, row);
+unsafe fn wave_block_avx2(block: WaveBlock<'_>) {
+    wave_block_lanes(block);
 }
 
-/// [`wave_row`]'s loop, in groups of eight targets (one vector of `f64`
-/// each with AVX-512): a plain loop over 12 targets stayed scalar, short
-/// of its unrolled vector loop's 16.
+/// [`wave_block`]'s work: its targets' rows, then its pos and vel rows.
+#[inline(always)]
+fn wave_block_lanes(block: WaveBlock<'_>) {
+    let WaveBlock {
+        env_turns,
+        turns,
+        now,
+        past,
+    } = block;
+    wave_rows(now, env_turns, turns);
+    if let Some(past) = past {
+        wave_rows(past, env_turns, turns);
+    }
+}
+
+/// Rows `(x, dx)` of `row` ([`wave_row_lanes`]), each turned by its env's
+/// share of the phase (`env_turns`, one per row).
+#[inline(always)]
+fn wave_rows(
+    (x, dx, row): (&mut [f32], &mut [f32], WaveRow),
+    (sin_e, cos_e): (&[f64], &[f64]),
+    turns: (&[f64], &[f64]),
+) {
+    let t = turns.0.len();
+    let rows = x.chunks_exact_mut(t).zip(dx.chunks_exact_mut(t));
+    for ((x, dx), env) in rows.zip(sin_e.iter().copied().zip(cos_e.iter().copied())) {
+        wave_row_lanes(x, dx, turns, row.turned(env));
+    }
+}
+
+/// Env rows per parallel item of [`CommandGen::fill`]: the CPU step
+/// splits its envs among its threads in multiples of 16, and rayon splits
+/// the blocks in halves, so on 2 threads each row is written on the thread
+/// that steps it where the env count is a multiple of 32 (and all but 16
+/// rows elsewhere).
+const BLOCK: usize = 16;
+
+/// Targets per group in [`wave_row_lanes`]'s loop: one vector of `f64` with
+/// AVX-512.
+const GROUP: usize = 8;
+
+/// A row of [`wave_block`], in groups of eight targets; where the row ends
+/// inside a group, its last group is the last eight targets, overlapping
+/// the group before (which wrote the same values there). A plain loop over
+/// 12 targets stayed scalar, short of its unrolled vector loop's 16; a loop
+/// over chunk iterators with a scalar remainder took 3 times the
+/// instructions, and so did a last group computed into scratch and copied
+/// (the compiler made its used lanes scalar).
 #[inline(always)]
 fn wave_row_lanes(x: &mut [f32], dx: &mut [f32], (sin_b, cos_b): (&[f64], &[f64]), row: WaveRow) {
     let WaveRow {
@@ -225,28 +271,43 @@ fn wave_row_lanes(x: &mut [f32], dx: &mut [f32], (sin_b, cos_b): (&[f64], &[f64]
         a,
         b,
     } = row;
-    macro_rules! one {
+    let t = x.len();
+    let (dx, sin_b, cos_b) = (&mut dx[..t], &sin_b[..t], &cos_b[..t]);
+    // A macro, not a closure: a closure stays a function of its own,
+    // compiled for the baseline target.
+    macro_rules! targets {
         ($x:expr, $dx:expr, $sin_b:expr, $cos_b:expr) => {
-            let (sin_b, cos_b): (f64, f64) = ($sin_b, $cos_b);
-            *$x = (offset + a * (sin * cos_b + cos * sin_b)) as f32;
-            *$dx = (b * (cos * cos_b - sin * sin_b)) as f32;
+            let (x, dx, sin_b, cos_b) = ($x, $dx, $sin_b, $cos_b);
+            for i in 0..x.len() {
+                x[i] = (offset + a * (sin * cos_b[i] + cos * sin_b[i])) as f32;
+                dx[i] = (b * (cos * cos_b[i] - sin * sin_b[i])) as f32;
+            }
         };
     }
-    const GROUP: usize = 8;
-    let (mut x, mut dx) = (x.chunks_exact_mut(GROUP), dx.chunks_exact_mut(GROUP));
-    let (mut sin_b, mut cos_b) = (sin_b.chunks_exact(GROUP), cos_b.chunks_exact(GROUP));
-    for (((x, dx), sin_b), cos_b) in (&mut x).zip(&mut dx).zip(&mut sin_b).zip(&mut cos_b) {
-        for i in 0..GROUP {
-            one!(&mut x[i], &mut dx[i], sin_b[i], cos_b[i]);
-        }
+    // The eight targets from `g`, as arrays: a loop of a length known here.
+    macro_rules! group {
+        ($g:expr) => {
+            let g = $g;
+            let x: &mut [f32; GROUP] = (&mut x[g..g + GROUP]).try_into().unwrap();
+            let dx: &mut [f32; GROUP] = (&mut dx[g..g + GROUP]).try_into().unwrap();
+            let sin_b: &[f64; GROUP] = sin_b[g..g + GROUP].try_into().unwrap();
+            let cos_b: &[f64; GROUP] = cos_b[g..g + GROUP].try_into().unwrap();
+            targets!(x, dx, sin_b, cos_b);
+        };
     }
-    let rest = x.into_remainder().iter_mut().zip(dx.into_remainder());
-    for ((x, dx), (&sin_b, &cos_b)) in rest.zip(sin_b.remainder().iter().zip(cos_b.remainder())) {
-        one!(x, dx, sin_b, cos_b);
+    if t < GROUP {
+        targets!(x, dx, sin_b, cos_b);
+        return;
     }
+    let mut g = 0;
+    while g + GROUP < t {
+        group!(g);
+        g += GROUP;
+    }
+    group!(t - GROUP);
 }
 
-/// An env's row of a wave ([`wave_row`]): the sine and cosine of its
+/// A row of a wave ([`wave_row_lanes`]): the sine and cosine of its
 /// angle, the offset, the amplitude `a` and the rate's `b = a·θ'(t)`.
 #[derive(Clone, Copy)]
 struct WaveRow {
@@ -257,12 +318,29 @@ struct WaveRow {
     b: f64,
 }
 
-/// [`CommandGen::wave`].
-#[derive(Clone, Copy)]
-struct Wave {
-    sin: f64,
-    cos: f64,
-    rate: f64,
+impl WaveRow {
+    /// The row with its angle turned by one whose sine and cosine are
+    /// `(sin, cos)` (an env's share of the phase).
+    #[inline(always)]
+    fn turned(self, (sin_e, cos_e): (f64, f64)) -> WaveRow {
+        let (sin, cos) = (self.sin, self.cos);
+        WaveRow {
+            sin: sin * cos_e + cos * sin_e,
+            cos: cos * cos_e - sin * sin_e,
+            ..self
+        }
+    }
+}
+
+/// A block of env rows of a wave step ([`wave_block`]): its targets'
+/// `(x, ẋ)` and, for a lagging state, its pos and vel, each with its row
+/// at env 0; the sines and cosines of its envs' shares of the phase; the
+/// targets' ([`CommandGen::turns`]).
+struct WaveBlock<'a> {
+    now: (&'a mut [f32], &'a mut [f32], WaveRow),
+    past: Option<(&'a mut [f32], &'a mut [f32], WaveRow)>,
+    env_turns: (&'a [f64], &'a [f64]),
+    turns: (&'a [f64], &'a [f64]),
 }
 
 struct NpyCommand {
@@ -319,9 +397,10 @@ impl CommandGen {
         )
     }
 
-    /// A sine's or chirp's angle at `step` before the phase, as its sine
-    /// and cosine, and the angle's rate of change; `None` for another source.
-    fn wave(&self, step: usize) -> Option<Wave> {
+    /// The row at env 0 ([`WaveRow`]) of a sine's or chirp's step `step`:
+    /// its angle before the phase, as its sine and cosine, and the rate's
+    /// factor; `None` for another source.
+    fn wave(&self, step: usize) -> Option<WaveRow> {
         let s = &self.spec;
         let t = step as f64 * self.dt;
         let (angle, rate) = match s.source {
@@ -337,45 +416,21 @@ impl CommandGen {
             Source::Step | Source::Uniform | Source::Npy => return None,
         };
         let (sin, cos) = angle.sin_cos();
-        Some(Wave { sin, cos, rate })
+        let a = s.amplitude.unwrap_or(0.3);
+        Some(WaveRow {
+            sin,
+            cos,
+            offset: s.offset.unwrap_or(0.0),
+            a,
+            b: a * rate,
+        })
     }
 
-    /// `(x, ẋ)` of every target of env `env` at `step`, into `x` and `dx`;
-    /// `wave` is [`CommandGen::wave`] of `step`.
-    ///
-    /// A sine or a chirp is `offset + amplitude·sin(θ(t) + φ)` with the
-    /// phase `φ = 2π·(env / num_envs + target / num_targets)`. Its sine and
-    /// cosine come by the angle-addition rule from those of `θ(t)` (once a
-    /// step), of the env's share of `φ` and of the target's (each computed
-    /// once), the targets' in vector lanes. That is the direct formula to
-    /// `f64` rounding: the `f32` command differs from it in rare elements,
-    /// by one ulp or, at a zero crossing, by under 1e-12 (30 of 409 million
-    /// values at 65536 × 29; 560 of 10 million at 1000 × 29 and 2 244 of
-    /// 4.3 million at 1000 × 12, all at zero crossings), and it takes no
-    /// sine or cosine per element (two of each per element before, 16–18
-    /// times PD's step at 65536 × 29; BENCHMARKS.md).
-    fn row(&self, step: usize, env: usize, wave: Option<Wave>, x: &mut [f32], dx: &mut [f32]) {
+    /// `(x, ẋ)` of every target of env `env` at `step`, into `x` and `dx`,
+    /// for a source other than a wave ([`CommandGen::fill`]).
+    fn row(&self, step: usize, env: usize, x: &mut [f32], dx: &mut [f32]) {
         let s = &self.spec;
         let (amplitude, offset) = (s.amplitude.unwrap_or(0.3), s.offset.unwrap_or(0.0));
-        if let Some(Wave { sin, cos, rate }) = wave {
-            let (sin_e, cos_e) = (self.env_turns.0[env], self.env_turns.1[env]);
-            let (sin, cos) = (sin * cos_e + cos * sin_e, cos * cos_e - sin * sin_e);
-            let (a, b) = (amplitude, amplitude * rate);
-            let turns = (&self.turns.0[..], &self.turns.1[..]);
-            wave_row(
-                x,
-                dx,
-                turns,
-                WaveRow {
-                    sin,
-                    cos,
-                    offset,
-                    a,
-                    b,
-                },
-            );
-            return;
-        }
         let t = step as f64 * self.dt;
         for (target, (x, dx)) in x.iter_mut().zip(dx.iter_mut()).enumerate() {
             (*x, *dx) = match s.source {
@@ -403,12 +458,25 @@ impl CommandGen {
                         0.0,
                     )
                 }
-                Source::Sine | Source::Chirp => unreachable!("a wave, above"),
+                Source::Sine | Source::Chirp => unreachable!("a wave: `fill`'s own loop"),
             };
         }
     }
 
     /// Writes step `step`'s command into `cmd`.
+    ///
+    /// A sine or a chirp is `offset + amplitude·sin(θ(t) + φ)` with the
+    /// phase `φ = 2π·(env / num_envs + target / num_targets)`. Its sine and
+    /// cosine come by the angle-addition rule from those of `θ(t)` (once a
+    /// step), of the env's share of `φ` and of the target's (each computed
+    /// once), the targets' in vector lanes ([`wave_block`]). That is the
+    /// direct formula to `f64` rounding: the `f32` command differs from it
+    /// in rare elements, by one ulp or, at a zero crossing, by under 1e-12
+    /// (30 of 409 million values at 65536 × 29; 560 of 10 million at
+    /// 1000 × 29 and 2 244 of 4.3 million at 1000 × 12, all at zero
+    /// crossings), and it takes no sine or cosine per element (two of each
+    /// per element before, 16–18 times PD's step at 65536 × 29;
+    /// BENCHMARKS.md).
     pub fn fill(&self, step: usize, cmd: &mut ActuatorCmd) {
         let t = self.num_targets;
         if t == 0 {
@@ -425,27 +493,49 @@ impl CommandGen {
         }
         let lagging = self.spec.state.unwrap_or_default() == State::Lagging;
         let past = step.saturating_sub(self.lag_steps);
-        let (wave_now, wave_past) = (self.wave(step), self.wave(past));
-        let rows = cmd
+        let waves = self.wave(step).zip(self.wave(past));
+        let turns = (&self.turns.0[..], &self.turns.1[..]);
+        // Blocks of rows, split as the CPU step splits its envs (in
+        // multiples of `BLOCK`).
+        let block = BLOCK * t;
+        let blocks = cmd
             .position_target
-            .par_chunks_mut(t)
-            .zip(cmd.velocity_target.par_chunks_mut(t))
-            .zip(cmd.effort_target.par_chunks_mut(t))
-            .zip(cmd.pos.par_chunks_mut(t))
-            .zip(cmd.vel.par_chunks_mut(t));
+            .par_chunks_mut(block)
+            .zip(cmd.velocity_target.par_chunks_mut(block))
+            .zip(cmd.effort_target.par_chunks_mut(block))
+            .zip(cmd.pos.par_chunks_mut(block))
+            .zip(cmd.vel.par_chunks_mut(block));
         // On the CPU step's own threads: its workers are still awake when
         // the step comes, and each row waits in the cache of a core that
         // steps (a GPU engine's upload reads the rows whichever wrote them).
         sinew::CpuBackend::install(|| {
-            rows.enumerate()
-                .for_each(|(env, ((((pt, vt), et), pos), vel))| {
+            blocks
+                .enumerate()
+                .for_each(|(k, ((((pt, vt), et), pos), vel))| {
+                    let envs = k * BLOCK..k * BLOCK + pt.len() / t;
                     et.fill(0.0);
-                    self.row(step, env, wave_now, pt, vt);
-                    if lagging {
-                        self.row(past, env, wave_past, pos, vel);
-                    } else {
+                    if !lagging {
                         pos.fill(0.0);
                         vel.fill(0.0);
+                    }
+                    if let Some((now, then)) = waves {
+                        wave_block(WaveBlock {
+                            now: (pt, vt, now),
+                            past: lagging.then_some((pos, vel, then)),
+                            env_turns: (&self.env_turns.0[envs.clone()], &self.env_turns.1[envs]),
+                            turns,
+                        });
+                        return;
+                    }
+                    let rows = pt.chunks_mut(t).zip(vt.chunks_mut(t));
+                    for (env, (pt, vt)) in envs.clone().zip(rows) {
+                        self.row(step, env, pt, vt);
+                    }
+                    if lagging {
+                        for (env, (pos, vel)) in envs.zip(pos.chunks_mut(t).zip(vel.chunks_mut(t)))
+                        {
+                            self.row(past, env, pos, vel);
+                        }
                     }
                 })
         });
@@ -496,10 +586,11 @@ mod tests {
 
     /// The generated sine and chirp, lagging state included, against the
     /// direct formula in `f64` (`offset + amplitude·sin(θ(t) + φ)` and its
-    /// rate), on row widths below, at and past a group of eight targets.
+    /// rate), on row widths below, at and past a group of eight targets,
+    /// over envs in two whole blocks of rows and a part of one.
     #[test]
     fn waves_follow_the_direct_formula() {
-        let (dt, steps, num_envs) = (0.01, 40, 7);
+        let (dt, steps, num_envs) = (0.01, 40, 37);
         for source in [Source::Sine, Source::Chirp] {
             for num_targets in [1, 5, 8, 12, 29] {
                 let spec = CommandSpec {
