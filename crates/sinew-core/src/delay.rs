@@ -490,6 +490,12 @@ mod tests {
                 assert_eq!(remainder(a, d), a % d, "{a} % {d}");
             }
         }
+        // A divisor of 0, which no validated delay has (a hand-built
+        // `DelayParams` can), gives the draw back, as the saturating
+        // conversion did.
+        for a in [0, 7, 1 << 31, u32::MAX] {
+            assert_eq!(remainder(a, 0), a, "{a} % 0");
+        }
     }
 
     #[test]
