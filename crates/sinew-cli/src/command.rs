@@ -258,10 +258,10 @@ const GROUP: usize = 8;
 /// A row of [`wave_block`], in groups of eight targets; where the row ends
 /// inside a group, its last group is the last eight targets, overlapping
 /// the group before (which wrote the same values there). A plain loop over
-/// 12 targets stayed scalar, short of its unrolled vector loop's 16; a loop
-/// over chunk iterators with a scalar remainder took 3 times the
-/// instructions, and so did a last group computed into scratch and copied
-/// (the compiler made its used lanes scalar).
+/// 12 targets stayed scalar, short of its unrolled vector loop's 16; at
+/// 12 targets a loop over chunk iterators with a scalar remainder took 1.7
+/// times the instructions (callgrind), and a last group computed into
+/// scratch and copied 1.5 times (the compiler made its used lanes scalar).
 #[inline(always)]
 fn wave_row_lanes(x: &mut [f32], dx: &mut [f32], (sin_b, cos_b): (&[f64], &[f64]), row: WaveRow) {
     let WaveRow {
@@ -469,14 +469,14 @@ impl CommandGen {
     /// phase `φ = 2π·(env / num_envs + target / num_targets)`. Its sine and
     /// cosine come by the angle-addition rule from those of `θ(t)` (once a
     /// step), of the env's share of `φ` and of the target's (each computed
-    /// once), the targets' in vector lanes ([`wave_block`]). That is the
-    /// direct formula to `f64` rounding: the `f32` command differs from it
-    /// in rare elements, by one ulp or, at a zero crossing, by under 1e-12
-    /// (30 of 409 million values at 65536 × 29; 560 of 10 million at
-    /// 1000 × 29 and 2 244 of 4.3 million at 1000 × 12, all at zero
-    /// crossings), and it takes no sine or cosine per element (two of each
-    /// per element before, 16–18 times PD's step at 65536 × 29;
-    /// BENCHMARKS.md).
+    /// once), the targets' in vector lanes, in blocks of 16 env rows on the
+    /// CPU step's threads. That is the direct formula to `f64` rounding:
+    /// the `f32` command differs from it in rare elements, by one ulp or,
+    /// at a zero crossing, by under 1e-12 (30 of 409 million values at
+    /// 65536 × 29; 560 of 10 million at 1000 × 29 and 2 244 of 4.3 million
+    /// at 1000 × 12, all at zero crossings), and it takes no sine or cosine
+    /// per element (two of each per element before, 16–18 times PD's step
+    /// at 65536 × 29; BENCHMARKS.md).
     pub fn fill(&self, step: usize, cmd: &mut ActuatorCmd) {
         let t = self.num_targets;
         if t == 0 {

@@ -810,20 +810,22 @@ impl<'p, const W: usize> RowCopy<'p, W> {
     }
 }
 
-/// Env row `i` of a tile (with `targets`) in one buffer, after
-/// [`StepInputs::delay_state`]: its targets pushed into its ring (at slot
-/// `head`, the env's head after its push), its delayed frame (at slot
-/// `read`) read back into the tile. The copies go through pointers checked once: slicing each of them
-/// took a seventh of the delayed step's instructions (callgrind).
+/// Env row `i` of a tile (with `targets`) in one buffer of `frames` ring
+/// slots over `cols` columns, after [`StepInputs::delay_state`]: its
+/// targets pushed into its ring (at slot `head`, the env's head after its
+/// push), its delayed frame (at slot `read`) read back into the tile, or
+/// at a lag of 0 its pushed row. The copies go through pointers checked
+/// once: slicing each of them took a seventh of the delayed step's
+/// instructions (callgrind).
 ///
 /// # Safety
 /// `targets` points into live tables: three fields of `n × nc` values
 /// from each `pushed` pointer, five from `tile`, which no other reference
 /// overlaps but for the copies `pushed` may point to; `ring` points to
-/// the env's ring in the buffer, [`DelayBuffer::ring_len`] values apart
-/// from the tile and the command, which no reference overlaps; `rows`'
-/// pieces lie in a row of `nc` values and in a field of the buffer's
-/// columns ([`Gather::new`]).
+/// the env's ring in the buffer, [`DelayBuffer::ring_len`] values
+/// (`frames × 3 × cols`) apart from the tile and the command, which no
+/// reference overlaps; `rows`' pieces lie in a row of `nc` values and in a
+/// field of `cols` ([`Gather::new`]).
 #[inline(always)]
 unsafe fn delay_row<const W: usize>(
     i: usize,
