@@ -90,9 +90,23 @@ pub(crate) struct RunLaw<'a> {
     pub out: &'a mut [f32],
     /// [`LawIo::force_scale`].
     pub scale: f32,
-    /// Whether the loop also checks the run's five command values, its
-    /// output and its output planes for non-finite ones (the visit's result).
-    pub check: bool,
+    /// What the loop also checks for non-finite values (the visit's result).
+    pub check: Check,
+}
+
+/// What a law's pass checks for non-finite values besides computing
+/// ([`RunLaw::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Check {
+    /// Nothing: the caller checks the outputs env by env.
+    Nothing,
+    /// The run's output and output planes: its five command values were
+    /// checked before the pass (a delayed tile's, before its pushes).
+    /// Checking them again took 25 of the 457 instructions per env of
+    /// a DC step with every target delayed (4096 × 29, callgrind).
+    Outputs,
+    /// The run's five command values as well.
+    All,
 }
 
 /// The exponent bits of an `f32`: all set for NaN and ±inf.
@@ -114,8 +128,8 @@ pub(crate) fn any_nonfinite(bits: u32) -> bool {
 }
 
 impl KindVisitor for RunLaw<'_> {
-    /// With [`RunLaw::check`]: true when some value checked may be
-    /// non-finite (see [`RunLaw::run`]); else false.
+    /// True when some value [`RunLaw::check`] asks for may be non-finite
+    /// (see [`RunLaw::run`]); false with [`Check::Nothing`].
     type Output = bool;
 
     /// The run's loop, compiled again for AVX-512 and for AVX2 and taken
@@ -127,10 +141,10 @@ impl KindVisitor for RunLaw<'_> {
     fn visit<K: Kind>(self) -> bool {
         macro_rules! run {
             ($run:ident) => {
-                if self.check {
-                    self.$run::<K, true>()
-                } else {
-                    self.$run::<K, false>()
+                match self.check {
+                    Check::Nothing => self.$run::<K, false, false>(),
+                    Check::Outputs => self.$run::<K, true, false>(),
+                    Check::All => self.$run::<K, true, true>(),
                 }
             };
         }
@@ -157,16 +171,16 @@ impl RunLaw<'_> {
     /// The CPU must have AVX-512F.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
-    unsafe fn run_avx512<K: Kind, const CHECK: bool>(self) -> bool {
-        self.run::<K, CHECK>()
+    unsafe fn run_avx512<K: Kind, const CHECK: bool, const INPUTS: bool>(self) -> bool {
+        self.run::<K, CHECK, INPUTS>()
     }
 
     /// [`RunLaw::run`] for the build's own target, as a function of its
     /// own like the other forms: inlined, every kind's loop would add its
     /// stack arrays to the caller's frame (megabytes in a debug build).
     #[inline(never)]
-    fn run_baseline<K: Kind, const CHECK: bool>(self) -> bool {
-        self.run::<K, CHECK>()
+    fn run_baseline<K: Kind, const CHECK: bool, const INPUTS: bool>(self) -> bool {
+        self.run::<K, CHECK, INPUTS>()
     }
 
     /// [`RunLaw::run`] with AVX2 enabled.
@@ -175,15 +189,16 @@ impl RunLaw<'_> {
     /// The CPU must have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2<K: Kind, const CHECK: bool>(self) -> bool {
-        self.run::<K, CHECK>()
+    unsafe fn run_avx2<K: Kind, const CHECK: bool, const INPUTS: bool>(self) -> bool {
+        self.run::<K, CHECK, INPUTS>()
     }
 
     /// The law of kind `K` over every element of the run. With `CHECK`,
-    /// the same pass tells whether some command value or output of the
-    /// run may be non-finite: the sum of an element's six values times
-    /// zero is ±0 when all are finite and NaN when one is not (or when the
-    /// sum overflows, which only sends the caller to its exact checks).
+    /// the same pass tells whether some output of the run, or with
+    /// `INPUTS` some command value, may be non-finite: the sum of an
+    /// element's values times zero is ±0 when all are finite and NaN when
+    /// one is not (or when the sum overflows, which only sends the caller
+    /// to its exact checks).
     /// OR-ing those bits is an integer reduction, so the loop still
     /// vectorizes, and it adds no pass over memory.
     ///
@@ -197,7 +212,7 @@ impl RunLaw<'_> {
     /// (`CpuIo::covers`): a check per read is an exit from the loop, and
     /// a loop with many exits stays one element at a time.
     #[inline(always)]
-    fn run<K: Kind, const CHECK: bool>(self) -> bool {
+    fn run<K: Kind, const CHECK: bool, const INPUTS: bool>(self) -> bool {
         let n = self.out.len();
         let at = self.at;
         // The kind's parameter planes from this run's first element on: one
@@ -267,7 +282,7 @@ impl RunLaw<'_> {
             }};
         }
         if K::STATE.is_empty() && K::OUTPUTS.is_empty() {
-            return law_loop::<K, CHECK>(io!(0, None), self.out);
+            return law_loop::<K, CHECK, INPUTS>(io!(0, None), self.out);
         }
         let mut bits = false;
         let mut stage = Stage {
@@ -287,7 +302,7 @@ impl RunLaw<'_> {
             {
                 stage[..len].copy_from_slice(&plane[i..i + len]);
             }
-            bits |= law_loop::<K, CHECK>(io!(i, Some(&mut stage)), &mut stage_out[..len]);
+            bits |= law_loop::<K, CHECK, INPUTS>(io!(i, Some(&mut stage)), &mut stage_out[..len]);
             for (next, stage) in next.iter_mut().zip(&stage.next).take(K::STATE.len()) {
                 next[i..i + len].copy_from_slice(&stage[..len]);
             }
@@ -316,9 +331,13 @@ struct Stage {
 }
 
 /// The law of kind `K` at every element of `out` through `io` (see
-/// [`RunLaw::run`]); with `CHECK`, whether some value may be non-finite.
+/// [`RunLaw::run`]); with `CHECK`, whether some output (with `INPUTS`, or
+/// command value) may be non-finite.
 #[inline(always)]
-fn law_loop<K: Kind, const CHECK: bool>(mut io: CpuIo<'_>, out: &mut [f32]) -> bool {
+fn law_loop<K: Kind, const CHECK: bool, const INPUTS: bool>(
+    mut io: CpuIo<'_>,
+    out: &mut [f32],
+) -> bool {
     // `io` reads and writes element `i` without checks of its own.
     io.covers(out.len());
     let mut bits = 0u32;
@@ -331,7 +350,11 @@ fn law_loop<K: Kind, const CHECK: bool>(mut io: CpuIo<'_>, out: &mut [f32]) -> b
         // 4.6 µs so, 3.3 this way); before it, they are still in registers.
         if CHECK {
             let [pt, vt, et] = io.targets;
-            let mut sum = ((pt[i] + vt[i]) + (et[i] + io.pos[i])) + (io.vel[i] + value);
+            let mut sum = if INPUTS {
+                ((pt[i] + vt[i]) + (et[i] + io.pos[i])) + (io.vel[i] + value)
+            } else {
+                value
+            };
             for k in 0..K::OUTPUTS.len() {
                 sum += io.output(k);
             }

@@ -19,7 +19,7 @@ mod io;
 mod pool;
 mod table;
 
-use io::{any_nonfinite, zeroed_bits, RunLaw, SlotRows};
+use io::{any_nonfinite, zeroed_bits, Check, RunLaw, SlotRows};
 use rayon::prelude::*;
 use sinew_core::delay::{DelayParams, LagKeys};
 use sinew_core::net::{LearnedRows, LearnedState};
@@ -1256,7 +1256,7 @@ impl MjDriver for EnvStage<'_, '_> {
             self.states,
             &mut value,
             scale,
-            false,
+            Check::Nothing,
         );
         value[0]
     }
@@ -1374,7 +1374,7 @@ impl StepInputs<'_> {
             ..self.plan.runs()[0]
         };
         // The checks ride along in the law's pass ([`RunLaw::check`]).
-        let suspect = self.run(&whole, first * t, &rows, &[], &[], ctrl, 1.0, true);
+        let suspect = self.run(&whole, first * t, &rows, &[], &[], ctrl, 1.0, Check::All);
         if suspect {
             return false;
         }
@@ -1509,7 +1509,12 @@ impl StepInputs<'_> {
                     len: n * nc,
                     ..runs[0]
                 };
-                let suspect = self.run(&whole, e0 * nc, &g, &[], &[], values, 1.0, true);
+                // A tile checked first has only its outputs left to check.
+                let check = match checked_first {
+                    true => Check::Outputs,
+                    false => Check::All,
+                };
+                let suspect = self.run(&whole, e0 * nc, &g, &[], &[], values, 1.0, check);
                 done = !suspect && !per_env_stage;
                 if !done && !checked_first {
                     if suspect {
@@ -1528,7 +1533,7 @@ impl StepInputs<'_> {
                     let row = g.map(|field| &field[i * nc..(i + 1) * nc]);
                     for run in runs {
                         let o = &mut values[run.ctrl_start..][..run.len];
-                        self.run(run, env * nc, &row, &[], &[], o, 1.0, false);
+                        self.run(run, env * nc, &row, &[], &[], o, 1.0, Check::Nothing);
                     }
                 }
             }
@@ -1902,8 +1907,8 @@ impl StepInputs<'_> {
     /// `table_row` is the run's row in every `[slot][env][ctrl]` table,
     /// `out` the run's values, `scale` the force coupling's
     /// [`LawIo::force_scale`](sinew_core::LawIo::force_scale).
-    /// With `check`, returns whether some command value or output of the
-    /// run may be non-finite ([`RunLaw::check`]); else false.
+    /// Returns whether some value `check` asks for may be non-finite
+    /// ([`RunLaw::check`]).
     #[inline(always)]
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn run(
@@ -1915,7 +1920,7 @@ impl StepInputs<'_> {
         states: &[DelayState],
         out: &mut [f32],
         scale: f32,
-        check: bool,
+        check: Check,
     ) -> bool {
         let n = run.len;
         let m = run.cmd_start;
