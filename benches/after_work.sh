@@ -10,6 +10,7 @@
 # 65536x29"). Only figures of one run compare.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. benches/peer_scenario.sh
 peers=../shared/peers
 bin="${1:-target/release/sinew}"
 [ -x "$bin" ] || cargo build --release -q -p sinew-cli
@@ -22,14 +23,7 @@ printf '|---|---|---|---:|---:|---:|---:|---:|\n'
 for size in ${SIZES:-4096x29 16384x29 65536x29}; do
   n=${size%x*}; t=${size#*x}
   for k in pd dc delay_dc; do
-    # The peer scenario with pos and vel at rest (`state = "zero"`), as the
-    # C loop's fill writes them (the default is the signal 20 ms ago: more
-    # work, and a longer gap before the step); other target counts than the
-    # scenarios' 29 use the first t joints.
-    scen="$build/$k-$t.toml"
-    joints="joints = [$(seq -s, -f '"j%g"' 0 $((t - 1)))]"
-    sed -E -e "s/^joints = \[.*\]/$joints/" -e 's/^\[command\]$/[command]\nstate = "zero"/' \
-      "$peers/scenarios/$k.toml" > "$scen"
+    scen=$(peer_scenario "$k" "$t" "$build")
     c=$(OMP_NUM_THREADS=2 OMP_PROC_BIND=close "$build/peer_after_work" "$k" "$n" "$t")
     s=$("$bin" bench --backend cpu --scenario "$scen" --envs "$n" 2>/dev/null)
     for mode in hot after_work after_idle; do

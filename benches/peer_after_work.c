@@ -2,10 +2,12 @@
  * `sinew bench --scenario` times Sinew's step: hot, after the caller's own
  * work, and after idling. Built and run by benches/after_work.sh.
  *
- *   peer_after_work KERNEL NUM_ENVS NUM_TARGETS STEPS
+ *   peer_after_work KERNEL NUM_ENVS NUM_TARGETS [STEPS]
  *
  * KERNEL is pd, dc or delay_dc. Prints one CSV row per mode:
  *   kernel,mode,num_envs,num_targets,median_us
+ * With STEPS, takes that many hot steps untimed and prints nothing: for
+ * benches/peer_instructions.sh, which counts their instructions.
  *
  * hot        the same command every step.
  * after_work before each timed step, the next command is written by the
@@ -92,9 +94,9 @@ static void step(Work *w, const char *kernel) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4 || (strcmp(argv[1], "pd") && strcmp(argv[1], "dc") &&
-                    strcmp(argv[1], "delay_dc"))) {
-    fprintf(stderr, "usage: %s pd|dc|delay_dc NUM_ENVS NUM_TARGETS\n", argv[0]);
+  if (argc < 4 || argc > 5 ||
+      (strcmp(argv[1], "pd") && strcmp(argv[1], "dc") && strcmp(argv[1], "delay_dc"))) {
+    fprintf(stderr, "usage: %s pd|dc|delay_dc NUM_ENVS NUM_TARGETS [STEPS]\n", argv[0]);
     return 2;
   }
   const char *kernel = argv[1];
@@ -115,6 +117,10 @@ int main(int argc, char **argv) {
   const char *modes[] = {"hot", "after_work", "after_idle"};
   long k = 0;
   fill(&w, k);
+  if (argc == 5) {
+    for (long s = atol(argv[4]); s > 0; s--) step(&w, kernel);
+    return 0;
+  }
   for (int m = 0; m < 3; m++) {
     /* As `sinew bench` times a mode: a few steps to warm up and size the
      * batches, then 7 batches of at least 20 ms of stepping (at most
