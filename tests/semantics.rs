@@ -89,6 +89,60 @@ fn a_nonfinite_env_is_zeroed_reported_and_never_stored() {
     }
 }
 
+/// An infinite command value whose torque the clamp would bring back to a
+/// finite one (a finite effort limit) still zeroes and reports its env, in
+/// every field, with either sign, with a gain of 0 on the field (0 · ∞ is
+/// NaN) and on every path: the one run over the whole step and a tile run
+/// whole catch it in the law's pass (through the kinds' probe, the torque
+/// before its clamp), then the env-by-env checks find it.
+#[test]
+fn an_infinite_command_value_zeroes_its_env_though_the_clamp_is_finite() {
+    let kinds: [(&str, sinew::ActuatorCfg); 3] = [
+        (
+            "pd",
+            IdealPdCfg::new(10.0, 2.0).with_effort_limit(5.0).into(),
+        ),
+        (
+            "pd, no damping",
+            IdealPdCfg::new(10.0, 0.0).with_effort_limit(5.0).into(),
+        ),
+        ("dc", test_dc().into()),
+    ];
+    let (num_envs, num_targets) = (4, 3);
+    for (kind, cfg) in kinds {
+        let group = GroupCfg::new("g", [".*"], cfg);
+        let plan = Plan::new(
+            &joints(num_targets),
+            vec![group],
+            num_envs,
+            PlanOptions::default(),
+        )
+        .unwrap();
+        for (name, make, _) in backends() {
+            let mut backend = make(plan.clone());
+            let clean = ramp(num_envs, num_targets, 1);
+            let mut want = vec![0.0; num_envs * num_targets];
+            backend.step(&clean).unwrap();
+            backend.read_ctrl(&mut want).unwrap();
+            assert!(backend.nonfinite_envs().unwrap().is_empty());
+            for field in 0..5 {
+                for value in [f32::INFINITY, f32::NEG_INFINITY] {
+                    let mut bad = clean.clone();
+                    bad.fields_mut()[field][num_targets + 2] = value; // env 1
+                    let mut got = vec![f32::NAN; num_envs * num_targets];
+                    backend.step(&bad).unwrap();
+                    backend.read_ctrl(&mut got).unwrap();
+                    let at = format!("[{name}] {kind}, field {field} = {value}");
+                    assert_eq!(backend.nonfinite_envs().unwrap(), &[1], "{at}");
+                    assert_eq!(&got[num_targets..2 * num_targets], &[0.0; 3], "{at}");
+                    assert_eq!(&got[..num_targets], &want[..num_targets], "{at}");
+                    assert_eq!(&got[2 * num_targets..], &want[2 * num_targets..], "{at}");
+                }
+            }
+        }
+    }
+}
+
 /// Steps the clean twin with the step-3 command and returns its ctrl.
 fn cc_after<'a>(
     clean: &mut Box<dyn Backend>,

@@ -100,23 +100,32 @@ impl Kind for DcMotorCfg {
 
     #[inline(always)]
     fn law<I: LawIo>(io: &mut I) -> f32 {
+        Self::law_probed(io).0
+    }
+
+    /// The torque before the clip is the probe: with it and the velocity
+    /// finite, the clip's bounds are finite (the saturation effort and
+    /// velocity limit are finite and positive; an infinite effort limit
+    /// drops out), and a non-finite velocity makes the torque non-finite.
+    #[inline(always)]
+    fn law_probed<I: LawIo>(io: &mut I) -> (f32, Option<f32>) {
         const KP: usize = param_slot(DcMotorCfg::PARAMS, "stiffness");
         const KD: usize = param_slot(DcMotorCfg::PARAMS, "damping");
         const LIMIT: usize = param_slot(DcMotorCfg::PARAMS, "effort_limit");
         const SAT: usize = param_slot(DcMotorCfg::PARAMS, "saturation_effort");
         const VMAX: usize = param_slot(DcMotorCfg::PARAMS, "velocity_limit");
-        dc_motor_effort(
+        let vel = io.vel();
+        let tau = pd_torque(
             io.param(KP),
             io.param(KD),
-            io.param(LIMIT),
-            io.param(SAT),
-            io.param(VMAX),
             io.target(CommandField::Position),
             io.pos(),
             io.target(CommandField::Velocity),
-            io.vel(),
+            vel,
             io.target(CommandField::Effort),
-        )
+        );
+        let (limit, sat, vmax) = (io.param(LIMIT), io.param(SAT), io.param(VMAX));
+        (dc_motor_clip(tau, sat, vmax, limit, vel), Some(tau))
     }
 }
 

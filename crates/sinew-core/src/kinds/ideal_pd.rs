@@ -87,19 +87,26 @@ impl Kind for IdealPdCfg {
 
     #[inline(always)]
     fn law<I: LawIo>(io: &mut I) -> f32 {
+        Self::law_probed(io).0
+    }
+
+    /// The torque before its clamp is the probe.
+    #[inline(always)]
+    fn law_probed<I: LawIo>(io: &mut I) -> (f32, Option<f32>) {
         const KP: usize = param_slot(IdealPdCfg::PARAMS, "stiffness");
         const KD: usize = param_slot(IdealPdCfg::PARAMS, "damping");
         const LIMIT: usize = param_slot(IdealPdCfg::PARAMS, "effort_limit");
-        ideal_pd_effort(
+        let tau = pd_torque(
             io.param(KP),
             io.param(KD),
-            io.param(LIMIT),
             io.target(CommandField::Position),
             io.pos(),
             io.target(CommandField::Velocity),
             io.vel(),
             io.target(CommandField::Effort),
-        )
+        );
+        let limit = io.param(LIMIT);
+        (clip(tau, -limit, limit), Some(tau))
     }
 }
 

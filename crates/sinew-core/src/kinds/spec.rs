@@ -495,6 +495,20 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
 
     /// The law for one (env, target): returns the column's value.
     fn law<I: LawIo>(io: &mut I) -> f32;
+
+    /// [`Kind::law`]'s value and, where the kind has one, a probe for the
+    /// CPU's non-finite check: a number that is not finite whenever one of
+    /// the five command values or the value is not (it may also be when all
+    /// are finite, on an overflow: the step then checks them one by one).
+    /// The law's pass then tests the probe alone, not the six values. The
+    /// default has none. A PD torque before its clamp is one: it sums the
+    /// five values through `−`, `×` and `+` (a gain of 0 times an infinity
+    /// is NaN), and the clamp of a finite torque to finite or infinite
+    /// bounds is finite.
+    #[inline(always)]
+    fn law_probed<I: LawIo>(io: &mut I) -> (f32, Option<f32>) {
+        (Self::law(io), None)
+    }
 }
 
 /// Code generic over every registered kind (see [`KindId::visit`](super::KindId::visit)):
