@@ -91,10 +91,9 @@ fn a_nonfinite_env_is_zeroed_reported_and_never_stored() {
 
 /// An infinite command value whose torque the clamp would bring back to a
 /// finite one (a finite effort limit) still zeroes and reports its env, in
-/// every field, with either sign, with a gain of 0 on the field (0 · ∞ is
-/// NaN) and on every path: the one run over the whole step and a tile run
-/// whole catch it in the law's pass (through the kinds' probe, the torque
-/// before its clamp), then the env-by-env checks find it.
+/// every field, with either sign and with a gain of 0 on the field (0 · ∞
+/// is NaN). On the CPU the law's pass sees it through the kinds' probe
+/// (the torque before its clamp), then the env-by-env checks find it.
 #[test]
 fn an_infinite_command_value_zeroes_its_env_though_the_clamp_is_finite() {
     let kinds: [(&str, sinew::ActuatorCfg); 3] = [

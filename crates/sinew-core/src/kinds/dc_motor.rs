@@ -103,10 +103,11 @@ impl Kind for DcMotorCfg {
         Self::law_probed(io).0
     }
 
-    /// The torque before the clip is the probe: with it and the velocity
-    /// finite, the clip's bounds are finite (the saturation effort and
-    /// velocity limit are finite and positive; an infinite effort limit
-    /// drops out), and a non-finite velocity makes the torque non-finite.
+    /// The torque before the clip is the probe (the compiler computes it
+    /// once for both): with it and the velocity finite, the clip's bounds
+    /// are finite (the saturation effort and velocity limit are finite and
+    /// positive; an infinite effort limit drops out), and a non-finite
+    /// velocity makes the torque non-finite.
     #[inline(always)]
     fn law_probed<I: LawIo>(io: &mut I) -> (f32, Option<f32>) {
         const KP: usize = param_slot(DcMotorCfg::PARAMS, "stiffness");
@@ -114,18 +115,18 @@ impl Kind for DcMotorCfg {
         const LIMIT: usize = param_slot(DcMotorCfg::PARAMS, "effort_limit");
         const SAT: usize = param_slot(DcMotorCfg::PARAMS, "saturation_effort");
         const VMAX: usize = param_slot(DcMotorCfg::PARAMS, "velocity_limit");
-        let vel = io.vel();
-        let tau = pd_torque(
-            io.param(KP),
-            io.param(KD),
+        let (kp, kd) = (io.param(KP), io.param(KD));
+        let (limit, sat, vmax) = (io.param(LIMIT), io.param(SAT), io.param(VMAX));
+        let (pt, vt, et) = (
             io.target(CommandField::Position),
-            io.pos(),
             io.target(CommandField::Velocity),
-            vel,
             io.target(CommandField::Effort),
         );
-        let (limit, sat, vmax) = (io.param(LIMIT), io.param(SAT), io.param(VMAX));
-        (dc_motor_clip(tau, sat, vmax, limit, vel), Some(tau))
+        let (pos, vel) = (io.pos(), io.vel());
+        (
+            dc_motor_effort(kp, kd, limit, sat, vmax, pt, pos, vt, vel, et),
+            Some(pd_torque(kp, kd, pt, pos, vt, vel, et)),
+        )
     }
 }
 

@@ -90,23 +90,24 @@ impl Kind for IdealPdCfg {
         Self::law_probed(io).0
     }
 
-    /// The torque before its clamp is the probe.
+    /// The torque before its clamp is the probe (the compiler computes it
+    /// once for both).
     #[inline(always)]
     fn law_probed<I: LawIo>(io: &mut I) -> (f32, Option<f32>) {
         const KP: usize = param_slot(IdealPdCfg::PARAMS, "stiffness");
         const KD: usize = param_slot(IdealPdCfg::PARAMS, "damping");
         const LIMIT: usize = param_slot(IdealPdCfg::PARAMS, "effort_limit");
-        let tau = pd_torque(
-            io.param(KP),
-            io.param(KD),
+        let (kp, kd, limit) = (io.param(KP), io.param(KD), io.param(LIMIT));
+        let (pt, vt, et) = (
             io.target(CommandField::Position),
-            io.pos(),
             io.target(CommandField::Velocity),
-            io.vel(),
             io.target(CommandField::Effort),
         );
-        let limit = io.param(LIMIT);
-        (clip(tau, -limit, limit), Some(tau))
+        let (pos, vel) = (io.pos(), io.vel());
+        (
+            ideal_pd_effort(kp, kd, limit, pt, pos, vt, vel, et),
+            Some(pd_torque(kp, kd, pt, pos, vt, vel, et)),
+        )
     }
 }
 
