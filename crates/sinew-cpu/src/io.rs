@@ -105,7 +105,8 @@ pub(crate) enum Check {
     /// Checking them again took 25 of the 457 instructions per env of
     /// a DC step with every target delayed (4096 × 29, callgrind).
     Outputs,
-    /// The run's five command values as well.
+    /// The run's five command values as well (through the kind's probe,
+    /// where it has one).
     All,
 }
 
@@ -198,7 +199,8 @@ impl RunLaw<'_> {
     /// `INPUTS` some command value, may be non-finite: the sum of an
     /// element's values times zero is ±0 when all are finite and NaN when
     /// one is not (or when the sum overflows, which only sends the caller
-    /// to its exact checks).
+    /// to its exact checks). A kind's probe ([`Kind::law_probed`]) stands
+    /// in the sum for the command values and the value.
     /// OR-ing those bits is an integer reduction, so the loop still
     /// vectorizes, and it adds no pass over memory.
     ///
