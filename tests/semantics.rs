@@ -656,9 +656,10 @@ fn the_cpu_paths_agree_on_every_layout() {
     // joints in another order, so every group's columns are scattered
     // (gathered runs, delayed and not); a MuJoCo motor on a joint of its
     // own (each env's runs one by one, then the MuJoCo stage: the
-    // reference). Every output of the six joints, every report, delay
-    // state, state slot and output plane must agree, with non-finite
-    // inputs and outputs about.
+    // reference); and the first robot stepped from rayon pools of one and
+    // three threads, whose chunks are cut otherwise. Every output of the
+    // six joints, every report, delay state, state slot and output plane
+    // must agree, with non-finite inputs and outputs about.
     let mixed = || {
         vec![
             GroupCfg::new("pd", ["j0", "j1"], IdealPdCfg::new(7.0, 0.5))
@@ -816,25 +817,40 @@ fn one_law_over_joints_in_another_order_agrees_with_joints_in_order() {
     }
 }
 
-/// Steps `groups` on the four robots of `the_cpu_paths_agree_on_every_layout`,
+/// Steps `groups` on the robots of `the_cpu_paths_agree_on_every_layout`,
 /// `num_envs` envs, and compares them.
 fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: usize) {
     let robot = |names: &[&str]| Robot::from_joints(names.iter().copied());
-    let layouts: [(&str, Robot); 4] = [
-        ("in order", robot(&["j0", "j1", "j2", "j3", "j4", "j5"])),
+    let in_order = || robot(&["j0", "j1", "j2", "j3", "j4", "j5"]);
+    // Each layout's robot, and the threads of the rayon pool it is stepped
+    // from (0: this thread). From a rayon worker the step runs in the
+    // caller's pool, its chunks cut for that pool's threads, not this
+    // machine's: the results must not move.
+    let layouts: [(&str, Robot, usize); 6] = [
+        ("in order", in_order(), 0),
         (
             "spare",
             robot(&["j0", "j1", "j2", "j3", "j4", "j5", "spare"]),
+            0,
         ),
-        ("scattered", robot(&["j3", "j5", "j0", "j4", "j2", "j1"])),
+        ("scattered", robot(&["j3", "j5", "j0", "j4", "j2", "j1"]), 0),
+        ("in order, from a pool of 1 thread", in_order(), 1),
+        ("in order, from a pool of 3 threads", in_order(), 3),
         (
             "MuJoCo stage",
             robot(&["j0", "j1", "j2", "j3", "j4", "j5", "j6"]),
+            0,
         ),
     ];
+    let pools: Vec<Option<rayon::ThreadPool>> = (layouts.iter())
+        .map(|&(_, _, threads)| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
+            (threads > 0).then(|| pool.build().unwrap())
+        })
+        .collect();
     let mut engines: Vec<(&str, Vec<usize>, CpuBackend)> = layouts
         .into_iter()
-        .map(|(name, robot)| {
+        .map(|(name, robot, _)| {
             let column = |j: usize| robot.joints.iter().position(|n| *n == format!("j{j}"));
             let columns = (0..6).map(|j| column(j).unwrap()).collect();
             let mut groups = groups();
@@ -852,7 +868,7 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
     if scattered.groups().len() > 1 {
         assert!(scattered.gathered_runs().len() < scattered.runs().len());
     }
-    assert!(!engines[3].2.plan().mj().is_empty());
+    assert!(!engines.last().unwrap().2.plan().mj().is_empty());
     let mut seed = 12345u64;
     let mut next = move || {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
@@ -960,7 +976,12 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
                 }
             }
         }
-        for (k, ((_, _, e), cmd)) in engines.iter_mut().zip(&cmds).enumerate() {
+        let stepped = engines.iter_mut().zip(&cmds).zip(&pools);
+        for (k, (((_, _, e), cmd), pool)) in stepped.enumerate() {
+            if let Some(pool) = pool {
+                pool.install(|| e.step(cmd)).unwrap();
+                continue;
+            }
             // A step neither tiny nor large runs one chunk per thread while
             // the pool's other workers spin (just after an `install`), else
             // on this thread alone or on the pool (once the spin wait has
