@@ -258,6 +258,8 @@ impl RunLaw<'_> {
         let targets = self.targets.map(|t| &t[..n]);
         let field_target = &self.targets[self.field as usize][..n];
         let (pos, vel) = (&self.pos[..n], &self.vel[..n]);
+        let data = self.data;
+        let data_head = std::array::from_fn(|k| data.get(k).copied().unwrap_or(f32::NAN));
         // The loop's view from element `i` on, writing to `stage`.
         macro_rules! io {
             ($i:expr, $stage:expr) => {{
@@ -278,7 +280,8 @@ impl RunLaw<'_> {
                     num_state: K::STATE.len(),
                     num_outputs: K::OUTPUTS.len(),
                     stage: $stage,
-                    data: self.data,
+                    data,
+                    data_head,
                     scale: self.scale,
                 }
             }};
@@ -396,8 +399,19 @@ struct CpuIo<'a> {
     /// neither.
     stage: Option<&'a mut Stage>,
     data: &'a [f32],
+    /// The first [`DATA_HEAD`] entries of `data` (NaN past its end), read
+    /// once before the loop: [`LawIo::data_at`]'s. A read of `data` in the
+    /// loop is a load under a test of its length, which the compiler
+    /// neither hoists nor, in AVX2 code, vectorizes: MuJoCo 4's `dcmotor`
+    /// and `pid` loops, which read their switches so, ran one element at a
+    /// time in their AVX2 forms, with 5× the instructions (BENCHMARKS.md).
+    data_head: [f32; DATA_HEAD],
     scale: f32,
 }
+
+/// Group-data entries [`CpuIo`] holds apart from the slice (a dcmotor
+/// reads five at fixed indices).
+const DATA_HEAD: usize = 8;
 
 impl CpuIo<'_> {
     /// Asserts that every slice the kind reads holds `n` elements from
@@ -491,6 +505,13 @@ impl LawIo for CpuIo<'_> {
         // the law's loop, and loops with such exits stay one element at a
         // time (MuJoCo 4's dcmotor reads five entries per element).
         self.data.get(i).copied().unwrap_or(f32::NAN)
+    }
+    #[inline(always)]
+    fn data_at<const I: usize>(&self) -> f32 {
+        match self.data_head.get(I) {
+            Some(&value) => value,
+            None => self.data(I),
+        }
     }
     #[inline(always)]
     fn data_len(&self) -> usize {

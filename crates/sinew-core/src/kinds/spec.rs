@@ -356,8 +356,15 @@ pub trait LawIo {
     /// an env zeroed for a non-finite value gets 0 in every output.
     fn set_output(&mut self, k: usize, value: f32);
     /// Entry `i` of the group's data ([`Kind::group_data`]); NaN past its
-    /// end on the CPU.
+    /// end on the CPU. For a table the law indexes by value.
     fn data(&self, i: usize) -> f32;
+    /// Entry `I` of the group's data, at an index the law fixes (a
+    /// switch, a constant): [`LawIo::data`]`(I)`, which the CPU reads once
+    /// per run rather than once per element (its first eight entries).
+    #[inline(always)]
+    fn data_at<const I: usize>(&self) -> f32 {
+        self.data(I)
+    }
     /// Length of the group's data.
     fn data_len(&self) -> usize;
     /// The factor the plan's force coupling applies to this column's raw

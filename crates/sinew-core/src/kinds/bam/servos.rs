@@ -617,7 +617,7 @@ impl Servo for BamCurrentCfg {
             resistance,
             io.param(LIMIT),
         );
-        let tau = if io.data(0) != 0.0 {
+        let tau = if io.data_at::<0>() != 0.0 {
             xl330_bus_torque(current, dq, vin, kt, resistance)
         } else {
             kt * current

@@ -482,8 +482,8 @@ impl Kind for MjDcMotorCfg {
         // parts that are off then dropped by selects: a branch, a load
         // under one or a call to the C library would keep the loop one
         // element at a time.
-        let (bits, bias) = (io.data(0) as u32, io.data(1) as u32);
-        let affine = [io.data(2), io.data(3), io.data(4)];
+        let (bits, bias) = (io.data_at::<0>() as u32, io.data_at::<1>() as u32);
+        let affine = [io.data_at::<2>(), io.data_at::<3>(), io.data_at::<4>()];
         let gear = io.param(GEAR);
         let (length, velocity) = (gear * io.pos(), gear * io.vel());
         let (lo, hi) = (io.param(C_LO), io.param(C_HI));

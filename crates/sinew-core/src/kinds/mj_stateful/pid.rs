@@ -215,7 +215,7 @@ impl Kind for MjPidCfg {
         const H: usize = param_slot(MjPidCfg::PARAMS, "timestep");
         const S_INT: usize = state_slot(&STATE, "integral");
         const RAW: usize = plane_slot(MjPidCfg::OUTPUTS, RAW_FORCE.name);
-        let bits = io.data(0) as u32;
+        let bits = io.data_at::<0>() as u32;
         let gear = io.param(GEAR);
         let (length, velocity) = (gear * io.pos(), gear * io.vel());
         // Every branch a select, so the loop stays in vector lanes.
