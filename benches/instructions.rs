@@ -6,6 +6,8 @@
 //!
 //! Run: `cargo bench --bench instructions -- WORKLOAD NUM_ENVS NUM_TARGETS STEPS [IDLE_US]`
 //! (defaults: delay_dc 128 29 100 0; flags such as `--bench` are ignored).
+//! WORKLOAD `kind:KEY` steps a registered kind's `Kind::example` on every
+//! target; `kinds` lists the keys (`benches/kind_instructions.sh` runs them all).
 //! With IDLE_US, a workload's steps each follow that many µs asleep (a
 //! caller's steady pace) and the run prints their mean and median times;
 //! under `/usr/bin/time`, the process's CPU time is what the pool's workers
@@ -13,7 +15,7 @@
 //! A preset or scenario takes its own targets and its command's first
 //! step; NUM_TARGETS is then unused.
 
-use sinew::{ActuatorCmd, Backend, CpuBackend, Plan, PlanOptions};
+use sinew::{ActuatorCmd, Backend, CpuBackend, GroupCfg, KindId, Plan, PlanOptions};
 use sinew_cli::bench::{randomize, workload};
 use sinew_cli::command::CommandGen;
 use sinew_cli::{presets, run, Scenario};
@@ -33,7 +35,24 @@ fn main() {
     let name = arg(0, "delay_dc");
     let (num_envs, num_targets, steps) = (number(1, "128"), number(2, "29"), number(3, "100"));
     let idle = Duration::from_micros(number(4, "0") as u64);
-    if let Some((robot, groups, cmd)) = workload(&name, num_envs, num_targets) {
+    if name == "kinds" {
+        for kind in KindId::ALL {
+            println!("{}", kind.spec().key);
+        }
+        return;
+    }
+    // `kind:KEY`: the kind's `Kind::example` on every target, the pd
+    // workload's robot and command.
+    let workload = match name.strip_prefix("kind:") {
+        Some(key) => {
+            let kind = KindId::from_key(key).unwrap_or_else(|| panic!("no kind {key:?}"));
+            workload("pd", num_envs, num_targets).map(|(robot, _, cmd)| {
+                (robot, vec![GroupCfg::new("g", [".*"], kind.example())], cmd)
+            })
+        }
+        None => workload(&name, num_envs, num_targets),
+    };
+    if let Some((robot, groups, cmd)) = workload {
         let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
         let mut backend = CpuBackend::new(plan);
         randomize(&mut backend);
