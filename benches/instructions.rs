@@ -43,7 +43,7 @@ fn main() {
     }
     // `kind:KEY`: the kind's `Kind::example` on every target, the pd
     // workload's robot and command.
-    let workload = match name.strip_prefix("kind:") {
+    let chosen = match name.strip_prefix("kind:") {
         Some(key) => {
             let kind = KindId::from_key(key).unwrap_or_else(|| panic!("no kind {key:?}"));
             workload("pd", num_envs, num_targets).map(|(robot, _, cmd)| {
@@ -52,7 +52,7 @@ fn main() {
         }
         None => workload(&name, num_envs, num_targets),
     };
-    if let Some((robot, groups, cmd)) = workload {
+    if let Some((robot, groups, cmd)) = chosen {
         let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
         let mut backend = CpuBackend::new(plan);
         randomize(&mut backend);
