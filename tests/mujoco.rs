@@ -583,10 +583,10 @@ fn mujoco_gain_and_bias_are_randomized_per_env() {
 /// lane each; once a wide parameter is written it takes the general path.
 /// Both must give the same bits: every actuator type of `<general>`, a
 /// shared joint with a range, a stretch wider than a vector (21 joints),
-/// wild controls and NaN.
+/// a stretch of muscles of two configurations, wild controls and NaN.
 #[test]
 fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
-    let nj = 26;
+    let nj = 32;
     let mut robot = joints(nj);
     robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
     let servo = MjPositionCfg {
@@ -596,10 +596,12 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
         force_range: Some([-8.0, 8.0]),
         ..MjPositionCfg::default()
     };
-    let wide_joints: Vec<String> = (5..nj).map(|j| format!("j{j}")).collect();
+    let wide_joints: Vec<String> = (5..26).map(|j| format!("j{j}")).collect();
     let groups = vec![
         GroupCfg::new("servo", ["j0", "j1"], servo.position().unwrap()),
         GroupCfg::new("filters", wide_joints, filter_servo()),
+        GroupCfg::new("muscles", ["j26", "j27", "j28"], muscle(false)),
+        GroupCfg::new("smooth_muscles", ["j29", "j30", "j31"], muscle(true)),
         GroupCfg::new("integrator", ["j2"], integrator()),
         GroupCfg::new("dcmotor", ["j3"], cogging_dcmotor()),
         GroupCfg::new("a", ["j4"], MjGeneralCfg::motor().with_gear(2.0)),
@@ -612,7 +614,13 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
     let p = plan(&robot, groups, 24, 0.002);
     assert!(p.mj().plain && !p.mj().tiles());
     // The compiled gear, written back: a wide parameter.
-    one_pass_matches_general_path(&p, ("a", 2.0), &[("servo", 2), ("filters", 21)]);
+    let acts = [
+        ("servo", 2),
+        ("filters", 21),
+        ("muscles", 3),
+        ("smooth_muscles", 3),
+    ];
+    one_pass_matches_general_path(&p, ("a", 2.0), &acts);
 }
 
 /// The same when one law covers every joint: the CPU computes the stage
@@ -631,6 +639,73 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
     let p = plan(&robot, groups, 40, 0.002);
     assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, ("filters", 1.0), &[("filters", nj)]);
+}
+
+/// The same for a tile of muscles on every joint, two configurations side
+/// by side: each curve's every region, and activations that rise and fall.
+#[test]
+fn the_tiled_muscle_stage_matches_the_general_path_bit_for_bit() {
+    let nj = 19;
+    let mut robot = joints(nj);
+    robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
+    let (first, rest): (Vec<String>, Vec<String>) =
+        (0..nj).map(|j| format!("j{j}")).partition(|j| j.len() == 2);
+    let groups = vec![
+        GroupCfg::new("muscles", first, muscle(false)),
+        GroupCfg::new("smooth_muscles", rest, muscle(true)),
+    ];
+    let p = plan(&robot, groups, 40, 0.002);
+    assert!(p.mj().tiles());
+    let acts = [("muscles", 10), ("smooth_muscles", 9)];
+    one_pass_matches_general_path(&p, ("muscles", 1.0), &acts);
+}
+
+/// The same for a tile of stateless dcmotors, with cogging and without,
+/// and one with a force range.
+#[test]
+fn the_tiled_dcmotor_stage_matches_the_general_path_bit_for_bit() {
+    let nj = 13;
+    let robot = joints(nj);
+    let plain = MjGeneralCfg {
+        biasprm: prm10(&[0.0, 6.0, 0.3]),
+        force_range: None,
+        ..cogging_dcmotor()
+    };
+    let targets = |r: std::ops::Range<usize>| r.map(|j| format!("j{j}")).collect::<Vec<_>>();
+    let groups = vec![
+        GroupCfg::new("cogging", targets(0..5), cogging_dcmotor()),
+        GroupCfg::new("plain", targets(5..13), plain),
+    ];
+    let p = plan(&robot, groups, 40, 0.002);
+    assert!(p.mj().tiles());
+    one_pass_matches_general_path(&p, ("plain", 1.0), &[]);
+}
+
+/// A `<muscle>` whose normalized length spans 0.15..1.65 over positions
+/// in −1..1 (each force–length and passive region) and whose velocity
+/// spans −5..5 normalized (each force–velocity region); `smooth` gives
+/// it a smoothed time-constant switch, a control range, a peak force of
+/// its own and a force range.
+fn muscle(smooth: bool) -> MjGeneralCfg {
+    let base = sinew::MjMuscleCfg {
+        length_range: [-0.2, 0.2],
+        acc0: 3.0,
+        lmin: 0.4,
+        lmax: 1.2,
+        ..sinew::MjMuscleCfg::default()
+    };
+    let cfg = if smooth {
+        sinew::MjMuscleCfg {
+            tausmooth: 0.3,
+            ctrl_range: Some([0.0, 1.0]),
+            force: 40.0,
+            force_range: Some([-30.0, 0.0]),
+            ..base
+        }
+    } else {
+        base
+    };
+    cfg.compile().unwrap()
 }
 
 /// On the GPU, a stage whose actuators drive one joint each is computed

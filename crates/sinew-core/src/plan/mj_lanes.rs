@@ -5,8 +5,8 @@
 
 use super::mujoco::{MjStage, MjTable, MjTileRows};
 use crate::kinds::{
-    clip, mj_force_limit, mj_force_with, MjActuator, MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED,
-    MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_TABLE_PARAMS,
+    clip, mj_force_after, mj_force_limit, mj_force_with, MjActuator, MJ_ACT_EARLY, MJ_ACT_LIMITED,
+    MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_TABLE_PARAMS,
 };
 use crate::robot::{BiasType, DynType, GainType};
 use std::ops::Range;
@@ -16,8 +16,9 @@ use std::ops::Range;
 pub(super) enum MjSegment {
     /// Actuators computed a lane each.
     Lanes(Box<MjLanes>),
-    /// Actuators computed one at a time (muscles, `dcmotor`s, `user`
-    /// dynamics, and actuators on columns that are not consecutive).
+    /// Actuators computed one at a time (`user` dynamics, muscle and
+    /// `dcmotor` terms mixed with other types, and actuators on columns
+    /// that are not consecutive).
     Each(Range<usize>),
 }
 
@@ -26,7 +27,9 @@ pub(super) enum MjSegment {
 /// types, the same `actearly` and parameter source, on consecutive ctrl
 /// columns and consecutive joints: their compiled values as one array per
 /// value, each range as bounds (±inf where unlimited, which clamps
-/// nothing: `clip(x, −inf, inf)` is `x`, NaN included).
+/// nothing: `clip(x, −inf, inf)` is `x`, NaN included). Muscles (muscle
+/// dynamics, gain and bias together) also carry the values only their
+/// curves read, in `muscle`.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct MjLanes {
     /// Their first ctrl column.
@@ -52,6 +55,38 @@ pub(super) struct MjLanes {
     gain: [Vec<f32>; 3],
     /// The compiled `biasprm[0..3]`.
     bias: [Vec<f32>; 3],
+    /// A muscle stretch's further values ([`muscle_values`]), one array
+    /// per value.
+    muscle: Option<Box<[Vec<f32>; MUSCLE_VALUES]>>,
+}
+
+/// The values a muscle's curves read beyond those every stretch has.
+const MUSCLE_VALUES: usize = 17;
+
+/// Those values of actuator `a`: `dynprm[1..3]` (the deactivation time
+/// constant, the smoothing width), `gainprm[3..9]`, `biasprm[3..9]`,
+/// `length_lo`, `length_hi` and `acc0`.
+fn muscle_values(a: &MjActuator) -> [f32; MUSCLE_VALUES] {
+    let mut v = [0.0; MUSCLE_VALUES];
+    v[..2].copy_from_slice(&a.dynprm[1..3]);
+    v[2..8].copy_from_slice(&a.gainprm[3..9]);
+    v[8..14].copy_from_slice(&a.biasprm[3..9]);
+    v[14..].copy_from_slice(&[a.length_lo, a.length_hi, a.acc0]);
+    v
+}
+
+/// Lane `i` of the arrays of [`muscle_values`] written into `a` (no
+/// closure: one would compile apart from the vector loop that calls this).
+#[inline(always)]
+fn set_muscle_values(a: &mut MjActuator, arrays: &[&[f32]; MUSCLE_VALUES], i: usize) {
+    let mut v = [0.0; MUSCLE_VALUES];
+    for k in 0..MUSCLE_VALUES {
+        v[k] = arrays[k][i];
+    }
+    a.dynprm[1..3].copy_from_slice(&v[..2]);
+    a.gainprm[3..9].copy_from_slice(&v[2..8]);
+    a.biasprm[3..9].copy_from_slice(&v[8..14]);
+    [a.length_lo, a.length_hi, a.acc0] = [v[14], v[15], v[16]];
 }
 
 /// The lane loop's dynamics: [`DynType::FilterExact`] runs as `filter`.
@@ -61,15 +96,40 @@ fn lane_dyn(a: &MjActuator) -> Option<u32> {
         x if x == DynType::Filter as u32 || x == DynType::FilterExact as u32 => {
             Some(DynType::Filter as u32)
         }
+        x if x == DynType::Muscle as u32 => Some(x),
         _ => None,
     }
 }
 
-/// True when the lane loop computes this actuator's law.
+/// True for a muscle: muscle dynamics, gain and bias.
+fn is_muscle(a: &MjActuator) -> bool {
+    (a.dyn_type, a.gain_type, a.bias_type)
+        == (
+            DynType::Muscle as u32,
+            GainType::Muscle as u32,
+            BiasType::Muscle as u32,
+        )
+}
+
+/// True for a `dcmotor` without dynamics: `dcmotor` gain and bias.
+fn is_dc_motor(a: &MjActuator) -> bool {
+    (a.dyn_type, a.gain_type, a.bias_type)
+        == (
+            DynType::None as u32,
+            GainType::DcMotor as u32,
+            BiasType::DcMotor as u32,
+        )
+}
+
+/// True when the lane loop computes this actuator's law: a muscle, a
+/// `dcmotor` without dynamics, or `none`, `integrator` or `filter`
+/// dynamics with a fixed or affine gain and no or an affine bias.
 fn in_lanes(a: &MjActuator) -> bool {
-    lane_dyn(a).is_some()
-        && [GainType::Fixed as u32, GainType::Affine as u32].contains(&a.gain_type)
-        && [BiasType::None as u32, BiasType::Affine as u32].contains(&a.bias_type)
+    is_muscle(a)
+        || is_dc_motor(a)
+        || (lane_dyn(a).is_some_and(|d| d != DynType::Muscle as u32)
+            && [GainType::Fixed as u32, GainType::Affine as u32].contains(&a.gain_type)
+            && [BiasType::None as u32, BiasType::Affine as u32].contains(&a.bias_type))
 }
 
 /// The flags lanes must share.
@@ -143,6 +203,8 @@ impl MjLanes {
                 .collect(),
             gain: std::array::from_fn(|q| column(&|a| a.gainprm[q])),
             bias: std::array::from_fn(|q| column(&|a| a.biasprm[q])),
+            muscle: is_muscle(&a)
+                .then(|| Box::new(std::array::from_fn(|k| column(&|a| muscle_values(a)[k])))),
         }
     }
 
@@ -173,6 +235,7 @@ impl MjLanes {
             coef: rep(&self.coef),
             gain: self.gain.each_ref().map(rep),
             bias: self.bias.each_ref().map(rep),
+            muscle: (self.muscle.as_deref()).map(|m| Box::new(m.each_ref().map(rep))),
             ..*self
         }
     }
@@ -261,7 +324,19 @@ impl LaneReads<'_> {
     fn by_dyn(self, w: LaneWrites<'_>) -> u32 {
         const NONE: u32 = DynType::None as u32;
         const INTEGRATOR: u32 = DynType::Integrator as u32;
-        match self.lanes.proto.dyn_type {
+        const MUSCLE: u32 = DynType::Muscle as u32;
+        let proto = &self.lanes.proto;
+        if is_muscle(proto) {
+            const G: u32 = GainType::Muscle as u32;
+            const B: u32 = BiasType::Muscle as u32;
+            return self.run::<MUSCLE, G, B>(w.ctrl, w.act_next, w.act_dot, w.effort);
+        }
+        if is_dc_motor(proto) {
+            const G: u32 = GainType::DcMotor as u32;
+            const B: u32 = BiasType::DcMotor as u32;
+            return self.run::<NONE, G, B>(w.ctrl, w.act_next, w.act_dot, w.effort);
+        }
+        match proto.dyn_type {
             NONE => self.by_gain::<NONE>(w),
             INTEGRATOR => self.by_gain::<INTEGRATOR>(w),
             _ => self.by_gain::<{ DynType::Filter as u32 }>(w),
@@ -294,7 +369,10 @@ impl LaneReads<'_> {
 
     /// The loop for dynamics `D`, gain `G` and bias `B`, compiled for the
     /// widest vectors the CPU has: each lane's actuator is the prototype
-    /// with its own values, so the law's type tests fold away.
+    /// with its own values, so the law's type tests fold away. A muscle's
+    /// curves branch on values; every branch is computed and one kept, as
+    /// selects, which gives the same bits. A `dcmotor` bias adds its
+    /// cogging after the force range, as the one-actuator loop does.
     #[inline(never)]
     fn run<const D: u32, const G: u32, const B: u32>(
         self,
@@ -318,9 +396,14 @@ impl LaneReads<'_> {
                 let (force_lo, force_hi) = (&l.force_lo[..n], &l.force_hi[..n]);
                 let (act_lo, act_hi) = (&l.act_lo[..n], &l.act_hi[..n]);
                 let (proto, wild) = (l.proto, self.wild);
+                const MUSCLE: u32 = DynType::Muscle as u32;
+                let muscle = match &l.muscle {
+                    Some(m) if D == MUSCLE => m.each_ref().map(|v| &v[..n]),
+                    _ => [&[][..]; MUSCLE_VALUES],
+                };
                 let mut bad = 0;
                 for i in 0..n {
-                    let a = MjActuator {
+                    let mut a = MjActuator {
                         dyn_type: D,
                         gain_type: G,
                         bias_type: B,
@@ -333,6 +416,9 @@ impl LaneReads<'_> {
                         dynprm: [tau[i], proto.dynprm[1], proto.dynprm[2]],
                         ..proto
                     };
+                    if D == MUSCLE {
+                        set_muscle_values(&mut a, &muscle, i);
+                    }
                     let u = if wild { 0.0 } else { ctrl[i] };
                     // As `MjStage::length_velocity` sums them, from 0.
                     let length = a.gear * (0.0 + coef[i] * pos[i]);
@@ -343,7 +429,11 @@ impl LaneReads<'_> {
                     act_dot[i] = out.act_dot;
                     act_next[i] = out.act_next;
                     bad |= u32::from(out.act_next.to_bits() & EXP == EXP);
-                    let force = mj_force_limit(&a, out.force);
+                    let mut force = mj_force_limit(&a, out.force);
+                    if B == BiasType::DcMotor as u32 {
+                        a.biasprm[..3].copy_from_slice(&bias3);
+                        force = mj_force_after(&a, force, length);
+                    }
                     ctrl[i] = force;
                     effort[i] += a.gear * coef[i] * force;
                 }

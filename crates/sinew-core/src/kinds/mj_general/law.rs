@@ -106,7 +106,7 @@ pub fn mj_floor(x: f32) -> f32 {
 }
 
 /// MuJoCo's muscle force–length curve on the normalized length `l`.
-#[inline]
+#[inline(always)]
 pub fn mj_muscle_gain_length(l: f32, lmin: f32, lmax: f32) -> f32 {
     if l < lmin || l > lmax {
         return 0.0;
@@ -129,7 +129,7 @@ pub fn mj_muscle_gain_length(l: f32, lmin: f32, lmax: f32) -> f32 {
 }
 
 /// Peak muscle force: `prm[2]`, or `prm[3] / acc0` when `prm[2] < 0`.
-#[inline]
+#[inline(always)]
 pub fn mj_muscle_peak(prm: &[f32; 9], acc0: f32) -> f32 {
     if prm[2] < 0.0 {
         prm[3] / mj_floor(acc0)
@@ -139,13 +139,13 @@ pub fn mj_muscle_peak(prm: &[f32; 9], acc0: f32) -> f32 {
 }
 
 /// Optimal length `L0` of a muscle (actuator-length units).
-#[inline]
+#[inline(always)]
 pub fn mj_muscle_l0(prm: &[f32; 9], length_lo: f32, length_hi: f32) -> f32 {
     (length_hi - length_lo) / mj_floor(prm[1] - prm[0])
 }
 
 /// MuJoCo's muscle active gain `−F0·FL(L)·FV(V)` (`mju_muscleGain`).
-#[inline]
+#[inline(always)]
 pub fn mj_muscle_gain(
     length: f32,
     velocity: f32,
@@ -173,7 +173,7 @@ pub fn mj_muscle_gain(
 }
 
 /// MuJoCo's muscle passive force (`mju_muscleBias`).
-#[inline]
+#[inline(always)]
 pub fn mj_muscle_bias(
     length: f32,
     length_lo: f32,
@@ -197,7 +197,7 @@ pub fn mj_muscle_bias(
 }
 
 /// The quintic smoothstep of MuJoCo's muscle time constant.
-#[inline]
+#[inline(always)]
 pub fn mj_sigmoid(x: f32) -> f32 {
     if x <= 0.0 {
         0.0
@@ -211,7 +211,7 @@ pub fn mj_sigmoid(x: f32) -> f32 {
 /// MuJoCo's muscle activation dynamics (`mju_muscleDynamics`): the rate
 /// uses the clamped activation for the time constants and the raw one in
 /// `ctrl − act`.
-#[inline]
+#[inline(always)]
 pub fn mj_muscle_dynamics(ctrl: f32, act: f32, dynprm: &[f32; 3]) -> f32 {
     let c = clip(ctrl, 0.0, 1.0);
     let a = clip(act, 0.0, 1.0);
@@ -232,7 +232,7 @@ pub fn mj_muscle_dynamics(ctrl: f32, act: f32, dynprm: &[f32; 3]) -> f32 {
 }
 
 /// `act_dot` of one actuator for the (clamped) control and the activation.
-#[inline]
+#[inline(always)]
 pub fn mj_act_dot(a: &MjActuator, ctrl: f32, act: f32) -> f32 {
     match a.dyn_type {
         x if x == DynType::Integrator as u32 => ctrl,
@@ -245,7 +245,7 @@ pub fn mj_act_dot(a: &MjActuator, ctrl: f32, act: f32) -> f32 {
 }
 
 /// The activation after one step (`mj_advance`), clamped to `actrange`.
-#[inline]
+#[inline(always)]
 pub fn mj_next_act(a: &MjActuator, act: f32, act_dot: f32) -> f32 {
     let next = act + act_dot * a.act_step;
     if a.flags & MJ_ACT_LIMITED != 0 {
@@ -350,12 +350,13 @@ pub fn mj_force_limit(a: &MjActuator, force: f32) -> f32 {
 }
 
 /// What MuJoCo adds to a force after its force-range clamp: a `dcmotor`
-/// bias's cogging torque `biasprm[0]·sin(biasprm[1]·length + biasprm[2])`.
-#[inline]
+/// bias's cogging torque `biasprm[0]·sin(biasprm[1]·length + biasprm[2])`
+/// ([`crate::math::sin`]: the same bits on every CPU, and in vector lanes).
+#[inline(always)]
 pub fn mj_force_after(a: &MjActuator, force: f32, length: f32) -> f32 {
     let b = &a.biasprm;
     if a.bias_type == BiasType::DcMotor as u32 && b[0] != 0.0 {
-        force + b[0] * (b[1] * length + b[2]).sin()
+        force + b[0] * crate::math::sin(b[1] * length + b[2])
     } else {
         force
     }
