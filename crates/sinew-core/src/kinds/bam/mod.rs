@@ -661,7 +661,7 @@ pub fn bench_law<S: Servo, I: LawIo>(
     let goal = io.target(CommandField::Position);
     let enable = io.input(IN_ENABLE);
     let (command, tau_m) = S::motor(io, goal, pos, vel, enable);
-    let tau_e = (m + ma / 2.0) * BENCH_GRAVITY * l * (pos + q_offset).sin();
+    let tau_e = (m + ma / 2.0) * BENCH_GRAVITY * l * crate::math::sin(pos + q_offset);
     let mut inertia = m * (l * l);
     inertia += ma / 3.0 * (l * l);
     inertia += armature;
