@@ -7,7 +7,10 @@
 //! Run: `cargo bench --bench instructions -- WORKLOAD NUM_ENVS NUM_TARGETS STEPS [IDLE_US]`
 //! (defaults: delay_dc 128 29 100 0; flags such as `--bench` are ignored).
 //! WORKLOAD `kind:KEY` steps a registered kind's `Kind::example` on every
-//! target; `kinds` lists the keys (`benches/kind_instructions.sh` runs them all).
+//! target, `kind:KEY+force` the same with `compute_force` set (the MuJoCo
+//! stage computes the force from the forwarded command); `kinds` lists the
+//! keys, `KEY+force` beside those with a MuJoCo equivalent
+//! (`benches/kind_instructions.sh` runs them all).
 //! With IDLE_US, a workload's steps each follow that many µs asleep (a
 //! caller's steady pace) and the run prints their mean and median times;
 //! under `/usr/bin/time`, the process's CPU time is what the pool's workers
@@ -38,6 +41,9 @@ fn main() {
     if name == "kinds" {
         for kind in KindId::ALL {
             println!("{}", kind.spec().key);
+            if let Ok(Some(_)) = kind.example().mujoco_equivalent("g") {
+                println!("{}+force", kind.spec().key);
+            }
         }
         return;
     }
@@ -45,9 +51,15 @@ fn main() {
     // workload's robot and command.
     let chosen = match name.strip_prefix("kind:") {
         Some(key) => {
+            let (key, force) = match key.strip_suffix("+force") {
+                Some(key) => (key, true),
+                None => (key, false),
+            };
             let kind = KindId::from_key(key).unwrap_or_else(|| panic!("no kind {key:?}"));
             workload("pd", num_envs, num_targets).map(|(robot, _, cmd)| {
-                (robot, vec![GroupCfg::new("g", [".*"], kind.example())], cmd)
+                let mut group = GroupCfg::new("g", [".*"], kind.example());
+                group.compute_force = force;
+                (robot, vec![group], cmd)
             })
         }
         None => workload(&name, num_envs, num_targets),

@@ -4,6 +4,8 @@
 # valgrind has no AVX-512). A law loop that runs one element at a time in its AVX2 form stands out
 # here though this machine's own timings take the AVX-512 form (MuJoCo 4's dcmotor did: 645 per
 # element, 131 once in vector lanes; BENCHMARKS.md).
+# `KEY+force` rows: the kind with `compute_force` set, where it has a MuJoCo equivalent (the MuJoCo
+# stage computes the force from the forwarded command).
 # `wrapped` wraps a robot's own actuators, which the bench's robot has none of: it does not run.
 #   benches/kind_instructions.sh [NUM_ENVS] [NUM_TARGETS]   (defaults: 128 envs, 29 targets)
 set -euo pipefail
