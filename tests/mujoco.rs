@@ -151,7 +151,10 @@ fn a_tile_of_the_mujoco_stage_zeroes_only_the_env_whose_force_overflows() {
         num_envs,
         0.002,
     );
-    assert!(p.mj().tiles(), "the stage runs for a tile of envs at once");
+    assert!(
+        p.mj().tiles(false),
+        "the stage runs for a tile of envs at once"
+    );
     let command = |step: usize| {
         let mut cmd = ActuatorCmd::zeros(num_envs, nj);
         for i in 0..num_envs * nj {
@@ -580,10 +583,11 @@ fn mujoco_gain_and_bias_are_randomized_per_env() {
 
 /// A stage whose actuators act on one joint each (tendon ranges aside)
 /// runs one pass per actuator, consecutive actuators of one law a vector
-/// lane each; once a wide parameter is written it takes the general path.
-/// Both must give the same bits: every actuator type of `<general>`, a
-/// shared joint with a range, a stretch wider than a vector (21 joints),
-/// a stretch of muscles of two configurations, wild controls and NaN.
+/// lane each, before and after a wide parameter is written (the
+/// `filterexact` servos then one at a time). It must give the general
+/// loop's bits: every actuator type of `<general>`, a shared joint with a
+/// range, a stretch wider than a vector (21 joints), a stretch of muscles
+/// of two configurations, wild controls and NaN.
 #[test]
 fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
     let nj = 32;
@@ -612,15 +616,14 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
         ),
     ];
     let p = plan(&robot, groups, 24, 0.002);
-    assert!(p.mj().plain && !p.mj().tiles());
-    // The compiled gear, written back: a wide parameter.
+    assert!(p.mj().plain && !p.mj().tiles(false));
     let acts = [
         ("servo", 2),
         ("filters", 21),
         ("muscles", 3),
         ("smooth_muscles", 3),
     ];
-    one_pass_matches_general_path(&p, ("a", 2.0), &acts);
+    one_pass_matches_general_path(&p, &acts);
 }
 
 /// The same when one law covers every joint: the CPU computes the stage
@@ -637,8 +640,8 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
     };
     let groups = vec![GroupCfg::new("filters", [".*"], servo)];
     let p = plan(&robot, groups, 40, 0.002);
-    assert!(p.mj().tiles());
-    one_pass_matches_general_path(&p, ("filters", 1.0), &[("filters", nj)]);
+    assert!(p.mj().tiles(false));
+    one_pass_matches_general_path(&p, &[("filters", nj)]);
 }
 
 /// The same for a tile of muscles on every joint, two configurations side
@@ -655,9 +658,9 @@ fn the_tiled_muscle_stage_matches_the_general_path_bit_for_bit() {
         GroupCfg::new("smooth_muscles", rest, muscle(true)),
     ];
     let p = plan(&robot, groups, 40, 0.002);
-    assert!(p.mj().tiles());
+    assert!(p.mj().tiles(false));
     let acts = [("muscles", 10), ("smooth_muscles", 9)];
-    one_pass_matches_general_path(&p, ("muscles", 1.0), &acts);
+    one_pass_matches_general_path(&p, &acts);
 }
 
 /// The same for a tile of stateless dcmotors, with cogging and without,
@@ -677,8 +680,8 @@ fn the_tiled_dcmotor_stage_matches_the_general_path_bit_for_bit() {
         GroupCfg::new("plain", targets(5..13), plain),
     ];
     let p = plan(&robot, groups, 40, 0.002);
-    assert!(p.mj().tiles());
-    one_pass_matches_general_path(&p, ("plain", 1.0), &[]);
+    assert!(p.mj().tiles(false));
+    one_pass_matches_general_path(&p, &[]);
 }
 
 /// A `<muscle>` whose normalized length spans 0.15..1.65 over positions
@@ -826,24 +829,46 @@ fn filter_servo() -> MjGeneralCfg {
     }
 }
 
-/// Steps plan `p` on two CPU backends, one of them after writing `gear`
-/// (group, its compiled value) back, a wide parameter that sends it down
-/// the general path, with random commands, wild controls and non-finite
-/// values; compares ctrl, joint efforts, `act_dot` and the activations of
-/// `acts` (group, width) bit for bit, and the envs at fault.
-fn one_pass_matches_general_path(p: &Plan, gear: (&str, f32), acts: &[(&str, usize)]) {
+/// Steps plan `p` on two CPU backends, the second with its MuJoCo stage
+/// computed one actuator at a time in the general loop
+/// ([`Plan::without_mj_lanes`]), with random commands, wild controls and
+/// non-finite values; compares ctrl, joint efforts, `act_dot` and the
+/// activations of `acts` (group, width) bit for bit, and the envs at
+/// fault. From step 30 on, every group's gear, upper force range and
+/// `dynprm[0]` differ per env and target: wide parameters, after which
+/// every parameter comes from the table.
+fn one_pass_matches_general_path(p: &Plan, acts: &[(&str, usize)]) {
     use sinew::{Backend, CpuBackend};
     let (num_envs, nj, nc) = (p.num_envs(), p.num_targets(), p.num_ctrl());
-    let (mut one_pass, mut general) = (CpuBackend::new(p.clone()), CpuBackend::new(p.clone()));
-    general
-        .set_param(gear.0, "gear", EnvIds::All, Values::Scalar(gear.1))
-        .unwrap();
+    let mut one_pass = CpuBackend::new(p.clone());
+    let mut general = CpuBackend::new(p.clone().without_mj_lanes());
     let mut seed = 7u32;
     let mut next = || {
         seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         (seed >> 8) as f32 / (1 << 24) as f32 * 2.0 - 1.0
     };
     for step in 0..60 {
+        if step == 30 {
+            for g in p.groups() {
+                let n = num_envs * g.targets.len();
+                for (name, mid, spread) in [
+                    ("gear", 1.0, 0.2),
+                    ("force_hi", 12.0, 8.0),
+                    ("dynprm0", 0.05, 0.03),
+                ] {
+                    let values: Vec<f32> = (0..n).map(|_| mid + spread * next()).collect();
+                    for b in [&mut one_pass, &mut general] {
+                        b.set_param(
+                            &g.cfg.name,
+                            name,
+                            EnvIds::All,
+                            Values::PerEnvTarget(&values),
+                        )
+                        .unwrap();
+                    }
+                }
+            }
+        }
         let mut cmd = ActuatorCmd::zeros(num_envs, nj);
         for i in 0..num_envs * nj {
             cmd.position_target[i] = 2.0 * next();

@@ -519,8 +519,7 @@ impl CpuBackend {
             tile_envs: self.tile_envs,
             mj_wide: self.mj_wide,
             // The stage's rows line up with the command's and the ctrl's.
-            mj_tiled: !self.mj_wide
-                && plan.mj().tiles()
+            mj_tiled: plan.mj().tiles(self.mj_wide)
                 && plan.learned().is_empty()
                 && plan.num_targets() == nc,
             learned_tiled: plan.learned().runs_by_rows(nc, plan.num_targets()),
@@ -1624,7 +1623,11 @@ impl StepInputs<'_> {
                 act_dot: self.outputs.span_mut(mj.act_dot_plane as usize, at, len),
             }
         };
-        mj.tile_forces(rows, |slot| &self.params[slot * plane + at..][..len]);
+        mj.tile_forces(
+            rows,
+            |slot| &self.params[slot * plane + at..][..len],
+            self.mj_wide,
+        );
     }
 
     /// True when every output of the envs from `e0` whose ctrl rows are

@@ -6,7 +6,8 @@
 use super::mujoco::{MjStage, MjTable, MjTileRows};
 use crate::kinds::{
     clip, mj_force_after, mj_force_limit, mj_force_with, MjActuator, MJ_ACT_EARLY, MJ_ACT_LIMITED,
-    MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_MAX_CTRL, MJ_TABLE_PARAMS,
+    MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_GENERAL_SLOTS, MJ_MAX_CTRL, MJ_SLOT_BIAS, MJ_SLOT_DYN,
+    MJ_SLOT_GAIN, MJ_SLOT_GEAR, MJ_SLOT_RANGES, MJ_TABLE_PARAMS,
 };
 use crate::robot::{BiasType, DynType, GainType};
 use std::ops::Range;
@@ -26,67 +27,59 @@ pub(super) enum MjSegment {
 /// `filterexact` differ in [`MjActuator::act_step`] only), gain and bias
 /// types, the same `actearly` and parameter source, on consecutive ctrl
 /// columns and consecutive joints: their compiled values as one array per
-/// value, each range as bounds (±inf where unlimited, which clamps
-/// nothing: `clip(x, −inf, inf)` is `x`, NaN included). Muscles (muscle
-/// dynamics, gain and bias together) also carry the values only their
-/// curves read, in `muscle`.
+/// [`MjGeneralCfg`](crate::MjGeneralCfg) parameter slot (the layout of the
+/// parameter table, whose rows a step may read in their place), each range
+/// as bounds (±inf where unlimited, which clamps nothing:
+/// `clip(x, −inf, inf)` is `x`, NaN included), and the values no slot
+/// holds.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct MjLanes {
     /// Their first ctrl column.
     ctrl_column: usize,
     /// Their first joint.
     joint: usize,
+    /// Their indices in [`MjStage::actuators`].
+    actuators: Range<usize>,
     /// The first actuator with every range marked limited and `dyn_type`
     /// [`DynType::Filter`] for `filterexact`: what the lanes share.
     proto: MjActuator,
-    ctrl_lo: Vec<f32>,
-    ctrl_hi: Vec<f32>,
-    force_lo: Vec<f32>,
-    force_hi: Vec<f32>,
-    act_lo: Vec<f32>,
-    act_hi: Vec<f32>,
+    /// One array per parameter slot.
+    slots: [Vec<f32>; MJ_GENERAL_SLOTS],
     act_step: Vec<f32>,
-    /// `dynprm[0]`.
-    tau: Vec<f32>,
-    gear: Vec<f32>,
     /// The transmission coefficients.
     coef: Vec<f32>,
-    /// The compiled `gainprm[0..3]`, one array per term.
-    gain: [Vec<f32>; 3],
-    /// The compiled `biasprm[0..3]`.
-    bias: [Vec<f32>; 3],
-    /// A muscle stretch's further values ([`muscle_values`]), one array
-    /// per value.
-    muscle: Option<Box<[Vec<f32>; MUSCLE_VALUES]>>,
+    /// `length_lo`, `length_hi` and `acc0` (a muscle's curves read them).
+    curve: [Vec<f32>; 3],
+    /// True when some lane is `filterexact` and reads the parameter
+    /// table: once every slot may differ, its step follows its env's
+    /// `dynprm[0]` ([`MjActuator::with_params`]), which the lanes do not
+    /// recompute, so they do not run then.
+    exact: bool,
 }
 
-/// The values a muscle's curves read beyond those every stretch has.
-const MUSCLE_VALUES: usize = 17;
-
-/// Those values of actuator `a`: `dynprm[1..3]` (the deactivation time
-/// constant, the smoothing width), `gainprm[3..9]`, `biasprm[3..9]`,
-/// `length_lo`, `length_hi` and `acc0`.
-fn muscle_values(a: &MjActuator) -> [f32; MUSCLE_VALUES] {
-    let mut v = [0.0; MUSCLE_VALUES];
-    v[..2].copy_from_slice(&a.dynprm[1..3]);
-    v[2..8].copy_from_slice(&a.gainprm[3..9]);
-    v[8..14].copy_from_slice(&a.biasprm[3..9]);
-    v[14..].copy_from_slice(&[a.length_lo, a.length_hi, a.acc0]);
+/// Actuator `a`'s compiled value of each parameter slot (ranges ±inf where
+/// unlimited): what [`MjActuator::with_params`] reads back.
+fn slot_values(a: &MjActuator) -> [f32; MJ_GENERAL_SLOTS] {
+    let inf = f32::INFINITY;
+    let bound = |bit: u32, lo: f32, hi: f32| {
+        if a.flags & bit != 0 {
+            [lo, hi]
+        } else {
+            [-inf, inf]
+        }
+    };
+    let mut v = [0.0; MJ_GENERAL_SLOTS];
+    v[MJ_SLOT_GAIN..][..9].copy_from_slice(&a.gainprm);
+    v[MJ_SLOT_BIAS..][..9].copy_from_slice(&a.biasprm);
+    v[MJ_SLOT_DYN..][..3].copy_from_slice(&a.dynprm);
+    v[MJ_SLOT_GEAR] = a.gear;
+    let ranges = [
+        bound(MJ_CTRL_LIMITED, a.ctrl_lo, a.ctrl_hi),
+        bound(MJ_FORCE_LIMITED, a.force_lo, a.force_hi),
+        bound(MJ_ACT_LIMITED, a.act_lo, a.act_hi),
+    ];
+    v[MJ_SLOT_RANGES..].copy_from_slice(ranges.as_flattened());
     v
-}
-
-/// Lane `i` of the arrays of [`muscle_values`] written into `a` (no
-/// closure: one would compile apart from the vector loop that calls this).
-#[inline(always)]
-fn set_muscle_values(a: &mut MjActuator, arrays: &[&[f32]; MUSCLE_VALUES], i: usize) {
-    let mut v = [0.0; MUSCLE_VALUES];
-    for k in 0..MUSCLE_VALUES {
-        v[k] = arrays[k][i];
-    }
-    a.dynprm[1..3].copy_from_slice(&v[..2]);
-    a.gainprm[3..9].copy_from_slice(&v[2..8]);
-    a.biasprm[3..9].copy_from_slice(&v[8..14]);
-    [a.length_lo, a.length_hi, a.acc0] = [v[14], v[15], v[16]];
 }
 
 /// The lane loop's dynamics: [`DynType::FilterExact`] runs as `filter`.
@@ -172,50 +165,62 @@ pub(super) fn segments(stage: &MjStage) -> Vec<MjSegment> {
     out
 }
 
+impl MjSegment {
+    /// The segment's lanes when they run in a step that is `wide` or not
+    /// ([`MjLanes::run_when`]), else its actuators, computed one at a time.
+    pub(super) fn lanes(&self, wide: bool) -> Result<&MjLanes, Range<usize>> {
+        match self {
+            MjSegment::Lanes(lanes) if lanes.run_when(wide) => Ok(lanes),
+            MjSegment::Lanes(lanes) => Err(lanes.actuators.clone()),
+            MjSegment::Each(k) => Err(k.clone()),
+        }
+    }
+}
+
 impl MjLanes {
     fn new(stage: &MjStage, range: Range<usize>) -> MjLanes {
         let acts = &stage.actuators[range.clone()];
         let a = acts[0];
         let column = |value: &dyn Fn(&MjActuator) -> f32| acts.iter().map(value).collect();
-        let bound = |bit: u32, end: &dyn Fn(&MjActuator) -> f32, inf: f32| {
-            column(&|a: &MjActuator| if a.flags & bit != 0 { end(a) } else { inf })
-        };
-        let inf = f32::INFINITY;
         MjLanes {
             ctrl_column: a.ctrl_column as usize,
             joint: stage.path[a.path_offset as usize].column as usize,
+            actuators: range.clone(),
             proto: MjActuator {
                 dyn_type: lane_dyn(&a).expect("a lane actuator"),
                 flags: a.flags | MJ_CTRL_LIMITED | MJ_FORCE_LIMITED | MJ_ACT_LIMITED,
                 ..a
             },
-            ctrl_lo: bound(MJ_CTRL_LIMITED, &|a| a.ctrl_lo, -inf),
-            ctrl_hi: bound(MJ_CTRL_LIMITED, &|a| a.ctrl_hi, inf),
-            force_lo: bound(MJ_FORCE_LIMITED, &|a| a.force_lo, -inf),
-            force_hi: bound(MJ_FORCE_LIMITED, &|a| a.force_hi, inf),
-            act_lo: bound(MJ_ACT_LIMITED, &|a| a.act_lo, -inf),
-            act_hi: bound(MJ_ACT_LIMITED, &|a| a.act_hi, inf),
+            slots: std::array::from_fn(|k| column(&|a| slot_values(a)[k])),
             act_step: column(&|a| a.act_step),
-            tau: column(&|a| a.dynprm[0]),
-            gear: column(&|a| a.gear),
             coef: (acts.iter())
                 .map(|a| stage.path[a.path_offset as usize].coef)
                 .collect(),
-            gain: std::array::from_fn(|q| column(&|a| a.gainprm[q])),
-            bias: std::array::from_fn(|q| column(&|a| a.biasprm[q])),
-            muscle: is_muscle(&a)
-                .then(|| Box::new(std::array::from_fn(|k| column(&|a| muscle_values(a)[k])))),
+            curve: [
+                column(&|a| a.length_lo),
+                column(&|a| a.length_hi),
+                column(&|a| a.acc0),
+            ],
+            exact: a.flags & MJ_TABLE_PARAMS != 0
+                && (acts.iter()).any(|a| a.dyn_type == DynType::FilterExact as u32),
         }
     }
 
     /// Their ctrl columns.
     pub(super) fn columns(&self) -> Range<usize> {
-        self.ctrl_column..self.ctrl_column + self.gear.len()
+        self.ctrl_column..self.ctrl_column + self.coef.len()
     }
 
     /// Their joints.
     pub(super) fn joints(&self) -> Range<usize> {
-        self.joint..self.joint + self.gear.len()
+        self.joint..self.joint + self.coef.len()
+    }
+
+    /// True when the lanes compute their actuators in a step that reads
+    /// every parameter slot from the table when `wide` (see
+    /// [`MjLanes::exact`]).
+    pub(super) fn run_when(&self, wide: bool) -> bool {
+        !(wide && self.exact)
     }
 
     /// These lanes `times` over, back to back: the lanes of `times`
@@ -223,30 +228,42 @@ impl MjLanes {
     pub(super) fn repeated(&self, times: usize) -> MjLanes {
         let rep = |v: &Vec<f32>| v.repeat(times);
         MjLanes {
-            ctrl_lo: rep(&self.ctrl_lo),
-            ctrl_hi: rep(&self.ctrl_hi),
-            force_lo: rep(&self.force_lo),
-            force_hi: rep(&self.force_hi),
-            act_lo: rep(&self.act_lo),
-            act_hi: rep(&self.act_hi),
+            slots: self.slots.each_ref().map(rep),
             act_step: rep(&self.act_step),
-            tau: rep(&self.tau),
-            gear: rep(&self.gear),
             coef: rep(&self.coef),
-            gain: self.gain.each_ref().map(rep),
-            bias: self.bias.each_ref().map(rep),
-            muscle: (self.muscle.as_deref()).map(|m| Box::new(m.each_ref().map(rep))),
+            curve: self.curve.each_ref().map(rep),
+            actuators: self.actuators.clone(),
             ..*self
         }
     }
 
-    /// Clamps the controls `ctrl` (the stretch's, or a whole number of
-    /// [`MjLanes::repeated`] stretches) by their ranges; non-zero when one
-    /// is beyond MuJoCo's bad-control bound.
+    /// The values of parameter slot `slot` for the lanes of table columns
+    /// `at` (the stretch's, or a whole number of [`MjLanes::repeated`]
+    /// stretches): the compiled ones, or where the stretch reads the
+    /// parameter table and the step reads the slot there, `table`'s row.
     #[inline(always)]
-    pub(super) fn clamp_controls(&self, ctrl: &mut [f32]) -> u32 {
+    fn slot<'t>(&'t self, table: Option<&MjTable<'t>>, slot: usize, at: Range<usize>) -> &'t [f32] {
+        match table.and_then(|t| t.row(slot)) {
+            Some(row) if self.proto.flags & MJ_TABLE_PARAMS != 0 => &row[at],
+            _ => &self.slots[slot][..at.len()],
+        }
+    }
+
+    /// Clamps the controls `ctrl` (of table columns `at..`) by their ranges
+    /// ([`MjLanes::slot`]); non-zero when one is beyond MuJoCo's
+    /// bad-control bound.
+    #[inline(always)]
+    pub(super) fn clamp_controls(
+        &self,
+        ctrl: &mut [f32],
+        table: Option<&MjTable<'_>>,
+        at: usize,
+    ) -> u32 {
+        let at = at..at + ctrl.len();
+        let lo = self.slot(table, MJ_SLOT_RANGES, at.clone());
+        let hi = self.slot(table, MJ_SLOT_RANGES + 1, at);
         let mut wild = 0;
-        for ((u, &lo), &hi) in ctrl.iter_mut().zip(&self.ctrl_lo).zip(&self.ctrl_hi) {
+        for ((u, &lo), &hi) in ctrl.iter_mut().zip(lo).zip(hi) {
             *u = clip(*u, lo, hi);
             wild |= u32::from(u.abs() > MJ_MAX_CTRL);
         }
@@ -255,37 +272,27 @@ impl MjLanes {
 
     /// Their forces, as [`MjStage`]'s one-actuator loop computes them, for
     /// `rows` (one env's cut to the stretch, or consecutive envs' for
-    /// [`MjLanes::repeated`] lanes): `rows.ctrl` holds the clamped controls
-    /// on entry and the forces after the force ranges on exit (as if 0
-    /// when `wild`), and their `moment·force` is added to `rows.effort`.
-    /// `table` holds the rows of the parameter table where the stage reads
-    /// it, this stretch's values from `at` on. Returns non-zero when some
-    /// next activation is not finite.
+    /// [`MjLanes::repeated`] lanes, of table columns `at..`): `rows.ctrl`
+    /// holds the clamped controls on entry and the forces after the force
+    /// ranges on exit (as if 0 when `wild`), and their `moment·force` is
+    /// added to `rows.effort`. Their parameters are [`MjLanes::slot`]'s.
+    /// Returns non-zero when some next activation is not finite.
     #[inline(always)]
     pub(super) fn forces<'t>(
-        &self,
+        &'t self,
         wild: bool,
         rows: MjTileRows<'_>,
         table: Option<&MjTable<'t>>,
         at: usize,
     ) -> u32 {
-        let n = rows.ctrl.len();
-        let cut = |rows: [&'t [f32]; 3]| rows.map(|row| &row[at..at + n]);
-        let (gain, bias) = match table {
-            Some(t) if self.proto.flags & MJ_TABLE_PARAMS != 0 => (cut(t.gain), cut(t.bias)),
-            _ => (
-                self.gain.each_ref().map(|v| &v[..]),
-                self.bias.each_ref().map(|v| &v[..]),
-            ),
-        };
         let reads = LaneReads {
             lanes: self,
             wild,
             pos: rows.pos,
             vel: rows.vel,
             act: rows.act,
-            gain,
-            bias,
+            table,
+            at,
         };
         let writes = LaneWrites {
             ctrl: rows.ctrl,
@@ -304,8 +311,10 @@ struct LaneReads<'l> {
     pos: &'l [f32],
     vel: &'l [f32],
     act: &'l [f32],
-    gain: [&'l [f32]; 3],
-    bias: [&'l [f32]; 3],
+    /// The table's rows, where the step reads it.
+    table: Option<&'l MjTable<'l>>,
+    /// The first lane's table column.
+    at: usize,
 }
 
 /// What it writes: [`LaneReads::run`] takes each as a parameter of its
@@ -319,6 +328,12 @@ struct LaneWrites<'l> {
 }
 
 impl LaneReads<'_> {
+    /// The `n` lanes' values of parameter slot `slot` ([`MjLanes::slot`]).
+    #[inline(always)]
+    fn slot(&self, slot: usize, n: usize) -> &[f32] {
+        self.lanes.slot(self.table, slot, self.at..self.at + n)
+    }
+
     /// On the way to the loop's form for the stretch's law.
     #[inline(always)]
     fn by_dyn(self, w: LaneWrites<'_>) -> u32 {
@@ -385,22 +400,36 @@ impl LaneReads<'_> {
             #[inline(always)]
             || {
                 const EXP: u32 = 0x7f80_0000;
+                const MUSCLE: u32 = DynType::Muscle as u32;
                 let l = self.lanes;
                 let n = ctrl.len();
-                let (gain, bias) = (self.gain.map(|v| &v[..n]), self.bias.map(|v| &v[..n]));
+                let gear = self.slot(MJ_SLOT_GEAR, n);
+                let r = MJ_SLOT_RANGES;
+                let (force_lo, force_hi) = (self.slot(r + 2, n), self.slot(r + 3, n));
+                let (act_lo, act_hi) = (self.slot(r + 4, n), self.slot(r + 5, n));
+                let tau = self.slot(MJ_SLOT_DYN, n);
+                let (g, b) = (MJ_SLOT_GAIN, MJ_SLOT_BIAS);
+                let gain = [self.slot(g, n), self.slot(g + 1, n), self.slot(g + 2, n)];
+                let bias = [self.slot(b, n), self.slot(b + 1, n), self.slot(b + 2, n)];
+                // What a muscle reads beside: `gainprm[3..9]`, `biasprm[3..9]`,
+                // `dynprm[1..3]`, `length_lo`, `length_hi` and `acc0`.
+                let mut muscle = [&[][..]; 17];
+                if D == MUSCLE {
+                    for k in 0..6 {
+                        muscle[k] = self.slot(MJ_SLOT_GAIN + 3 + k, n);
+                        muscle[6 + k] = self.slot(MJ_SLOT_BIAS + 3 + k, n);
+                    }
+                    muscle[12] = self.slot(MJ_SLOT_DYN + 1, n);
+                    muscle[13] = self.slot(MJ_SLOT_DYN + 2, n);
+                    for (k, curve) in l.curve.iter().enumerate() {
+                        muscle[14 + k] = &curve[..n];
+                    }
+                }
                 let (pos, vel, act) = (&self.pos[..n], &self.vel[..n], &self.act[..n]);
                 let (act_next, act_dot, effort) =
                     (&mut act_next[..n], &mut act_dot[..n], &mut effort[..n]);
-                let (gear, coef, act_step, tau) =
-                    (&l.gear[..n], &l.coef[..n], &l.act_step[..n], &l.tau[..n]);
-                let (force_lo, force_hi) = (&l.force_lo[..n], &l.force_hi[..n]);
-                let (act_lo, act_hi) = (&l.act_lo[..n], &l.act_hi[..n]);
+                let (coef, act_step) = (&l.coef[..n], &l.act_step[..n]);
                 let (proto, wild) = (l.proto, self.wild);
-                const MUSCLE: u32 = DynType::Muscle as u32;
-                let muscle = match &l.muscle {
-                    Some(m) if D == MUSCLE => m.each_ref().map(|v| &v[..n]),
-                    _ => [&[][..]; MUSCLE_VALUES],
-                };
                 let mut bad = 0;
                 for i in 0..n {
                     let mut a = MjActuator {
@@ -413,11 +442,17 @@ impl LaneReads<'_> {
                         force_hi: force_hi[i],
                         act_lo: act_lo[i],
                         act_hi: act_hi[i],
-                        dynprm: [tau[i], proto.dynprm[1], proto.dynprm[2]],
                         ..proto
                     };
+                    a.dynprm[0] = tau[i];
                     if D == MUSCLE {
-                        set_muscle_values(&mut a, &muscle, i);
+                        for k in 0..6 {
+                            a.gainprm[3 + k] = muscle[k][i];
+                            a.biasprm[3 + k] = muscle[6 + k][i];
+                        }
+                        [a.dynprm[1], a.dynprm[2]] = [muscle[12][i], muscle[13][i]];
+                        [a.length_lo, a.length_hi, a.acc0] =
+                            [muscle[14][i], muscle[15][i], muscle[16][i]];
                     }
                     let u = if wild { 0.0 } else { ctrl[i] };
                     // As `MjStage::length_velocity` sums them, from 0.
@@ -431,6 +466,7 @@ impl LaneReads<'_> {
                     bad |= u32::from(out.act_next.to_bits() & EXP == EXP);
                     let mut force = mj_force_limit(&a, out.force);
                     if B == BiasType::DcMotor as u32 {
+                        // The cogging reads the lane's own bias terms.
                         a.biasprm[..3].copy_from_slice(&bias3);
                         force = mj_force_after(&a, force, length);
                     }

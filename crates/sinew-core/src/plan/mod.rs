@@ -369,6 +369,14 @@ impl Plan {
     pub fn mj(&self) -> &MjStage {
         &self.mj
     }
+    /// This plan with its MuJoCo stage computed one actuator at a time, in
+    /// the general loop: no vector lanes, no tiles of envs. The results are
+    /// the same bits, only slower; the lane forms are checked against it.
+    #[doc(hidden)]
+    pub fn without_mj_lanes(mut self) -> Plan {
+        self.mj.one_at_a_time();
+        self
+    }
     /// The learned-network stage (empty when no group is learned).
     pub fn learned(&self) -> &LearnedStage {
         &self.learned

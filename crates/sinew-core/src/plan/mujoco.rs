@@ -188,6 +188,14 @@ impl MjStage {
         (a.gear * length, a.gear * velocity)
     }
 
+    /// Drops the lanes and tiles: every actuator computed in the general
+    /// loop ([`Plan::without_mj_lanes`]).
+    pub(super) fn one_at_a_time(&mut self) {
+        self.plain = false;
+        self.segments.clear();
+        self.tiled = None;
+    }
+
     /// True when a step must run the stage: it computes forces, or a
     /// range couples its columns. Otherwise the joint efforts are a sum of
     /// ctrl values, which [`MjStage::law_efforts`] gives when asked.
@@ -254,34 +262,56 @@ impl MjStage {
         wide: bool,
         env: &mut impl MjDriver,
     ) -> bool {
-        if wide {
-            self.forces::<true>(pos, vel, ctrl, effort, param, env)
-        } else if self.plain {
-            self.plain_forces(pos, vel, ctrl, effort, param, env)
-        } else {
-            self.forces::<false>(pos, vel, ctrl, effort, param, env)
+        match (self.plain, wide) {
+            (true, true) => self.plain_forces::<true>(pos, vel, ctrl, effort, param, env),
+            (true, false) => self.plain_forces::<false>(pos, vel, ctrl, effort, param, env),
+            (false, true) => self.forces::<true>(pos, vel, ctrl, effort, param, env),
+            (false, false) => self.forces::<false>(pos, vel, ctrl, effort, param, env),
         }
     }
 
-    /// True when [`MjStage::tile_forces`] computes the stage (every ctrl
-    /// column a MuJoCo-law actuator on the joint of its index, consecutive
-    /// actuators of one law; see [`MjStage::plain`]).
-    pub fn tiles(&self) -> bool {
-        self.tiled.is_some()
+    /// True when [`MjStage::tile_forces`] computes the stage in a step
+    /// that is `wide` or not ([`MjStage::env_forces`]): every ctrl column a
+    /// MuJoCo-law actuator on the joint of its index, consecutive actuators
+    /// of one law (see [`MjStage::plain`]); when wide, no `filterexact`
+    /// actuator reads the parameter table (its step then follows the env's
+    /// time constant, computed one actuator at a time).
+    pub fn tiles(&self, wide: bool) -> bool {
+        self.tiled.as_ref().is_some_and(|t| t.run_when(wide))
     }
 
-    /// [`MjStage::env_forces`], not wide, for consecutive envs at once when
+    /// [`MjStage::env_forces`] for consecutive envs at once when
     /// [`MjStage::tiles`]: `rows` are their rows, `param(slot)` their rows
     /// of parameter slot `slot`. Writes what `env_forces` writes for each
     /// env, in the same bits; where `env_forces` would return false, some
     /// value of the env's row of `rows.act_next` is not finite.
     ///
     /// # Panics
-    /// When the stage does not tile.
-    pub fn tile_forces<'p>(&self, rows: MjTileRows<'_>, param: impl Fn(usize) -> &'p [f32]) {
+    /// When the stage does not tile for `wide`.
+    pub fn tile_forces<'p>(
+        &self,
+        rows: MjTileRows<'_>,
+        param: impl Fn(usize) -> &'p [f32],
+        wide: bool,
+    ) {
+        if wide {
+            self.tile_forces_as::<true>(rows, param);
+        } else {
+            self.tile_forces_as::<false>(rows, param);
+        }
+    }
+
+    /// [`MjStage::tile_forces`] for `wide == WIDE`.
+    fn tile_forces_as<'p, const WIDE: bool>(
+        &self,
+        rows: MjTileRows<'_>,
+        param: impl Fn(usize) -> &'p [f32],
+    ) {
         use crate::kinds::MJ_MAX_CTRL;
-        let lanes = self.tiled.as_deref().expect("a stage that tiles");
-        let table = self.table::<false>(param);
+        let lanes = (self.tiled.as_deref())
+            .filter(|t| t.run_when(WIDE))
+            .expect("a stage that tiles");
+        let table = self.table::<WIDE>(param);
         let nc = self.num_joints;
         let MjTileRows {
             ctrl,
@@ -295,7 +325,7 @@ impl MjStage {
         let len = ctrl.len();
         for start in (0..len).step_by(MJ_TILE_ENVS * nc) {
             let r = start..len.min(start + MJ_TILE_ENVS * nc);
-            if lanes.clamp_controls(&mut ctrl[r.clone()]) != 0 {
+            if lanes.clamp_controls(&mut ctrl[r.clone()], table.as_ref(), r.start) != 0 {
                 // MuJoCo's guard: such an env's every control enters its
                 // law as 0.
                 for row in ctrl[r.clone()].chunks_exact_mut(nc) {
@@ -345,12 +375,13 @@ impl MjStage {
         wild
     }
 
-    /// [`MjStage::forces`] of a [`MjStage::plain`] stage, not wide: the
-    /// same operations in the same order per actuator (so the same bits),
-    /// each actuator's force, clamp and joint effort in one pass, a vector
-    /// lane each where [`MjStage::segments`] has them.
+    /// [`MjStage::forces`] of a [`MjStage::plain`] stage: the same
+    /// operations in the same order per actuator (so the same bits), each
+    /// actuator's force, clamp and joint effort in one pass, a vector lane
+    /// each where [`MjStage::segments`] has lanes that run when
+    /// `wide == WIDE`.
     #[inline(always)]
-    fn plain_forces<'p>(
+    fn plain_forces<'p, const WIDE: bool>(
         &self,
         pos: &[f32],
         vel: &[f32],
@@ -359,20 +390,21 @@ impl MjStage {
         param: impl Fn(usize) -> &'p [f32],
         env: &mut impl MjDriver,
     ) -> bool {
-        let table = self.table::<false>(param);
+        let table = self.table::<WIDE>(param);
         let wild = (self.segments.iter()).fold(false, |wild, segment| {
-            wild | match segment {
-                MjSegment::Lanes(lanes) => lanes.clamp_controls(&mut ctrl[lanes.columns()]) != 0,
-                MjSegment::Each(k) => {
-                    Self::clamp_controls::<false>(&self.actuators[k.clone()], &table, ctrl)
+            wild | match segment.lanes(WIDE) {
+                Ok(lanes) => {
+                    let at = lanes.columns().start;
+                    lanes.clamp_controls(&mut ctrl[lanes.columns()], table.as_ref(), at) != 0
                 }
+                Err(k) => Self::clamp_controls::<WIDE>(&self.actuators[k], &table, ctrl),
             }
         });
         effort.fill(0.0);
         let mut next_finite = true;
         for segment in &self.segments {
-            match segment {
-                MjSegment::Lanes(lanes) => {
+            match segment.lanes(WIDE) {
+                Ok(lanes) => {
                     let (act, act_next, act_dot) = env.act_rows(lanes.columns());
                     let rows = MjTileRows {
                         ctrl: &mut ctrl[lanes.columns()],
@@ -386,10 +418,11 @@ impl MjStage {
                     let at = lanes.columns().start;
                     next_finite &= lanes.forces(wild, rows, table.as_ref(), at) == 0;
                 }
-                MjSegment::Each(k) => {
-                    for a in &self.actuators[k.clone()] {
+                Err(k) => {
+                    for a in &self.actuators[k] {
+                        let a = env_actuator::<WIDE>(a, &table, false);
                         next_finite &=
-                            self.plain_force(a, wild, pos, vel, ctrl, effort, &table, env);
+                            self.plain_force(&a, wild, pos, vel, ctrl, effort, &table, env);
                     }
                 }
             }
@@ -400,9 +433,10 @@ impl MjStage {
         next_finite
     }
 
-    /// One actuator of [`MjStage::plain_forces`] (`ctrl[c]` its clamped
-    /// control on entry, its force on exit). Returns false when its next
-    /// activation is not finite.
+    /// One actuator of [`MjStage::plain_forces`] (`a` with the env's
+    /// parameters when wide; `ctrl[c]` its clamped control on entry, its
+    /// force on exit). Returns false when its next activation is not
+    /// finite.
     #[inline(always)]
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn plain_force(
@@ -557,9 +591,25 @@ pub(super) fn couples_by_law(kind: KindId) -> bool {
 /// One env's rows of the [`MjGeneralCfg`](crate::MjGeneralCfg) parameter
 /// slots: the gain and bias terms, and every slot when the step is wide.
 pub(super) struct MjTable<'p> {
-    pub(super) gain: [&'p [f32]; 3],
-    pub(super) bias: [&'p [f32]; 3],
+    gain: [&'p [f32]; 3],
+    bias: [&'p [f32]; 3],
     all: Option<[&'p [f32]; crate::kinds::MJ_GENERAL_SLOTS]>,
+}
+
+impl<'p> MjTable<'p> {
+    /// The row of parameter slot `slot`, where the step reads it.
+    #[inline(always)]
+    pub(super) fn row(&self, slot: usize) -> Option<&'p [f32]> {
+        use crate::kinds::{MJ_SLOT_BIAS, MJ_SLOT_GAIN};
+        match (&self.all, slot) {
+            (Some(all), _) => Some(all[slot]),
+            (None, k) if (MJ_SLOT_GAIN..MJ_SLOT_GAIN + 3).contains(&k) => Some(self.gain[k]),
+            (None, k) if (MJ_SLOT_BIAS..MJ_SLOT_BIAS + 3).contains(&k) => {
+                Some(self.bias[k - MJ_SLOT_BIAS])
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Actuator `a` with the env's parameters where it reads them from the
