@@ -8,7 +8,11 @@
 //! (defaults: delay_dc 128 29 100 0; flags such as `--bench` are ignored).
 //! WORKLOAD `kind:KEY` steps a registered kind's `Kind::example` on every
 //! target, `kind:KEY+force` the same with `compute_force` set (the MuJoCo
-//! stage computes the force from the forwarded command); `kinds` lists the
+//! stage computes the force from the forwarded command), and either with
+//! `+wide` appended, the group's gear written per env and target (for
+//! `mj_general`, a parameter that makes the MuJoCo stage read every
+//! parameter from the table; `kind:mj_general+filter` is its example with
+//! Euler `filter` dynamics in place of `filterexact`); `kinds` lists the
 //! keys, `KEY+force` beside those with a MuJoCo equivalent
 //! (`benches/kind_instructions.sh` runs them all).
 //! With IDLE_US, a workload's steps each follow that many µs asleep (a
@@ -18,7 +22,10 @@
 //! A preset or scenario takes its own targets and its command's first
 //! step; NUM_TARGETS is then unused.
 
-use sinew::{ActuatorCmd, Backend, CpuBackend, GroupCfg, KindId, Plan, PlanOptions};
+use sinew::{
+    ActuatorCfg, ActuatorCmd, Backend, CpuBackend, DynType, EnvIds, GroupCfg, KindId, MjGeneralCfg,
+    Plan, PlanOptions, Values,
+};
 use sinew_cli::bench::{randomize, workload};
 use sinew_cli::command::CommandGen;
 use sinew_cli::{presets, run, Scenario};
@@ -49,15 +56,33 @@ fn main() {
     }
     // `kind:KEY`: the kind's `Kind::example` on every target, the pd
     // workload's robot and command.
+    let mut widen = false;
     let chosen = match name.strip_prefix("kind:") {
         Some(key) => {
+            let (key, wide) = match key.strip_suffix("+wide") {
+                Some(key) => (key, true),
+                None => (key, false),
+            };
             let (key, force) = match key.strip_suffix("+force") {
                 Some(key) => (key, true),
                 None => (key, false),
             };
+            widen = wide;
+            let (key, euler) = match key.strip_suffix("+filter") {
+                Some(key) => (key, true),
+                None => (key, false),
+            };
             let kind = KindId::from_key(key).unwrap_or_else(|| panic!("no kind {key:?}"));
+            let example = match kind.example() {
+                ActuatorCfg::MjGeneral(c) if euler => ActuatorCfg::MjGeneral(MjGeneralCfg {
+                    dyn_type: DynType::Filter,
+                    ..c
+                }),
+                _ if euler => panic!("+filter is for mj_general"),
+                example => example,
+            };
             workload("pd", num_envs, num_targets).map(|(robot, _, cmd)| {
-                let mut group = GroupCfg::new("g", [".*"], kind.example());
+                let mut group = GroupCfg::new("g", [".*"], example);
                 group.compute_force = force;
                 (robot, vec![group], cmd)
             })
@@ -68,6 +93,14 @@ fn main() {
         let plan = Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
         let mut backend = CpuBackend::new(plan);
         randomize(&mut backend);
+        if widen {
+            // Gears of 0.9..1.1 per (env, target).
+            let gears: Vec<f32> = (0..num_envs * num_targets)
+                .map(|i| 0.9 + 0.2 * (i % 11) as f32 / 10.0)
+                .collect();
+            (backend.set_param("g", "gear", EnvIds::All, Values::PerEnvTarget(&gears)))
+                .unwrap_or_else(|e| panic!("+wide writes the group's gear: {e}"));
+        }
         let mut times = Vec::with_capacity(if idle.is_zero() { 0 } else { steps });
         for _ in 0..steps {
             if idle.is_zero() {

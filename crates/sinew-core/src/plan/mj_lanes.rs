@@ -94,24 +94,19 @@ fn lane_dyn(a: &MjActuator) -> Option<u32> {
     }
 }
 
+/// True when actuator `a` has these dynamics, gain and bias types.
+fn has_types(a: &MjActuator, d: DynType, g: GainType, b: BiasType) -> bool {
+    (a.dyn_type, a.gain_type, a.bias_type) == (d as u32, g as u32, b as u32)
+}
+
 /// True for a muscle: muscle dynamics, gain and bias.
 fn is_muscle(a: &MjActuator) -> bool {
-    (a.dyn_type, a.gain_type, a.bias_type)
-        == (
-            DynType::Muscle as u32,
-            GainType::Muscle as u32,
-            BiasType::Muscle as u32,
-        )
+    has_types(a, DynType::Muscle, GainType::Muscle, BiasType::Muscle)
 }
 
 /// True for a `dcmotor` without dynamics: `dcmotor` gain and bias.
 fn is_dc_motor(a: &MjActuator) -> bool {
-    (a.dyn_type, a.gain_type, a.bias_type)
-        == (
-            DynType::None as u32,
-            GainType::DcMotor as u32,
-            BiasType::DcMotor as u32,
-        )
+    has_types(a, DynType::None, GainType::DcMotor, BiasType::DcMotor)
 }
 
 /// True when the lane loop computes this actuator's law: a muscle, a
