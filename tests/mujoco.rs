@@ -688,7 +688,8 @@ fn the_tiled_dcmotor_stage_matches_the_general_path_bit_for_bit() {
 /// in −1..1 (each force–length and passive region) and whose velocity
 /// spans −5..5 normalized (each force–velocity region); `smooth` gives
 /// it a smoothed time-constant switch, a control range, a peak force of
-/// its own and a force range.
+/// its own, a force range, and curves and a length range of their own
+/// (every `gainprm` and `biasprm` term differs).
 fn muscle(smooth: bool) -> MjGeneralCfg {
     let base = sinew::MjMuscleCfg {
         length_range: [-0.2, 0.2],
@@ -703,6 +704,12 @@ fn muscle(smooth: bool) -> MjGeneralCfg {
             ctrl_range: Some([0.0, 1.0]),
             force: 40.0,
             force_range: Some([-30.0, 0.0]),
+            lmin: 0.3,
+            lmax: 1.4,
+            vmax: 2.0,
+            fpmax: 1.1,
+            fvmax: 1.5,
+            length_range: [-0.25, 0.2],
             ..base
         }
     } else {
