@@ -151,10 +151,7 @@ fn a_tile_of_the_mujoco_stage_zeroes_only_the_env_whose_force_overflows() {
         num_envs,
         0.002,
     );
-    assert!(
-        p.mj().tiles(false),
-        "the stage runs for a tile of envs at once"
-    );
+    assert!(p.mj().tiles(), "the stage runs for a tile of envs at once");
     let command = |step: usize| {
         let mut cmd = ActuatorCmd::zeros(num_envs, nj);
         for i in 0..num_envs * nj {
@@ -583,8 +580,7 @@ fn mujoco_gain_and_bias_are_randomized_per_env() {
 
 /// A stage whose actuators act on one joint each (tendon ranges aside)
 /// runs one pass per actuator, consecutive actuators of one law a vector
-/// lane each, before and after a wide parameter is written (the
-/// `filterexact` servos then one at a time). It must give the general
+/// lane each, before and after a wide parameter is written. It must give the general
 /// loop's bits: every actuator type of `<general>`, a shared joint with a
 /// range, a stretch wider than a vector (21 joints), a stretch of muscles
 /// of two configurations, wild controls and NaN.
@@ -616,7 +612,7 @@ fn the_one_pass_mujoco_stage_matches_the_general_path_bit_for_bit() {
         ),
     ];
     let p = plan(&robot, groups, 24, 0.002);
-    assert!(p.mj().plain && !p.mj().tiles(false));
+    assert!(p.mj().plain && !p.mj().tiles());
     let acts = [
         ("servo", 2),
         ("filters", 21),
@@ -640,8 +636,51 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
     };
     let groups = vec![GroupCfg::new("filters", [".*"], servo)];
     let p = plan(&robot, groups, 40, 0.002);
-    assert!(p.mj().tiles(false));
+    assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, &[("filters", nj)]);
+}
+
+/// The same for `filterexact` servos (MuJoCo's `<position timeconst>`) of
+/// two configurations on every joint, whose steps follow each env's time
+/// constant once it is written: tiled, and with `filter` servos of the
+/// same law between them (whose steps do not follow it) one env at a time.
+#[test]
+fn the_filterexact_mujoco_stage_matches_the_general_path_bit_for_bit() {
+    let nj = 21;
+    let robot = joints(nj);
+    let servo = |kp: f32, timeconst: f32| {
+        MjPositionCfg {
+            kp,
+            kv: Some(kp / 10.0),
+            timeconst,
+            force_range: Some([-8.0, 8.0]),
+            ..MjPositionCfg::default()
+        }
+        .position()
+        .unwrap()
+    };
+    let targets = |r: std::ops::Range<usize>| r.map(|j| format!("j{j}")).collect::<Vec<_>>();
+    let tiled = vec![
+        GroupCfg::new("exact_a", targets(0..10), servo(30.0, 0.03)),
+        GroupCfg::new("exact_b", targets(10..21), servo(12.0, 0.08)),
+    ];
+    let p = plan(&robot, tiled, 40, 0.002);
+    assert!(p.mj().tiles());
+    one_pass_matches_general_path(&p, &[("exact_a", 10), ("exact_b", 11)]);
+    // The same law but for its step: `filter` dynamics.
+    let filter = MjGeneralCfg {
+        dyn_type: DynType::Filter,
+        ..servo(20.0, 0.05)
+    };
+    let mixed = vec![
+        GroupCfg::new("exact_a", targets(0..8), servo(30.0, 0.03)),
+        GroupCfg::new("filters", targets(8..14), filter),
+        GroupCfg::new("exact_b", targets(14..21), servo(12.0, 0.08)),
+    ];
+    let p = plan(&robot, mixed, 24, 0.002);
+    assert!(p.mj().plain && !p.mj().tiles());
+    let acts = [("exact_a", 8), ("filters", 6), ("exact_b", 7)];
+    one_pass_matches_general_path(&p, &acts);
 }
 
 /// The same for a tile of muscles on every joint, two configurations side
@@ -658,7 +697,7 @@ fn the_tiled_muscle_stage_matches_the_general_path_bit_for_bit() {
         GroupCfg::new("smooth_muscles", rest, muscle(true)),
     ];
     let p = plan(&robot, groups, 40, 0.002);
-    assert!(p.mj().tiles(false));
+    assert!(p.mj().tiles());
     let acts = [("muscles", 10), ("smooth_muscles", 9)];
     one_pass_matches_general_path(&p, &acts);
 }
@@ -680,7 +719,7 @@ fn the_tiled_dcmotor_stage_matches_the_general_path_bit_for_bit() {
         GroupCfg::new("plain", targets(5..13), plain),
     ];
     let p = plan(&robot, groups, 40, 0.002);
-    assert!(p.mj().tiles(false));
+    assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, &[]);
 }
 

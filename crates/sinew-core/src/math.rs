@@ -79,6 +79,41 @@ fn exp2_f64(x: f64) -> f64 {
     p * f64::from_bits(((ki + 1023) as u64) << 52)
 }
 
+/// e^x − 1 for an `f64` `x`, within 1e-15 of it relative (near 0 too,
+/// where `e^x − 1` would cancel); −1 below about −138, NaN for NaN. Both
+/// forms are computed and one kept, so a loop over it stays in vector
+/// lanes.
+#[inline(always)]
+pub(crate) fn expm1_f64(x: f64) -> f64 {
+    // |x| < 0.35 (about ln 2 / 2): x times the Taylor series of
+    // (e^x − 1)/x to x¹² (the next term is below 2e-17 of the sum).
+    let near = x * horner(
+        x,
+        [
+            1.0 / 6_227_020_800.0,
+            1.0 / 479_001_600.0,
+            1.0 / 39_916_800.0,
+            1.0 / 3_628_800.0,
+            1.0 / 362_880.0,
+            1.0 / 40_320.0,
+            1.0 / 5_040.0,
+            1.0 / 720.0,
+            1.0 / 120.0,
+            1.0 / 24.0,
+            1.0 / 6.0,
+            0.5,
+            1.0,
+        ],
+    );
+    // Beyond, e^x is below 0.71 or above 1.41: subtracting 1 loses nothing.
+    let far = exp2_f64(x * std::f64::consts::LOG2_E) - 1.0;
+    if x.abs() < 0.35 {
+        near
+    } else {
+        far
+    }
+}
+
 /// log₂ `x` for a positive, finite, normal `x`.
 #[inline(always)]
 fn log2_f64(x: f64) -> f64 {

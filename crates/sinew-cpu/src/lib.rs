@@ -519,9 +519,7 @@ impl CpuBackend {
             tile_envs: self.tile_envs,
             mj_wide: self.mj_wide,
             // The stage's rows line up with the command's and the ctrl's.
-            mj_tiled: plan.mj().tiles(self.mj_wide)
-                && plan.learned().is_empty()
-                && plan.num_targets() == nc,
+            mj_tiled: plan.mj().tiles() && plan.learned().is_empty() && plan.num_targets() == nc,
             learned_tiled: plan.learned().runs_by_rows(nc, plan.num_targets()),
         };
         let num_ctrl = plan.num_ctrl().max(1);

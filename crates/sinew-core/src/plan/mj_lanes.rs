@@ -5,9 +5,9 @@
 
 use super::mujoco::{MjStage, MjTable, MjTileRows};
 use crate::kinds::{
-    clip, mj_force_after, mj_force_limit, mj_force_with, MjActuator, MJ_ACT_EARLY, MJ_ACT_LIMITED,
-    MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_GENERAL_SLOTS, MJ_MAX_CTRL, MJ_SLOT_BIAS, MJ_SLOT_DYN,
-    MJ_SLOT_GAIN, MJ_SLOT_GEAR, MJ_SLOT_RANGES, MJ_TABLE_PARAMS,
+    clip, filter_exact_step, mj_force_after, mj_force_limit, mj_force_with, MjActuator,
+    MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_GENERAL_SLOTS, MJ_MAX_CTRL,
+    MJ_SLOT_BIAS, MJ_SLOT_DYN, MJ_SLOT_GAIN, MJ_SLOT_GEAR, MJ_SLOT_RANGES, MJ_TABLE_PARAMS,
 };
 use crate::robot::{BiasType, DynType, GainType};
 use std::ops::Range;
@@ -24,8 +24,9 @@ pub(super) enum MjSegment {
 }
 
 /// Consecutive actuators with the same dynamics (`filter` and
-/// `filterexact` differ in [`MjActuator::act_step`] only), gain and bias
-/// types, the same `actearly` and parameter source, on consecutive ctrl
+/// `filterexact` differ in [`MjActuator::act_step`] only, so they share a
+/// stretch unless it reads the parameter table), gain and bias types, the
+/// same `actearly` and parameter source, on consecutive ctrl
 /// columns and consecutive joints: their compiled values as one array per
 /// [`MjGeneralCfg`](crate::MjGeneralCfg) parameter slot (the layout of the
 /// parameter table, whose rows a step may read in their place), each range
@@ -38,8 +39,6 @@ pub(super) struct MjLanes {
     ctrl_column: usize,
     /// Their first joint.
     joint: usize,
-    /// Their indices in [`MjStage::actuators`].
-    actuators: Range<usize>,
     /// The first actuator with every range marked limited and `dyn_type`
     /// [`DynType::Filter`] for `filterexact`: what the lanes share.
     proto: MjActuator,
@@ -50,10 +49,9 @@ pub(super) struct MjLanes {
     coef: Vec<f32>,
     /// `length_lo`, `length_hi` and `acc0` (a muscle's curves read them).
     curve: [Vec<f32>; 3],
-    /// True when some lane is `filterexact` and reads the parameter
-    /// table: once every slot may differ, its step follows its env's
-    /// `dynprm[0]` ([`MjActuator::with_params`]), which the lanes do not
-    /// recompute, so they do not run then.
+    /// True when the lanes are `filterexact` and read the parameter
+    /// table: once the step reads `dynprm[0]` there, each lane's step
+    /// follows its env's time constant ([`MjActuator::with_params`]).
     exact: bool,
 }
 
@@ -99,6 +97,11 @@ fn has_types(a: &MjActuator, d: DynType, g: GainType, b: BiasType) -> bool {
     (a.dyn_type, a.gain_type, a.bias_type) == (d as u32, g as u32, b as u32)
 }
 
+/// True for `filterexact` dynamics.
+fn is_exact(a: &MjActuator) -> bool {
+    a.dyn_type == DynType::FilterExact as u32
+}
+
 /// True for a muscle: muscle dynamics, gain and bias.
 fn is_muscle(a: &MjActuator) -> bool {
     has_types(a, DynType::Muscle, GainType::Muscle, BiasType::Muscle)
@@ -135,6 +138,7 @@ pub(super) fn segments(stage: &MjStage) -> Vec<MjSegment> {
         in_lanes(b)
             && (lane_dyn(a), a.gain_type, a.bias_type) == (lane_dyn(b), b.gain_type, b.bias_type)
             && a.flags & SHARED_FLAGS == b.flags & SHARED_FLAGS
+            && (a.flags & MJ_TABLE_PARAMS == 0 || is_exact(a) == is_exact(b))
             && b.ctrl_column as usize == a.ctrl_column as usize + d
             && joint(k) == joint(first) + d
             && joint(k) < stage.num_joints
@@ -161,12 +165,10 @@ pub(super) fn segments(stage: &MjStage) -> Vec<MjSegment> {
 }
 
 impl MjSegment {
-    /// The segment's lanes when they run in a step that is `wide` or not
-    /// ([`MjLanes::run_when`]), else its actuators, computed one at a time.
-    pub(super) fn lanes(&self, wide: bool) -> Result<&MjLanes, Range<usize>> {
+    /// The segment's lanes, else its actuators, computed one at a time.
+    pub(super) fn lanes(&self) -> Result<&MjLanes, Range<usize>> {
         match self {
-            MjSegment::Lanes(lanes) if lanes.run_when(wide) => Ok(lanes),
-            MjSegment::Lanes(lanes) => Err(lanes.actuators.clone()),
+            MjSegment::Lanes(lanes) => Ok(lanes),
             MjSegment::Each(k) => Err(k.clone()),
         }
     }
@@ -174,13 +176,12 @@ impl MjSegment {
 
 impl MjLanes {
     fn new(stage: &MjStage, range: Range<usize>) -> MjLanes {
-        let acts = &stage.actuators[range.clone()];
+        let acts = &stage.actuators[range];
         let a = acts[0];
         let column = |value: &dyn Fn(&MjActuator) -> f32| acts.iter().map(value).collect();
         MjLanes {
             ctrl_column: a.ctrl_column as usize,
             joint: stage.path[a.path_offset as usize].column as usize,
-            actuators: range.clone(),
             proto: MjActuator {
                 dyn_type: lane_dyn(&a).expect("a lane actuator"),
                 flags: a.flags | MJ_CTRL_LIMITED | MJ_FORCE_LIMITED | MJ_ACT_LIMITED,
@@ -196,8 +197,7 @@ impl MjLanes {
                 column(&|a| a.length_hi),
                 column(&|a| a.acc0),
             ],
-            exact: a.flags & MJ_TABLE_PARAMS != 0
-                && (acts.iter()).any(|a| a.dyn_type == DynType::FilterExact as u32),
+            exact: a.flags & MJ_TABLE_PARAMS != 0 && is_exact(&a),
         }
     }
 
@@ -211,13 +211,6 @@ impl MjLanes {
         self.joint..self.joint + self.coef.len()
     }
 
-    /// True when the lanes compute their actuators in a step that reads
-    /// every parameter slot from the table when `wide` (see
-    /// [`MjLanes::exact`]).
-    pub(super) fn run_when(&self, wide: bool) -> bool {
-        !(wide && self.exact)
-    }
-
     /// These lanes `times` over, back to back: the lanes of `times`
     /// consecutive envs' rows of a stage whose stretch covers each row.
     pub(super) fn repeated(&self, times: usize) -> MjLanes {
@@ -227,7 +220,6 @@ impl MjLanes {
             act_step: rep(&self.act_step),
             coef: rep(&self.coef),
             curve: self.curve.each_ref().map(rep),
-            actuators: self.actuators.clone(),
             ..*self
         }
     }
@@ -346,9 +338,13 @@ impl LaneReads<'_> {
             const B: u32 = BiasType::DcMotor as u32;
             return self.run::<NONE, G, B>(w.ctrl, w.act_next, w.act_dot, w.effort);
         }
+        // `filterexact` lanes whose time constants are the table's take
+        // their steps from them.
+        let exact = self.lanes.exact && self.table.is_some_and(|t| t.row(MJ_SLOT_DYN).is_some());
         match proto.dyn_type {
             NONE => self.by_gain::<NONE>(w),
             INTEGRATOR => self.by_gain::<INTEGRATOR>(w),
+            _ if exact => self.by_gain::<{ DynType::FilterExact as u32 }>(w),
             _ => self.by_gain::<{ DynType::Filter as u32 }>(w),
         }
     }
@@ -379,7 +375,10 @@ impl LaneReads<'_> {
 
     /// The loop for dynamics `D`, gain `G` and bias `B`, compiled for the
     /// widest vectors the CPU has: each lane's actuator is the prototype
-    /// with its own values, so the law's type tests fold away. A muscle's
+    /// with its own values, so the law's type tests fold away. With `D`
+    /// `filterexact` each lane's step is computed from its time constant
+    /// (as [`MjActuator::with_params`] does; the compiled step is that of
+    /// the compiled time constant); otherwise it is the compiled one. A muscle's
     /// curves branch on values; every branch is computed and one kept, as
     /// selects, which gives the same bits. A `dcmotor` bias adds its
     /// cogging after the force range, as the one-actuator loop does.
@@ -432,7 +431,11 @@ impl LaneReads<'_> {
                         gain_type: G,
                         bias_type: B,
                         gear: gear[i],
-                        act_step: act_step[i],
+                        act_step: if D == DynType::FilterExact as u32 {
+                            filter_exact_step(tau[i], proto.timestep)
+                        } else {
+                            act_step[i]
+                        },
                         force_lo: force_lo[i],
                         force_hi: force_hi[i],
                         act_lo: act_lo[i],

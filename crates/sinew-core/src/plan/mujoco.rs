@@ -270,14 +270,11 @@ impl MjStage {
         }
     }
 
-    /// True when [`MjStage::tile_forces`] computes the stage in a step
-    /// that is `wide` or not ([`MjStage::env_forces`]): every ctrl column a
-    /// MuJoCo-law actuator on the joint of its index, consecutive actuators
-    /// of one law (see [`MjStage::plain`]); when wide, no `filterexact`
-    /// actuator reads the parameter table (its step then follows the env's
-    /// time constant, computed one actuator at a time).
-    pub fn tiles(&self, wide: bool) -> bool {
-        self.tiled.as_ref().is_some_and(|t| t.run_when(wide))
+    /// True when [`MjStage::tile_forces`] computes the stage: every ctrl
+    /// column a MuJoCo-law actuator on the joint of its index, consecutive
+    /// actuators of one law (see [`MjStage::plain`]).
+    pub fn tiles(&self) -> bool {
+        self.tiled.is_some()
     }
 
     /// [`MjStage::env_forces`] for consecutive envs at once when
@@ -287,7 +284,7 @@ impl MjStage {
     /// value of the env's row of `rows.act_next` is not finite.
     ///
     /// # Panics
-    /// When the stage does not tile for `wide`.
+    /// When the stage does not tile.
     pub fn tile_forces<'p>(
         &self,
         rows: MjTileRows<'_>,
@@ -308,9 +305,7 @@ impl MjStage {
         param: impl Fn(usize) -> &'p [f32],
     ) {
         use crate::kinds::MJ_MAX_CTRL;
-        let lanes = (self.tiled.as_deref())
-            .filter(|t| t.run_when(WIDE))
-            .expect("a stage that tiles");
+        let lanes = self.tiled.as_deref().expect("a stage that tiles");
         let table = self.table::<WIDE>(param);
         let nc = self.num_joints;
         let MjTileRows {
@@ -392,7 +387,7 @@ impl MjStage {
     ) -> bool {
         let table = self.table::<WIDE>(param);
         let wild = (self.segments.iter()).fold(false, |wild, segment| {
-            wild | match segment.lanes(WIDE) {
+            wild | match segment.lanes() {
                 Ok(lanes) => {
                     let at = lanes.columns().start;
                     lanes.clamp_controls(&mut ctrl[lanes.columns()], table.as_ref(), at) != 0
@@ -403,7 +398,7 @@ impl MjStage {
         effort.fill(0.0);
         let mut next_finite = true;
         for segment in &self.segments {
-            match segment.lanes(WIDE) {
+            match segment.lanes() {
                 Ok(lanes) => {
                     let (act, act_next, act_dot) = env.act_rows(lanes.columns());
                     let rows = MjTileRows {

@@ -575,13 +575,16 @@ impl MjGeneralCfg {
 }
 
 /// What multiplies `act_dot` in `filterexact`'s next activation:
-/// `τ·(1 − e^{−h/τ})`, computed in f64.
-fn filter_exact_step(tau: f32, timestep: f32) -> f32 {
+/// `τ·(1 − e^{−h/τ})`, computed in f64 (with our `expm1`, which rounds to
+/// the same `f32` as the C library's; inlined, so a loop over it stays in
+/// vector lanes).
+#[inline(always)]
+pub(crate) fn filter_exact_step(tau: f32, timestep: f32) -> f32 {
     let (tau, h) = (
         f64::from(tau).max(f64::from(MJ_MINVAL)),
         f64::from(timestep),
     );
-    (tau * -(-h / tau).exp_m1()) as f32
+    (tau * -crate::math::expm1_f64(-h / tau)) as f32
 }
 
 fn range_or_zero(range: Option<[f32; 2]>, flags: &mut u32, bit: u32) -> (f32, f32) {
@@ -597,6 +600,37 @@ fn range_or_zero(range: Option<[f32; 2]>, flags: &mut u32, bit: u32) -> (f32, f3
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Our f64 `expm1` gives `filterexact`'s step in the same bits as the
+    /// C library's `expm1`, over time constants from 1e-7 s to 1e4 s
+    /// (every 401st `f32`) and common timesteps.
+    #[test]
+    fn filter_exact_step_rounds_like_the_c_library() {
+        let with_libm = |tau: f32, h: f32| {
+            let tau = f64::from(tau).max(f64::from(MJ_MINVAL));
+            (tau * -(-f64::from(h) / tau).exp_m1()) as f32
+        };
+        let (lo, hi) = (1e-7f32.to_bits(), 1e4f32.to_bits());
+        let mut n = 0;
+        for h in [0.0005f32, 0.001, 0.002, 0.005, 1.0 / 60.0, 0.02, 0.1] {
+            for tau in (lo..=hi).step_by(401).map(f32::from_bits) {
+                assert_eq!(
+                    filter_exact_step(tau, h),
+                    with_libm(tau, h),
+                    "τ {tau:e}, h {h}"
+                );
+                n += 1;
+            }
+        }
+        assert!(n > 4_000_000, "{n}");
+        for tau in [0.0f32, 1e-30, f32::MAX] {
+            assert_eq!(
+                filter_exact_step(tau, 0.002),
+                with_libm(tau, 0.002),
+                "τ {tau:e}"
+            );
+        }
+    }
 
     #[test]
     fn position_shortcut_maps_like_mujoco() {
