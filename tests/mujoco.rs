@@ -683,6 +683,47 @@ fn the_filterexact_mujoco_stage_matches_the_general_path_bit_for_bit() {
     one_pass_matches_general_path(&p, &acts);
 }
 
+/// The same when each group drives joints spread over the robot, as
+/// mjlab's G1 groups its motors (ctrl order is then group order, not joint
+/// order): one law on every joint, tiled (the lanes read positions and
+/// velocities gathered into ctrl order by the CPU step and scatter their
+/// joint efforts), and with a third group of another law, one env at a time
+/// (the lanes gather both).
+#[test]
+fn the_mujoco_stage_in_group_order_matches_the_general_path_bit_for_bit() {
+    let nj = 12;
+    let mut robot = joints(nj);
+    robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
+    let servo = |kp: f32, timeconst: f32| {
+        MjPositionCfg {
+            kp,
+            kv: Some(kp / 10.0),
+            timeconst,
+            force_range: Some([-8.0, 8.0]),
+            ..MjPositionCfg::default()
+        }
+        .position()
+        .unwrap()
+    };
+    let named = |js: &[usize]| js.iter().map(|j| format!("j{j}")).collect::<Vec<_>>();
+    let (even, odd) = (named(&[0, 2, 4, 6, 8, 10]), named(&[1, 3, 5, 7, 9, 11]));
+    let tiled = vec![
+        GroupCfg::new("odd", odd, servo(12.0, 0.08)),
+        GroupCfg::new("even", even.clone(), servo(30.0, 0.03)),
+    ];
+    let p = plan(&robot, tiled, 40, 0.002);
+    assert!(p.mj().tiles());
+    one_pass_matches_general_path(&p, &[("odd", 6), ("even", 6)]);
+    let mixed = vec![
+        GroupCfg::new("even", even, servo(30.0, 0.03)),
+        GroupCfg::new("motors", named(&[9, 1, 11]), MjGeneralCfg::motor()),
+        GroupCfg::new("odd", named(&[3, 5, 7]), servo(12.0, 0.08)),
+    ];
+    let p = plan(&robot, mixed, 24, 0.002);
+    assert!(p.mj().plain && !p.mj().tiles());
+    one_pass_matches_general_path(&p, &[("even", 6), ("odd", 3)]);
+}
+
 /// The same for a tile of muscles on every joint, two configurations side
 /// by side: each curve's every region, and activations that rise and fall.
 #[test]

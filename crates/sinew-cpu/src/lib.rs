@@ -126,6 +126,10 @@ struct Gather {
     /// that order, the targets come from their delayed frames alone.
     /// (Delayed targets always fill the tile.)
     copied: [bool; 5],
+    /// True when a tile's positions and velocities, gathered into ctrl
+    /// order (`index`), are the tiled MuJoCo stage's own
+    /// ([`MjStage::tiles_in_ctrl_order`](sinew_core::plan::MjStage::tiles_in_ctrl_order)).
+    mj_ctrl_order: bool,
 }
 
 impl Gather {
@@ -176,8 +180,10 @@ impl Gather {
         assert!(!scatter || pieces.iter().all(|p| p[..] == [(0, 0, columns.len())]));
         let delayed = !pieces.is_empty();
         let full = identity && pieces.len() == 1 && pieces[0] == [(0, 0, columns.len())];
+        let index: Option<Vec<u32>> = (!identity).then(cmd_columns);
         Gather {
-            index: (!identity).then(cmd_columns),
+            mj_ctrl_order: (index.as_deref()).is_some_and(|i| plan.mj().tiles_in_ctrl_order(i)),
+            index,
             scatter: scatter.then(cmd_columns),
             pieces,
             lag_keys: (plan.buffers().iter())
@@ -1546,7 +1552,8 @@ impl StepInputs<'_> {
                 self.learned_tile(e0, out);
             }
             if self.mj_tiled {
-                self.tile_stage(e0, out, &mut rows.effort[local * nc..(local + n) * nc]);
+                let effort = &mut rows.effort[local * nc..(local + n) * nc];
+                self.tile_stage(e0, out, effort, [g[3], g[4]]);
             }
             // After a tile's own stage, the per-env stages are only their
             // checks: the whole tile's at once (env by env, they took a
@@ -1602,20 +1609,28 @@ impl StepInputs<'_> {
     /// The MuJoCo stage of the envs from `e0` whose ctrl rows are `ctrl`
     /// and joint-effort rows `effort`, when [`StepInputs::mj_tiled`]; envs
     /// at fault included (their outputs are zeroed after, their state not
-    /// committed).
-    fn tile_stage(&self, e0: usize, ctrl: &mut [f32], effort: &mut [f32]) {
+    /// committed). `tile` is their position and velocity in ctrl order.
+    fn tile_stage(&self, e0: usize, ctrl: &mut [f32], effort: &mut [f32], tile: [&[f32]; 2]) {
         let nc = self.plan.num_ctrl();
         let (at, len) = (e0 * nc, ctrl.len());
         let plane = self.plan.num_envs() * nc;
         let mj = self.plan.mj();
+        let ctrl_order = self.gather.mj_ctrl_order;
         // SAFETY: these envs' rows are touched by this thread alone; the
         // three spans are rows of three tables.
         let rows = unsafe {
             MjTileRows {
                 ctrl,
                 effort,
-                pos: &self.cmd[3][at..at + len],
-                vel: &self.cmd[4][at..at + len],
+                pos: match ctrl_order {
+                    true => tile[0],
+                    false => &self.cmd[3][at..at + len],
+                },
+                vel: match ctrl_order {
+                    true => tile[1],
+                    false => &self.cmd[4][at..at + len],
+                },
+                ctrl_order,
                 act: self.state.span(MJ_ACT_SLOT, at, len),
                 act_next: self.next.span_mut(MJ_ACT_SLOT, at, len),
                 act_dot: self.outputs.span_mut(mj.act_dot_plane as usize, at, len),

@@ -1,7 +1,11 @@
 //! A plain MuJoCo stage's actuators a vector lane each: stretches of
 //! actuators of one kind of law, on consecutive columns, computed by one
 //! loop the compiler vectorizes, with the same operations in the same order
-//! as the one-actuator loop (so the same bits).
+//! as the one-actuator loop (so the same bits). Their joints need not be
+//! consecutive: mjlab orders a robot's actuators by group (the G1's
+//! shoulder, hip and wrist motors each a group), and then each block of
+//! lanes gathers its positions and velocities and scatters its joint
+//! efforts.
 
 use super::mujoco::{MjStage, MjTable, MjTileRows};
 use crate::kinds::{
@@ -27,7 +31,7 @@ pub(super) enum MjSegment {
 /// `filterexact` differ in [`MjActuator::act_step`] only, so they share a
 /// stretch unless it reads the parameter table), gain and bias types, the
 /// same `actearly` and parameter source, on consecutive ctrl
-/// columns and consecutive joints: their compiled values as one array per
+/// columns, each on one joint: their compiled values as one array per
 /// [`MjGeneralCfg`](crate::MjGeneralCfg) parameter slot (the layout of the
 /// parameter table, whose rows a step may read in their place), each range
 /// as bounds (±inf where unlimited, which clamps nothing:
@@ -37,8 +41,11 @@ pub(super) enum MjSegment {
 pub(super) struct MjLanes {
     /// Their first ctrl column.
     ctrl_column: usize,
-    /// Their first joint.
-    joint: usize,
+    /// The joints their rows of positions, velocities and joint efforts
+    /// are cut to: theirs when consecutive, else every joint.
+    joint_rows: Range<usize>,
+    /// Each lane's joint in those rows, unless they are consecutive.
+    gather: Option<Vec<u32>>,
     /// The first actuator with every range marked limited and `dyn_type`
     /// [`DynType::Filter`] for `filterexact`: what the lanes share.
     proto: MjActuator,
@@ -126,12 +133,16 @@ fn in_lanes(a: &MjActuator) -> bool {
 /// The flags lanes must share.
 const SHARED_FLAGS: u32 = MJ_ACT_EARLY | MJ_TABLE_PARAMS;
 
+/// The most lanes of a stretch (and of a tile of one): what those on
+/// joints that are not consecutive gather into arrays on the stack.
+const MJ_GATHER_LANES: usize = 512;
+
 /// A [`MjStage::plain`] stage's actuators as segments.
 pub(super) fn segments(stage: &MjStage) -> Vec<MjSegment> {
     let acts = &stage.actuators;
     let joint = |k: usize| stage.path[acts[k].path_offset as usize].column as usize;
     // The next actuator joins the stretch `first..k` when it computes the
-    // same law on the next ctrl column and the next joint.
+    // same law on the next ctrl column (on any joint).
     let joins = |first: usize, k: usize| {
         let (a, b) = (&acts[first], &acts[k]);
         let d = k - first;
@@ -140,8 +151,8 @@ pub(super) fn segments(stage: &MjStage) -> Vec<MjSegment> {
             && a.flags & SHARED_FLAGS == b.flags & SHARED_FLAGS
             && (a.flags & MJ_TABLE_PARAMS == 0 || is_exact(a) == is_exact(b))
             && b.ctrl_column as usize == a.ctrl_column as usize + d
-            && joint(k) == joint(first) + d
             && joint(k) < stage.num_joints
+            && d < MJ_GATHER_LANES
     };
     let mut out = Vec::new();
     let mut k = 0;
@@ -179,9 +190,19 @@ impl MjLanes {
         let acts = &stage.actuators[range];
         let a = acts[0];
         let column = |value: &dyn Fn(&MjActuator) -> f32| acts.iter().map(value).collect();
+        let joints: Vec<u32> = (acts.iter())
+            .map(|a| stage.path[a.path_offset as usize].column)
+            .collect();
+        let first = joints[0] as usize;
+        let consecutive = (joints.iter().enumerate()).all(|(i, &j)| j as usize == first + i);
         MjLanes {
             ctrl_column: a.ctrl_column as usize,
-            joint: stage.path[a.path_offset as usize].column as usize,
+            joint_rows: if consecutive {
+                first..first + joints.len()
+            } else {
+                0..stage.num_joints
+            },
+            gather: (!consecutive).then_some(joints),
             proto: MjActuator {
                 dyn_type: lane_dyn(&a).expect("a lane actuator"),
                 flags: a.flags | MJ_CTRL_LIMITED | MJ_FORCE_LIMITED | MJ_ACT_LIMITED,
@@ -206,20 +227,34 @@ impl MjLanes {
         self.ctrl_column..self.ctrl_column + self.coef.len()
     }
 
-    /// Their joints.
-    pub(super) fn joints(&self) -> Range<usize> {
-        self.joint..self.joint + self.coef.len()
+    /// The joints [`MjLanes::forces`] reads and writes the rows of.
+    pub(super) fn joint_rows(&self) -> Range<usize> {
+        self.joint_rows.clone()
+    }
+
+    /// True when [`MjLanes::repeated`] may repeat these lanes `times`
+    /// over: on consecutive joints, or within [`MJ_GATHER_LANES`].
+    pub(super) fn repeats(&self, times: usize) -> bool {
+        self.gather.is_none() || times * self.coef.len() <= MJ_GATHER_LANES
     }
 
     /// These lanes `times` over, back to back: the lanes of `times`
-    /// consecutive envs' rows of a stage whose stretch covers each row.
+    /// consecutive envs' rows of a stage whose stretch covers each row,
+    /// ctrl and joints alike ([`MjLanes::joint_rows`] is every column).
     pub(super) fn repeated(&self, times: usize) -> MjLanes {
         let rep = |v: &Vec<f32>| v.repeat(times);
+        let width = self.coef.len() as u32;
         MjLanes {
             slots: self.slots.each_ref().map(rep),
             act_step: rep(&self.act_step),
             coef: rep(&self.coef),
             curve: self.curve.each_ref().map(rep),
+            gather: (self.gather.as_ref()).map(|joints| {
+                (0..times as u32)
+                    .flat_map(|e| joints.iter().map(move |&j| e * width + j))
+                    .collect()
+            }),
+            joint_rows: 0..self.joint_rows.len() * times,
             ..*self
         }
     }
@@ -258,8 +293,11 @@ impl MjLanes {
     }
 
     /// Their forces, as [`MjStage`]'s one-actuator loop computes them, for
-    /// `rows` (one env's cut to the stretch, or consecutive envs' for
-    /// [`MjLanes::repeated`] lanes, of table columns `at..`): `rows.ctrl`
+    /// `rows` (one env's, or consecutive envs' for [`MjLanes::repeated`]
+    /// lanes, of table columns `at..`; the ctrl and activation rows cut to
+    /// the stretch, the others to [`MjLanes::joint_rows`], but the
+    /// positions and velocities to the stretch too when
+    /// [`MjTileRows::ctrl_order`]): `rows.ctrl`
     /// holds the clamped controls on entry and the forces after the force
     /// ranges on exit (as if 0 when `wild`), and their `moment·force` is
     /// added to `rows.effort`. Their parameters are [`MjLanes::slot`]'s.
@@ -272,22 +310,67 @@ impl MjLanes {
         table: Option<&MjTable<'t>>,
         at: usize,
     ) -> u32 {
+        let Some(joints) = &self.gather else {
+            let reads = LaneReads {
+                lanes: self,
+                wild,
+                pos: rows.pos,
+                vel: rows.vel,
+                act: rows.act,
+                table,
+                at,
+            };
+            let writes = LaneWrites {
+                ctrl: rows.ctrl,
+                act_next: rows.act_next,
+                act_dot: rows.act_dot,
+                effort: rows.effort,
+            };
+            return reads.by_dyn(writes);
+        };
+        // Positions and velocities gathered into arrays (unless the rows
+        // are in ctrl order already) and `moment·force`s scattered from
+        // one, in lane order. A lane adds its `moment·force` to 0 first:
+        // the same value (0 + −0 is +0, which adds to a joint's sum as −0
+        // does, the sum starting at +0 and never −0).
+        // (The last tile of envs may be short.)
+        let joints = &joints[..rows.ctrl.len()];
+        let n = joints.len();
+        assert!(n <= MJ_GATHER_LANES, "gathered lanes are cut to blocks");
+        // Each index is within the rows; `min` tells the compiler so,
+        // which leaves the loops without bounds checks.
+        let last = rows.effort.len() - 1;
+        let [mut pos, mut vel, mut effort] = [[0.0f32; MJ_GATHER_LANES]; 3];
+        let (pos, vel): (&[f32], &[f32]) = if rows.ctrl_order {
+            (rows.pos, rows.vel)
+        } else {
+            let last = last.min(rows.pos.len() - 1).min(rows.vel.len() - 1);
+            for k in 0..n {
+                let j = (joints[k] as usize).min(last);
+                pos[k] = rows.pos[j];
+                vel[k] = rows.vel[j];
+            }
+            (&pos[..n], &vel[..n])
+        };
         let reads = LaneReads {
             lanes: self,
             wild,
-            pos: rows.pos,
-            vel: rows.vel,
+            pos,
+            vel,
             act: rows.act,
             table,
             at,
         };
-        let writes = LaneWrites {
+        let bad = reads.by_dyn(LaneWrites {
             ctrl: rows.ctrl,
             act_next: rows.act_next,
             act_dot: rows.act_dot,
-            effort: rows.effort,
-        };
-        reads.by_dyn(writes)
+            effort: &mut effort[..n],
+        });
+        for k in 0..n {
+            rows.effort[(joints[k] as usize).min(last)] += effort[k];
+        }
+        bad
     }
 }
 

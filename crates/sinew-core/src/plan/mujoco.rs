@@ -117,9 +117,9 @@ pub struct MjStage {
     /// A [`MjStage::plain`] stage's actuators, in stretches computed a
     /// vector lane each or one at a time (empty when not plain).
     segments: Vec<MjSegment>,
-    /// When one stretch of lanes covers every ctrl column, on joints in
-    /// ctrl order and no other: it, [`MJ_TILE_ENVS`] times over
-    /// ([`MjStage::tile_forces`]).
+    /// When one stretch of lanes covers every ctrl column, the robot has
+    /// as many joints, and it repeats that often ([`MjLanes::repeats`]):
+    /// it, [`MJ_TILE_ENVS`] times over ([`MjStage::tile_forces`]).
     tiled: Option<Box<MjLanes>>,
 }
 
@@ -138,6 +138,10 @@ pub struct MjTileRows<'r> {
     pub pos: &'r [f32],
     /// The velocities.
     pub vel: &'r [f32],
+    /// True when `pos` and `vel` hold each ctrl column's own joint's values
+    /// in that column (the command gathered into ctrl order) rather than
+    /// rows in joint order: only where [`MjStage::tiles_in_ctrl_order`].
+    pub ctrl_order: bool,
     /// The activations before the step.
     pub act: &'r [f32],
     /// The next activations.
@@ -277,6 +281,19 @@ impl MjStage {
         self.tiled.is_some()
     }
 
+    /// True when [`MjStage::tiles`] and the actuator of each ctrl column
+    /// `c` is on joint `index[c]`: the command's positions and velocities
+    /// gathered into ctrl order by `index` then hold each actuator's own
+    /// in its column ([`MjTileRows::ctrl_order`]), and the tiles need not
+    /// gather them.
+    pub fn tiles_in_ctrl_order(&self, index: &[u32]) -> bool {
+        self.tiles()
+            && self.actuators.len() == index.len()
+            && (self.actuators.iter()).all(|a| {
+                index.get(a.ctrl_column as usize) == Some(&self.path[a.path_offset as usize].column)
+            })
+    }
+
     /// [`MjStage::env_forces`] for consecutive envs at once when
     /// [`MjStage::tiles`]: `rows` are their rows, `param(slot)` their rows
     /// of parameter slot `slot`. Writes what `env_forces` writes for each
@@ -313,6 +330,7 @@ impl MjStage {
             effort,
             pos,
             vel,
+            ctrl_order,
             act,
             act_next,
             act_dot,
@@ -335,6 +353,7 @@ impl MjStage {
                 effort: &mut effort[r.clone()],
                 pos: &pos[r.clone()],
                 vel: &vel[r.clone()],
+                ctrl_order,
                 act: &act[r.clone()],
                 act_next: &mut act_next[r.clone()],
                 act_dot: &mut act_dot[r.clone()],
@@ -403,9 +422,10 @@ impl MjStage {
                     let (act, act_next, act_dot) = env.act_rows(lanes.columns());
                     let rows = MjTileRows {
                         ctrl: &mut ctrl[lanes.columns()],
-                        effort: &mut effort[lanes.joints()],
-                        pos: &pos[lanes.joints()],
-                        vel: &vel[lanes.joints()],
+                        effort: &mut effort[lanes.joint_rows()],
+                        pos: &pos[lanes.joint_rows()],
+                        vel: &vel[lanes.joint_rows()],
+                        ctrl_order: false,
                         act,
                         act_next,
                         act_dot,
@@ -759,7 +779,11 @@ pub(super) fn mj_stage(
         stage.segments = segments(&stage);
         if let [MjSegment::Lanes(lanes)] = &stage.segments[..] {
             let all = 0..ctrl.len();
-            if lanes.columns() == all && lanes.joints() == all && stage.num_joints == ctrl.len() {
+            if lanes.columns() == all
+                && lanes.joint_rows() == all
+                && stage.num_joints == ctrl.len()
+                && lanes.repeats(MJ_TILE_ENVS)
+            {
                 stage.tiled = Some(Box::new(lanes.repeated(MJ_TILE_ENVS)));
             }
         }
