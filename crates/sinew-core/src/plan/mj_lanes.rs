@@ -328,19 +328,37 @@ impl MjLanes {
             };
             return reads.by_dyn(writes);
         };
-        // Positions and velocities gathered into arrays (unless the rows
-        // are in ctrl order already) and `moment·force`s scattered from
-        // one, in lane order. A lane adds its `moment·force` to 0 first:
-        // the same value (0 + −0 is +0, which adds to a joint's sum as −0
-        // does, the sum starting at +0 and never −0).
         // (The last tile of envs may be short.)
         let joints = &joints[..rows.ctrl.len()];
+        // Arrays no longer than needed: zeroing them is part of the cost.
+        match joints.len() {
+            0..=32 => self.gathered::<32>(joints, wild, rows, table, at),
+            33..=128 => self.gathered::<128>(joints, wild, rows, table, at),
+            _ => self.gathered::<MJ_GATHER_LANES>(joints, wild, rows, table, at),
+        }
+    }
+
+    /// [`MjLanes::forces`] of lanes on `joints` (at most `B`): their
+    /// positions and velocities gathered into arrays (unless the rows are
+    /// in ctrl order already) and their `moment·force`s scattered from
+    /// one, in lane order. A lane adds its `moment·force` to 0 first: the
+    /// same value (0 + −0 is +0, which adds to a joint's sum as −0 does,
+    /// the sum starting at +0 and never −0).
+    #[inline(always)]
+    fn gathered<'t, const B: usize>(
+        &'t self,
+        joints: &[u32],
+        wild: bool,
+        rows: MjTileRows<'_>,
+        table: Option<&MjTable<'t>>,
+        at: usize,
+    ) -> u32 {
         let n = joints.len();
-        assert!(n <= MJ_GATHER_LANES, "gathered lanes are cut to blocks");
+        assert!(n <= B, "gathered lanes are cut to blocks");
         // Each index is within the rows; `min` tells the compiler so,
         // which leaves the loops without bounds checks.
         let last = rows.effort.len() - 1;
-        let [mut pos, mut vel, mut effort] = [[0.0f32; MJ_GATHER_LANES]; 3];
+        let [mut pos, mut vel, mut effort] = [[0.0f32; B]; 3];
         let (pos, vel): (&[f32], &[f32]) = if rows.ctrl_order {
             (rows.pos, rows.vel)
         } else {
