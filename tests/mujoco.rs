@@ -648,21 +648,10 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
 fn the_filterexact_mujoco_stage_matches_the_general_path_bit_for_bit() {
     let nj = 21;
     let robot = joints(nj);
-    let servo = |kp: f32, timeconst: f32| {
-        MjPositionCfg {
-            kp,
-            kv: Some(kp / 10.0),
-            timeconst,
-            force_range: Some([-8.0, 8.0]),
-            ..MjPositionCfg::default()
-        }
-        .position()
-        .unwrap()
-    };
     let targets = |r: std::ops::Range<usize>| r.map(|j| format!("j{j}")).collect::<Vec<_>>();
     let tiled = vec![
-        GroupCfg::new("exact_a", targets(0..10), servo(30.0, 0.03)),
-        GroupCfg::new("exact_b", targets(10..21), servo(12.0, 0.08)),
+        GroupCfg::new("exact_a", targets(0..10), timeconst_servo(30.0, 0.03)),
+        GroupCfg::new("exact_b", targets(10..21), timeconst_servo(12.0, 0.08)),
     ];
     let p = plan(&robot, tiled, 40, 0.002);
     assert!(p.mj().tiles());
@@ -670,12 +659,12 @@ fn the_filterexact_mujoco_stage_matches_the_general_path_bit_for_bit() {
     // The same law but for its step: `filter` dynamics.
     let filter = MjGeneralCfg {
         dyn_type: DynType::Filter,
-        ..servo(20.0, 0.05)
+        ..timeconst_servo(20.0, 0.05)
     };
     let mixed = vec![
-        GroupCfg::new("exact_a", targets(0..8), servo(30.0, 0.03)),
+        GroupCfg::new("exact_a", targets(0..8), timeconst_servo(30.0, 0.03)),
         GroupCfg::new("filters", targets(8..14), filter),
-        GroupCfg::new("exact_b", targets(14..21), servo(12.0, 0.08)),
+        GroupCfg::new("exact_b", targets(14..21), timeconst_servo(12.0, 0.08)),
     ];
     let p = plan(&robot, mixed, 24, 0.002);
     assert!(p.mj().plain && !p.mj().tiles());
@@ -694,30 +683,19 @@ fn the_mujoco_stage_in_group_order_matches_the_general_path_bit_for_bit() {
     let nj = 12;
     let mut robot = joints(nj);
     robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
-    let servo = |kp: f32, timeconst: f32| {
-        MjPositionCfg {
-            kp,
-            kv: Some(kp / 10.0),
-            timeconst,
-            force_range: Some([-8.0, 8.0]),
-            ..MjPositionCfg::default()
-        }
-        .position()
-        .unwrap()
-    };
     let named = |js: &[usize]| js.iter().map(|j| format!("j{j}")).collect::<Vec<_>>();
     let (even, odd) = (named(&[0, 2, 4, 6, 8, 10]), named(&[1, 3, 5, 7, 9, 11]));
     let tiled = vec![
-        GroupCfg::new("odd", odd, servo(12.0, 0.08)),
-        GroupCfg::new("even", even.clone(), servo(30.0, 0.03)),
+        GroupCfg::new("odd", odd, timeconst_servo(12.0, 0.08)),
+        GroupCfg::new("even", even.clone(), timeconst_servo(30.0, 0.03)),
     ];
     let p = plan(&robot, tiled, 40, 0.002);
     assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, &[("odd", 6), ("even", 6)]);
     let mixed = vec![
-        GroupCfg::new("even", even, servo(30.0, 0.03)),
+        GroupCfg::new("even", even, timeconst_servo(30.0, 0.03)),
         GroupCfg::new("motors", named(&[9, 1, 11]), MjGeneralCfg::motor()),
-        GroupCfg::new("odd", named(&[3, 5, 7]), servo(12.0, 0.08)),
+        GroupCfg::new("odd", named(&[3, 5, 7]), timeconst_servo(12.0, 0.08)),
     ];
     let p = plan(&robot, mixed, 24, 0.002);
     assert!(p.mj().plain && !p.mj().tiles());
@@ -899,6 +877,20 @@ fn cogging_dcmotor() -> MjGeneralCfg {
         force_range: Some([-1.0, 1.0]),
         ..MjGeneralCfg::motor()
     }
+}
+
+/// MuJoCo's `<position timeconst>` (`filterexact` dynamics) with kp `kp`,
+/// kv `kp/10` and a force range.
+fn timeconst_servo(kp: f32, timeconst: f32) -> MjGeneralCfg {
+    MjPositionCfg {
+        kp,
+        kv: Some(kp / 10.0),
+        timeconst,
+        force_range: Some([-8.0, 8.0]),
+        ..MjPositionCfg::default()
+    }
+    .position()
+    .unwrap()
 }
 
 /// A filter servo with every range: a stretch of lanes.

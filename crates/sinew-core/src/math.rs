@@ -48,6 +48,25 @@ fn horner<const N: usize>(x: f64, c: [f64; N]) -> f64 {
     p
 }
 
+/// 1/k! for k from `low + N − 1` down to `low`: Taylor coefficients of
+/// e^x, highest power first (as [`horner`] takes them). Each k! is exact
+/// in an `f64`, so each is the division rounded once.
+const fn inv_factorials<const N: usize>(low: u64) -> [f64; N] {
+    let mut out = [0.0; N];
+    let mut i = 0;
+    while i < N {
+        let k = low + (N - 1 - i) as u64;
+        let (mut factorial, mut j) = (1u64, 2u64);
+        while j <= k {
+            factorial *= j;
+            j += 1;
+        }
+        out[i] = 1.0 / factorial as f64;
+        i += 1;
+    }
+    out
+}
+
 /// 2^x for `x` in [−200, 200] (beyond that, the nearer end: an `f32`
 /// overflows or underflows either way); NaN stays NaN.
 #[inline(always)]
@@ -58,23 +77,7 @@ fn exp2_f64(x: f64) -> f64 {
     // e^t for t = (x − k)·ln 2 in [−0.35, 0.35]: its Taylor series to
     // t¹¹ (the next term is below 7e-15).
     let t = (x - k) * std::f64::consts::LN_2;
-    let p = horner(
-        t,
-        [
-            1.0 / 39_916_800.0,
-            1.0 / 3_628_800.0,
-            1.0 / 362_880.0,
-            1.0 / 40_320.0,
-            1.0 / 5_040.0,
-            1.0 / 720.0,
-            1.0 / 120.0,
-            1.0 / 24.0,
-            1.0 / 6.0,
-            0.5,
-            1.0,
-            1.0,
-        ],
-    );
+    let p = horner(t, const { inv_factorials::<12>(0) });
     // 2^k as an f64's exponent field (k is within f64's normal range).
     p * f64::from_bits(((ki + 1023) as u64) << 52)
 }
@@ -87,24 +90,7 @@ fn exp2_f64(x: f64) -> f64 {
 pub(crate) fn expm1_f64(x: f64) -> f64 {
     // |x| < 0.35 (about ln 2 / 2): x times the Taylor series of
     // (e^x − 1)/x to x¹² (the next term is below 2e-17 of the sum).
-    let near = x * horner(
-        x,
-        [
-            1.0 / 6_227_020_800.0,
-            1.0 / 479_001_600.0,
-            1.0 / 39_916_800.0,
-            1.0 / 3_628_800.0,
-            1.0 / 362_880.0,
-            1.0 / 40_320.0,
-            1.0 / 5_040.0,
-            1.0 / 720.0,
-            1.0 / 120.0,
-            1.0 / 24.0,
-            1.0 / 6.0,
-            0.5,
-            1.0,
-        ],
-    );
+    let near = x * horner(x, const { inv_factorials::<13>(1) });
     // Beyond, e^x is below 0.71 or above 1.41: subtracting 1 loses nothing.
     let far = exp2_f64(x * std::f64::consts::LOG2_E) - 1.0;
     if x.abs() < 0.35 {
