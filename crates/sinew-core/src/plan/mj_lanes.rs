@@ -3,9 +3,8 @@
 //! loop the compiler vectorizes, with the same operations in the same order
 //! as the one-actuator loop (so the same bits). Their joints need not be
 //! consecutive: mjlab orders a robot's actuators by group (the G1's
-//! shoulder, hip and wrist motors each a group), and then each block of
-//! lanes gathers its positions and velocities and scatters its joint
-//! efforts.
+//! shoulder, hip and wrist motors each a group), and then a stretch
+//! gathers its positions and velocities and scatters its joint efforts.
 
 use super::mujoco::{MjStage, MjTable, MjTileRows};
 use crate::kinds::{

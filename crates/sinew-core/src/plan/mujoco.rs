@@ -274,9 +274,9 @@ impl MjStage {
         }
     }
 
-    /// True when [`MjStage::tile_forces`] computes the stage: every ctrl
-    /// column a MuJoCo-law actuator on the joint of its index, consecutive
-    /// actuators of one law (see [`MjStage::plain`]).
+    /// True when [`MjStage::tile_forces`] computes the stage: one law's
+    /// actuators on every ctrl column, one per joint in any order, as many
+    /// joints as ctrl columns (see [`MjStage::plain`]).
     pub fn tiles(&self) -> bool {
         self.tiled.is_some()
     }
