@@ -357,17 +357,21 @@ impl MjLanes {
         // Each index is within the rows; `min` tells the compiler so,
         // which leaves the loops without bounds checks.
         let last = rows.effort.len() - 1;
-        let [mut pos, mut vel, mut effort] = [[0.0f32; B]; 3];
+        let mut effort = [0.0f32; B];
+        // Filled (and zeroed first) only where the rows need a gather.
+        let mut gathered: [[f32; B]; 2];
         let (pos, vel): (&[f32], &[f32]) = if rows.ctrl_order {
             (rows.pos, rows.vel)
         } else {
             let last = last.min(rows.pos.len() - 1).min(rows.vel.len() - 1);
+            gathered = [[0.0f32; B]; 2];
+            let [pos, vel] = &mut gathered;
             for k in 0..n {
                 let j = (joints[k] as usize).min(last);
                 pos[k] = rows.pos[j];
                 vel[k] = rows.vel[j];
             }
-            (&pos[..n], &vel[..n])
+            (&gathered[0][..n], &gathered[1][..n])
         };
         let reads = LaneReads {
             lanes: self,
