@@ -5,8 +5,8 @@
 
 use sinew::{
     ActuatorCmd, BiasType, BuiltinMuscleCfg, DynType, EnvIds, Error, FixedTendon, GainType,
-    GroupCfg, IdealPdCfg, MjGeneralCfg, MjPositionCfg, NativeActuator, Plan, PlanOptions, Robot,
-    Transmission, Values, WrappedCfg,
+    GroupCfg, IdealPdCfg, KindId, MjGeneralCfg, MjPositionCfg, NativeActuator, Plan, PlanOptions,
+    Robot, Transmission, Values, WrappedCfg,
 };
 
 use crate::support::{backends, joints};
@@ -640,22 +640,35 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
     one_pass_matches_general_path(&p, &[("filters", nj)]);
 }
 
+/// [`one_pass_matches_general_path`] for `groups`, which drive every joint
+/// of `robot` one actuator each, named: tiled (40 envs: a partial tile,
+/// and blocks of 16 envs), and with a joint no actuator drives added to the
+/// robot (24 envs), which leaves the stage to run env by env.
+fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&str, usize)]) {
+    let p = plan(robot, groups.clone(), 40, 0.002);
+    assert!(p.mj().tiles());
+    one_pass_matches_general_path(&p, acts);
+    let mut passive = robot.clone();
+    passive.joints.push("passive".into());
+    let p = plan(&passive, groups, 24, 0.002);
+    assert!(p.mj().plain && !p.mj().tiles());
+    one_pass_matches_general_path(&p, acts);
+}
+
 /// The same for `filterexact` servos (MuJoCo's `<position timeconst>`) of
 /// two configurations on every joint, whose steps follow each env's time
-/// constant once it is written: tiled, and with `filter` servos of the
-/// same law between them (whose steps do not follow it) one env at a time.
+/// constant once it is written, and with `filter` servos of the same law
+/// between them (whose steps do not follow it): three stretches.
 #[test]
 fn the_filterexact_mujoco_stage_matches_the_general_path_bit_for_bit() {
     let nj = 21;
     let robot = joints(nj);
     let targets = |r: std::ops::Range<usize>| r.map(|j| format!("j{j}")).collect::<Vec<_>>();
-    let tiled = vec![
+    let exact = vec![
         GroupCfg::new("exact_a", targets(0..10), timeconst_servo(30.0, 0.03)),
         GroupCfg::new("exact_b", targets(10..21), timeconst_servo(12.0, 0.08)),
     ];
-    let p = plan(&robot, tiled, 40, 0.002);
-    assert!(p.mj().tiles());
-    one_pass_matches_general_path(&p, &[("exact_a", 10), ("exact_b", 11)]);
+    matches_tiled_and_env_by_env(&robot, exact, &[("exact_a", 10), ("exact_b", 11)]);
     // The same law but for its step: `filter` dynamics.
     let filter = MjGeneralCfg {
         dyn_type: DynType::Filter,
@@ -666,18 +679,17 @@ fn the_filterexact_mujoco_stage_matches_the_general_path_bit_for_bit() {
         GroupCfg::new("filters", targets(8..14), filter),
         GroupCfg::new("exact_b", targets(14..21), timeconst_servo(12.0, 0.08)),
     ];
-    let p = plan(&robot, mixed, 24, 0.002);
-    assert!(p.mj().plain && !p.mj().tiles());
     let acts = [("exact_a", 8), ("filters", 6), ("exact_b", 7)];
-    one_pass_matches_general_path(&p, &acts);
+    matches_tiled_and_env_by_env(&robot, mixed, &acts);
 }
 
 /// The same when each group drives joints spread over the robot, as
 /// mjlab's G1 groups its motors (ctrl order is then group order, not joint
-/// order): one law on every joint, tiled (the lanes read positions and
-/// velocities gathered into ctrl order by the CPU step and scatter their
-/// joint efforts), and with a third group of another law, one env at a time
-/// (the lanes gather both).
+/// order): one law on every joint, and a third group of another law
+/// between two (the lanes of a tile read positions and velocities the CPU
+/// step gathered into ctrl order and scatter their joint efforts; env by
+/// env they gather both; a tile's stretches of part of each row gather
+/// and scatter their controls, activations and table values too).
 #[test]
 fn the_mujoco_stage_in_group_order_matches_the_general_path_bit_for_bit() {
     let nj = 12;
@@ -685,21 +697,79 @@ fn the_mujoco_stage_in_group_order_matches_the_general_path_bit_for_bit() {
     robot.joint_actuator_force_ranges = vec![("j4".into(), [-3.0, 2.0])];
     let named = |js: &[usize]| js.iter().map(|j| format!("j{j}")).collect::<Vec<_>>();
     let (even, odd) = (named(&[0, 2, 4, 6, 8, 10]), named(&[1, 3, 5, 7, 9, 11]));
-    let tiled = vec![
+    let one_law = vec![
         GroupCfg::new("odd", odd, timeconst_servo(12.0, 0.08)),
         GroupCfg::new("even", even.clone(), timeconst_servo(30.0, 0.03)),
     ];
-    let p = plan(&robot, tiled, 40, 0.002);
-    assert!(p.mj().tiles());
-    one_pass_matches_general_path(&p, &[("odd", 6), ("even", 6)]);
+    matches_tiled_and_env_by_env(&robot, one_law, &[("odd", 6), ("even", 6)]);
     let mixed = vec![
         GroupCfg::new("even", even, timeconst_servo(30.0, 0.03)),
         GroupCfg::new("motors", named(&[9, 1, 11]), MjGeneralCfg::motor()),
         GroupCfg::new("odd", named(&[3, 5, 7]), timeconst_servo(12.0, 0.08)),
     ];
-    let p = plan(&robot, mixed, 24, 0.002);
+    matches_tiled_and_env_by_env(&robot, mixed, &[("even", 6), ("odd", 3)]);
+}
+
+/// The same for actuators of several laws in ctrl columns of any order:
+/// the tile runs one pass per law over its whole rows, each writing its
+/// own columns. Three `<general>` laws with a second actuator on one
+/// joint (its efforts summed in ctrl order across the passes), and
+/// mjlab's builtin position, velocity and motor actuators computing their
+/// forces. Five laws are more than a tile takes: env by env.
+#[test]
+fn a_tiled_mujoco_stage_of_several_laws_matches_the_general_path_bit_for_bit() {
+    let robot = joints(8);
+    let named = |js: &[usize]| js.iter().map(|j| format!("j{j}")).collect::<Vec<_>>();
+    let general = vec![
+        GroupCfg::new("servo", named(&[3, 0, 5, 2]), timeconst_servo(30.0, 0.03)),
+        GroupCfg::new(
+            "motor",
+            named(&[1, 6]),
+            MjGeneralCfg::motor().with_gear(2.0),
+        ),
+        GroupCfg::new(
+            "damper",
+            named(&[3, 4]),
+            MjGeneralCfg::velocity(3.0).with_command_field(sinew::CommandField::Velocity),
+        ),
+    ];
+    let acts = [("servo", 4), ("motor", 2), ("damper", 2)];
+    matches_tiled_and_env_by_env(&robot, general, &acts);
+    let builtin = vec![
+        GroupCfg::new(
+            "position",
+            named(&[5, 0, 2, 7]),
+            sinew::BuiltinPositionCfg {
+                stiffness: 40.0,
+                damping: 2.0,
+                effort_limit: Some(9.0),
+            },
+        ),
+        GroupCfg::new(
+            "velocity",
+            named(&[4, 1]),
+            sinew::BuiltinVelocityCfg {
+                damping: 3.0,
+                effort_limit: None,
+            },
+        ),
+        GroupCfg::new("motor", named(&[6, 3]), sinew::BuiltinMotorCfg::new(5.0)),
+    ];
+    let builtin = builtin
+        .into_iter()
+        .map(GroupCfg::with_computed_force)
+        .collect();
+    matches_tiled_and_env_by_env(&robot, builtin, &[]);
+    let five = vec![
+        GroupCfg::new("servo", named(&[0, 1]), timeconst_servo(30.0, 0.03)),
+        GroupCfg::new("filters", named(&[2, 3]), filter_servo()),
+        GroupCfg::new("motor", named(&[4]), MjGeneralCfg::motor()),
+        GroupCfg::new("integrator", named(&[5]), integrator()),
+        GroupCfg::new("dcmotor", named(&[6, 7]), cogging_dcmotor()),
+    ];
+    let p = plan(&robot, five, 24, 0.002);
     assert!(p.mj().plain && !p.mj().tiles());
-    one_pass_matches_general_path(&p, &[("even", 6), ("odd", 3)]);
+    one_pass_matches_general_path(&p, &[("servo", 2), ("filters", 2), ("integrator", 1)]);
 }
 
 /// The same for a tile of muscles on every joint, two configurations side
@@ -928,7 +998,8 @@ fn one_pass_matches_general_path(p: &Plan, acts: &[(&str, usize)]) {
     };
     for step in 0..60 {
         if step == 30 {
-            for g in p.groups() {
+            // The parameters of `<general>` groups (builtin ones have none).
+            for g in p.groups().iter().filter(|g| g.kind() == KindId::MjGeneral) {
                 let n = num_envs * g.targets.len();
                 for (name, mid, spread) in [
                     ("gear", 1.0, 0.2),

@@ -5,6 +5,8 @@
 //! consecutive: mjlab orders a robot's actuators by group (the G1's
 //! shoulder, hip and wrist motors each a group), and then a stretch
 //! gathers its positions and velocities and scatters its joint efforts.
+//! A tile of envs runs one pass per law over its whole rows
+//! ([`tile_passes`]).
 
 use super::mujoco::{MjStage, MjTable, MjTileRows};
 use crate::kinds::{
@@ -59,6 +61,10 @@ pub(super) struct MjLanes {
     /// table: once the step reads `dynprm[0]` there, each lane's step
     /// follows its env's time constant ([`MjActuator::with_params`]).
     exact: bool,
+    /// Where lanes of other laws lie among them ([`tile_passes`]): non-zero
+    /// for each lane of the prototype's law. The others are computed as if
+    /// theirs, and nothing of theirs is written.
+    mask: Option<Vec<u32>>,
 }
 
 /// Actuator `a`'s compiled value of each parameter slot (ranges ±inf where
@@ -96,6 +102,21 @@ fn lane_dyn(a: &MjActuator) -> Option<u32> {
         x if x == DynType::Muscle as u32 => Some(x),
         _ => None,
     }
+}
+
+/// What lanes must share: the dynamics of the loop, the gain and bias
+/// types, the flags of [`SHARED_FLAGS`], and `filterexact` where they read
+/// the parameter table (once the step reads the time constants there,
+/// each lane's step follows its env's, which `filter`'s does not).
+fn lane_law(a: &MjActuator) -> (Option<u32>, u32, u32, u32, bool) {
+    let exact = a.flags & MJ_TABLE_PARAMS != 0 && is_exact(a);
+    (
+        lane_dyn(a),
+        a.gain_type,
+        a.bias_type,
+        a.flags & SHARED_FLAGS,
+        exact,
+    )
 }
 
 /// True when actuator `a` has these dynamics, gain and bias types.
@@ -146,9 +167,7 @@ pub(super) fn segments(stage: &MjStage) -> Vec<MjSegment> {
         let (a, b) = (&acts[first], &acts[k]);
         let d = k - first;
         in_lanes(b)
-            && (lane_dyn(a), a.gain_type, a.bias_type) == (lane_dyn(b), b.gain_type, b.bias_type)
-            && a.flags & SHARED_FLAGS == b.flags & SHARED_FLAGS
-            && (a.flags & MJ_TABLE_PARAMS == 0 || is_exact(a) == is_exact(b))
+            && lane_law(a) == lane_law(b)
             && b.ctrl_column as usize == a.ctrl_column as usize + d
             && joint(k) < stage.num_joints
             && d < MJ_GATHER_LANES
@@ -162,7 +181,8 @@ pub(super) fn segments(stage: &MjStage) -> Vec<MjSegment> {
             while k < acts.len() && joins(first, k) {
                 k += 1;
             }
-            out.push(MjSegment::Lanes(Box::new(MjLanes::new(stage, first..k))));
+            let lanes = MjLanes::new(stage, first..k, &acts[first]);
+            out.push(MjSegment::Lanes(Box::new(lanes)));
         } else {
             k += 1;
             match out.last_mut() {
@@ -184,10 +204,59 @@ impl MjSegment {
     }
 }
 
+/// The most laws a tile of envs runs a pass of each over its whole rows.
+const MJ_TILE_LAWS: usize = 4;
+
+/// The passes of [`MjStage::tile_forces`] over the rows of `envs`
+/// consecutive envs of a [`MjStage::plain`] stage whose ctrl rows are
+/// `num_ctrl` wide: one [`MjLanes::repeated`] over every column per law
+/// (at most [`MJ_TILE_LAWS`]), each writing its own law's lanes only
+/// ([`MjLanes::mask`]). None (empty) unless every ctrl column is an
+/// actuator the lanes compute, on one of as many joints, all of them
+/// reading the parameter table or none (the first pass clamps every
+/// control), and the lanes gather within [`MJ_GATHER_LANES`].
+pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<MjLanes> {
+    let acts = &stage.actuators;
+    let joint = |a: &MjActuator| stage.path[a.path_offset as usize].column as usize;
+    let mut laws: Vec<&MjActuator> = Vec::new();
+    for a in acts {
+        if !laws.iter().any(|l| lane_law(l) == lane_law(a)) {
+            laws.push(a);
+        }
+    }
+    let table = |a: &MjActuator| a.flags & MJ_TABLE_PARAMS;
+    let tiles = !acts.is_empty()
+        && acts.len() == num_ctrl
+        && stage.num_joints == num_ctrl
+        && (acts.iter()).all(|a| in_lanes(a) && joint(a) < num_ctrl && table(a) == table(&acts[0]))
+        && laws.len() <= MJ_TILE_LAWS;
+    if !tiles {
+        return Vec::new();
+    }
+    let passes: Vec<MjLanes> = (laws.iter())
+        .map(|&law| {
+            let mut lanes = MjLanes::new(stage, 0..num_ctrl, law);
+            if laws.len() > 1 {
+                let own = acts.iter().map(|a| u32::from(lane_law(a) == lane_law(law)));
+                lanes.mask = Some(own.collect());
+            }
+            lanes
+        })
+        .filter(|lanes| lanes.repeats(envs))
+        .map(|lanes| lanes.repeated(envs))
+        .collect();
+    if passes.len() < laws.len() {
+        return Vec::new();
+    }
+    passes
+}
+
 impl MjLanes {
-    fn new(stage: &MjStage, range: Range<usize>) -> MjLanes {
+    /// The lanes of the actuators `range`, of the law of `law` (one of
+    /// them): [`lane_law`]'s values and its other shared ones are `law`'s.
+    fn new(stage: &MjStage, range: Range<usize>, law: &MjActuator) -> MjLanes {
         let acts = &stage.actuators[range];
-        let a = acts[0];
+        let a = *law;
         let column = |value: &dyn Fn(&MjActuator) -> f32| acts.iter().map(value).collect();
         let joints: Vec<u32> = (acts.iter())
             .map(|a| stage.path[a.path_offset as usize].column)
@@ -195,7 +264,7 @@ impl MjLanes {
         let first = joints[0] as usize;
         let consecutive = (joints.iter().enumerate()).all(|(i, &j)| j as usize == first + i);
         MjLanes {
-            ctrl_column: a.ctrl_column as usize,
+            ctrl_column: acts[0].ctrl_column as usize,
             joint_rows: if consecutive {
                 first..first + joints.len()
             } else {
@@ -218,6 +287,7 @@ impl MjLanes {
                 column(&|a| a.acc0),
             ],
             exact: a.flags & MJ_TABLE_PARAMS != 0 && is_exact(&a),
+            mask: None,
         }
     }
 
@@ -248,6 +318,7 @@ impl MjLanes {
             act_step: rep(&self.act_step),
             coef: rep(&self.coef),
             curve: self.curve.each_ref().map(rep),
+            mask: self.mask.as_ref().map(|mask| mask.repeat(times)),
             gather: (self.gather.as_ref()).map(|joints| {
                 (0..times as u32)
                     .flat_map(|e| joints.iter().map(move |&j| e * width + j))
@@ -309,35 +380,48 @@ impl MjLanes {
         table: Option<&MjTable<'t>>,
         at: usize,
     ) -> u32 {
-        let Some(joints) = &self.gather else {
-            let reads = LaneReads {
-                lanes: self,
-                wild,
-                pos: rows.pos,
-                vel: rows.vel,
-                act: rows.act,
-                table,
-                at,
-            };
-            let writes = LaneWrites {
-                ctrl: rows.ctrl,
-                act_next: rows.act_next,
-                act_dot: rows.act_dot,
-                effort: rows.effort,
-            };
-            return reads.by_dyn(writes);
+        Self::passes(std::slice::from_ref(self), wild, rows, table, at)
+    }
+
+    /// [`MjLanes::forces`] of each of `passes` in turn: lanes on the same
+    /// columns and joints, each law's written where its
+    /// [`MjLanes::mask`] says (those of [`tile_passes`]). Their
+    /// `moment·force`s reach the joint efforts in lane order.
+    #[inline(always)]
+    pub(super) fn passes<'t>(
+        passes: &'t [MjLanes],
+        wild: bool,
+        mut rows: MjTileRows<'_>,
+        table: Option<&MjTable<'t>>,
+        at: usize,
+    ) -> u32 {
+        let Some(joints) = &passes[0].gather else {
+            let mut bad = 0;
+            for lanes in passes {
+                let reads = LaneReads {
+                    lanes,
+                    wild,
+                    pos: rows.pos,
+                    vel: rows.vel,
+                    act: rows.act,
+                    table,
+                    at,
+                };
+                bad |= reads.by_dyn(rows.writes());
+            }
+            return bad;
         };
         // (The last tile of envs may be short.)
         let joints = &joints[..rows.ctrl.len()];
         // Arrays no longer than needed: zeroing them is part of the cost.
         match joints.len() {
-            0..=32 => self.gathered::<32>(joints, wild, rows, table, at),
-            33..=128 => self.gathered::<128>(joints, wild, rows, table, at),
-            _ => self.gathered::<MJ_GATHER_LANES>(joints, wild, rows, table, at),
+            0..=32 => Self::gathered::<32>(passes, joints, wild, rows, table, at),
+            33..=128 => Self::gathered::<128>(passes, joints, wild, rows, table, at),
+            _ => Self::gathered::<MJ_GATHER_LANES>(passes, joints, wild, rows, table, at),
         }
     }
 
-    /// [`MjLanes::forces`] of lanes on `joints` (at most `B`): their
+    /// [`MjLanes::passes`] of lanes on `joints` (at most `B`): their
     /// positions and velocities gathered into arrays (unless the rows are
     /// in ctrl order already) and their `moment·force`s scattered from
     /// one, in lane order. A lane adds its `moment·force` to 0 first: the
@@ -345,10 +429,10 @@ impl MjLanes {
     /// the sum starting at +0 and never −0).
     #[inline(always)]
     fn gathered<'t, const B: usize>(
-        &'t self,
+        passes: &'t [MjLanes],
         joints: &[u32],
         wild: bool,
-        rows: MjTileRows<'_>,
+        mut rows: MjTileRows<'_>,
         table: Option<&MjTable<'t>>,
         at: usize,
     ) -> u32 {
@@ -373,25 +457,38 @@ impl MjLanes {
             }
             (&gathered[0][..n], &gathered[1][..n])
         };
-        let reads = LaneReads {
-            lanes: self,
-            wild,
-            pos,
-            vel,
-            act: rows.act,
-            table,
-            at,
-        };
-        let bad = reads.by_dyn(LaneWrites {
-            ctrl: rows.ctrl,
-            act_next: rows.act_next,
-            act_dot: rows.act_dot,
-            effort: &mut effort[..n],
-        });
+        let mut bad = 0;
+        for lanes in passes {
+            let reads = LaneReads {
+                lanes,
+                wild,
+                pos,
+                vel,
+                act: rows.act,
+                table,
+                at,
+            };
+            bad |= reads.by_dyn(LaneWrites {
+                effort: &mut effort[..n],
+                ..rows.writes()
+            });
+        }
         for k in 0..n {
             rows.effort[(joints[k] as usize).min(last)] += effort[k];
         }
         bad
+    }
+}
+
+impl MjTileRows<'_> {
+    /// What the lanes write, borrowed from the rows.
+    fn writes(&mut self) -> LaneWrites<'_> {
+        LaneWrites {
+            ctrl: self.ctrl,
+            act_next: self.act_next,
+            act_dot: self.act_dot,
+            effort: self.effort,
+        }
     }
 }
 
@@ -425,9 +522,18 @@ impl LaneReads<'_> {
         self.lanes.slot(self.table, slot, self.at..self.at + n)
     }
 
-    /// On the way to the loop's form for the stretch's law.
+    /// On the way to the loop's form for the stretch's law, masked or not
+    /// ([`MjLanes::mask`]).
     #[inline(always)]
     fn by_dyn(self, w: LaneWrites<'_>) -> u32 {
+        match self.lanes.mask {
+            Some(_) => self.by_dyn_as::<true>(w),
+            None => self.by_dyn_as::<false>(w),
+        }
+    }
+
+    #[inline(always)]
+    fn by_dyn_as<const M: bool>(self, w: LaneWrites<'_>) -> u32 {
         const NONE: u32 = DynType::None as u32;
         const INTEGRATOR: u32 = DynType::Integrator as u32;
         const MUSCLE: u32 = DynType::Muscle as u32;
@@ -435,35 +541,35 @@ impl LaneReads<'_> {
         if is_muscle(proto) {
             const G: u32 = GainType::Muscle as u32;
             const B: u32 = BiasType::Muscle as u32;
-            return self.run::<MUSCLE, G, B>(w.ctrl, w.act_next, w.act_dot, w.effort);
+            return self.run::<M, MUSCLE, G, B>(w.ctrl, w.act_next, w.act_dot, w.effort);
         }
         if is_dc_motor(proto) {
             const G: u32 = GainType::DcMotor as u32;
             const B: u32 = BiasType::DcMotor as u32;
-            return self.run::<NONE, G, B>(w.ctrl, w.act_next, w.act_dot, w.effort);
+            return self.run::<M, NONE, G, B>(w.ctrl, w.act_next, w.act_dot, w.effort);
         }
         // `filterexact` lanes whose time constants are the table's take
         // their steps from them.
         let exact = self.lanes.exact && self.table.is_some_and(|t| t.row(MJ_SLOT_DYN).is_some());
         match proto.dyn_type {
-            NONE => self.by_gain::<NONE>(w),
-            INTEGRATOR => self.by_gain::<INTEGRATOR>(w),
-            _ if exact => self.by_gain::<{ DynType::FilterExact as u32 }>(w),
-            _ => self.by_gain::<{ DynType::Filter as u32 }>(w),
+            NONE => self.by_gain::<M, NONE>(w),
+            INTEGRATOR => self.by_gain::<M, INTEGRATOR>(w),
+            _ if exact => self.by_gain::<M, { DynType::FilterExact as u32 }>(w),
+            _ => self.by_gain::<M, { DynType::Filter as u32 }>(w),
         }
     }
 
     #[inline(always)]
-    fn by_gain<const D: u32>(self, w: LaneWrites<'_>) -> u32 {
+    fn by_gain<const M: bool, const D: u32>(self, w: LaneWrites<'_>) -> u32 {
         if self.lanes.proto.gain_type == GainType::Affine as u32 {
-            self.by_bias::<D, { GainType::Affine as u32 }>(w)
+            self.by_bias::<M, D, { GainType::Affine as u32 }>(w)
         } else {
-            self.by_bias::<D, { GainType::Fixed as u32 }>(w)
+            self.by_bias::<M, D, { GainType::Fixed as u32 }>(w)
         }
     }
 
     #[inline(always)]
-    fn by_bias<const D: u32, const G: u32>(self, w: LaneWrites<'_>) -> u32 {
+    fn by_bias<const M: bool, const D: u32, const G: u32>(self, w: LaneWrites<'_>) -> u32 {
         let LaneWrites {
             ctrl,
             act_next,
@@ -471,9 +577,9 @@ impl LaneReads<'_> {
             effort,
         } = w;
         if self.lanes.proto.bias_type == BiasType::Affine as u32 {
-            self.run::<D, G, { BiasType::Affine as u32 }>(ctrl, act_next, act_dot, effort)
+            self.run::<M, D, G, { BiasType::Affine as u32 }>(ctrl, act_next, act_dot, effort)
         } else {
-            self.run::<D, G, { BiasType::None as u32 }>(ctrl, act_next, act_dot, effort)
+            self.run::<M, D, G, { BiasType::None as u32 }>(ctrl, act_next, act_dot, effort)
         }
     }
 
@@ -485,9 +591,11 @@ impl LaneReads<'_> {
     /// the compiled time constant); otherwise it is the compiled one. A muscle's
     /// curves branch on values; every branch is computed and one kept, as
     /// selects, which gives the same bits. A `dcmotor` bias adds its
-    /// cogging after the force range, as the one-actuator loop does.
+    /// cogging after the force range, as the one-actuator loop does. With
+    /// `M` ([`MjLanes::mask`]) a lane of another law writes nothing: its
+    /// values are selected back in place of its results.
     #[inline(never)]
-    fn run<const D: u32, const G: u32, const B: u32>(
+    fn run<const M: bool, const D: u32, const G: u32, const B: u32>(
         self,
         ctrl: &mut [f32],
         act_next: &mut [f32],
@@ -527,6 +635,10 @@ impl LaneReads<'_> {
                 let (act_next, act_dot, effort) =
                     (&mut act_next[..n], &mut act_dot[..n], &mut effort[..n]);
                 let (coef, act_step) = (&l.coef[..n], &l.act_step[..n]);
+                let mask = match &l.mask {
+                    Some(mask) if M => &mask[..n],
+                    _ => &[],
+                };
                 let (proto, wild) = (l.proto, self.wild);
                 let mut bad = 0;
                 for i in 0..n {
@@ -563,17 +675,19 @@ impl LaneReads<'_> {
                     let gain3 = [gain[0][i], gain[1][i], gain[2][i]];
                     let bias3 = [bias[0][i], bias[1][i], bias[2][i]];
                     let out = mj_force_with(&a, gain3, bias3, u, act[i], length, velocity);
-                    act_dot[i] = out.act_dot;
-                    act_next[i] = out.act_next;
-                    bad |= u32::from(out.act_next.to_bits() & EXP == EXP);
+                    let own = !M || mask[i] != 0;
+                    act_dot[i] = if own { out.act_dot } else { act_dot[i] };
+                    act_next[i] = if own { out.act_next } else { act_next[i] };
+                    bad |= u32::from(own && out.act_next.to_bits() & EXP == EXP);
                     let mut force = mj_force_limit(&a, out.force);
                     if B == BiasType::DcMotor as u32 {
                         // The cogging reads the lane's own bias terms.
                         a.biasprm[..3].copy_from_slice(&bias3);
                         force = mj_force_after(&a, force, length);
                     }
-                    ctrl[i] = force;
-                    effort[i] += a.gear * coef[i] * force;
+                    let effort_after = effort[i] + a.gear * coef[i] * force;
+                    ctrl[i] = if own { force } else { ctrl[i] };
+                    effort[i] = if own { effort_after } else { effort[i] };
                 }
                 bad
             },

@@ -1,7 +1,7 @@
 //! The MuJoCo stage of a plan: MuJoCo-law columns compiled into
 //! [`MjActuator`]s with their transmission paths and force ranges.
 
-use super::mj_lanes::{segments, MjLanes, MjSegment};
+use super::mj_lanes::{segments, tile_passes, MjLanes, MjSegment};
 use super::*;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -117,10 +117,9 @@ pub struct MjStage {
     /// A [`MjStage::plain`] stage's actuators, in stretches computed a
     /// vector lane each or one at a time (empty when not plain).
     segments: Vec<MjSegment>,
-    /// When one stretch of lanes covers every ctrl column, the robot has
-    /// as many joints, and it repeats that often ([`MjLanes::repeats`]):
-    /// it, [`MJ_TILE_ENVS`] times over ([`MjStage::tile_forces`]).
-    tiled: Option<Box<MjLanes>>,
+    /// The passes of [`MjStage::tile_forces`] over [`MJ_TILE_ENVS`] envs'
+    /// rows, one per law ([`tile_passes`]; empty when it does not tile).
+    tiled: Vec<MjLanes>,
 }
 
 /// Envs whose rows [`MjStage::tile_forces`] computes in one loop.
@@ -197,7 +196,7 @@ impl MjStage {
     pub(super) fn one_at_a_time(&mut self) {
         self.plain = false;
         self.segments.clear();
-        self.tiled = None;
+        self.tiled.clear();
     }
 
     /// True when a step must run the stage: it computes forces, or a
@@ -274,11 +273,13 @@ impl MjStage {
         }
     }
 
-    /// True when [`MjStage::tile_forces`] computes the stage: one law's
-    /// actuators on every ctrl column, one per joint in any order, as many
-    /// joints as ctrl columns (see [`MjStage::plain`]).
+    /// True when [`MjStage::tile_forces`] computes the stage: actuators of
+    /// laws the vector lanes compute on every ctrl column, each on one
+    /// joint in any order, as many joints as ctrl columns, all of them
+    /// reading the parameter table or none, of at most four laws (see
+    /// [`MjStage::plain`]).
     pub fn tiles(&self) -> bool {
-        self.tiled.is_some()
+        !self.tiled.is_empty()
     }
 
     /// True when [`MjStage::tiles`] and the actuator of each ctrl column
@@ -322,7 +323,8 @@ impl MjStage {
         param: impl Fn(usize) -> &'p [f32],
     ) {
         use crate::kinds::MJ_MAX_CTRL;
-        let lanes = self.tiled.as_deref().expect("a stage that tiles");
+        let passes = &self.tiled[..];
+        assert!(!passes.is_empty(), "a stage that tiles");
         let table = self.table::<WIDE>(param);
         let nc = self.num_joints;
         let MjTileRows {
@@ -338,7 +340,8 @@ impl MjStage {
         let len = ctrl.len();
         for start in (0..len).step_by(MJ_TILE_ENVS * nc) {
             let r = start..len.min(start + MJ_TILE_ENVS * nc);
-            if lanes.clamp_controls(&mut ctrl[r.clone()], table.as_ref(), r.start) != 0 {
+            // Every pass has every column's ranges.
+            if passes[0].clamp_controls(&mut ctrl[r.clone()], table.as_ref(), r.start) != 0 {
                 // MuJoCo's guard: such an env's every control enters its
                 // law as 0.
                 for row in ctrl[r.clone()].chunks_exact_mut(nc) {
@@ -358,7 +361,7 @@ impl MjStage {
                 act_next: &mut act_next[r.clone()],
                 act_dot: &mut act_dot[r.clone()],
             };
-            lanes.forces(false, rows, table.as_ref(), r.start);
+            MjLanes::passes(passes, false, rows, table.as_ref(), r.start);
         }
         if !self.joint_limits.is_empty() {
             for row in effort.chunks_exact_mut(nc) {
@@ -777,16 +780,7 @@ pub(super) fn mj_stage(
             .all(|(k, m)| m.actuator == k as u32 && m.path_len == 1);
     if stage.plain {
         stage.segments = segments(&stage);
-        if let [MjSegment::Lanes(lanes)] = &stage.segments[..] {
-            let all = 0..ctrl.len();
-            if lanes.columns() == all
-                && lanes.joint_rows() == all
-                && stage.num_joints == ctrl.len()
-                && lanes.repeats(MJ_TILE_ENVS)
-            {
-                stage.tiled = Some(Box::new(lanes.repeated(MJ_TILE_ENVS)));
-            }
-        }
+        stage.tiled = tile_passes(&stage, ctrl.len(), MJ_TILE_ENVS);
     }
     Ok(stage)
 }
