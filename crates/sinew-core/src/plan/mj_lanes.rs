@@ -242,13 +242,12 @@ pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<
             }
             lanes
         })
-        .filter(|lanes| lanes.repeats(envs))
-        .map(|lanes| lanes.repeated(envs))
         .collect();
-    if passes.len() < laws.len() {
+    // (The passes share their joints, and so whether they repeat.)
+    if !passes[0].repeats(envs) {
         return Vec::new();
     }
-    passes
+    passes.iter().map(|lanes| lanes.repeated(envs)).collect()
 }
 
 impl MjLanes {
