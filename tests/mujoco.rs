@@ -640,10 +640,11 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
     one_pass_matches_general_path(&p, &[("filters", nj)]);
 }
 
-/// [`one_pass_matches_general_path`] for `groups`, which drive every joint
-/// of `robot` one actuator each, named: tiled (40 envs: a partial tile,
-/// and blocks of 16 envs), and with a joint no actuator drives added to the
-/// robot (24 envs), which leaves the stage to run env by env.
+/// [`one_pass_matches_general_path`] for `groups`, as many actuators as
+/// `robot` has joints, each on one joint (`acts` names the groups whose
+/// activations it compares): tiled (40 envs: a partial tile, and blocks of 16 envs), and with a joint
+/// no actuator drives added to the robot (24 envs), which leaves the stage
+/// to run env by env.
 fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&str, usize)]) {
     let p = plan(robot, groups.clone(), 40, 0.002);
     assert!(p.mj().tiles());
@@ -687,9 +688,8 @@ fn the_filterexact_mujoco_stage_matches_the_general_path_bit_for_bit() {
 /// mjlab's G1 groups its motors (ctrl order is then group order, not joint
 /// order): one law on every joint, and a third group of another law
 /// between two (the lanes of a tile read positions and velocities the CPU
-/// step gathered into ctrl order and scatter their joint efforts; env by
-/// env they gather both; a tile's stretches of part of each row gather
-/// and scatter their controls, activations and table values too).
+/// step gathered into ctrl order and scatter their joint efforts, one pass
+/// per law; env by env they gather both).
 #[test]
 fn the_mujoco_stage_in_group_order_matches_the_general_path_bit_for_bit() {
     let nj = 12;
