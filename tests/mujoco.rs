@@ -713,9 +713,11 @@ fn the_mujoco_stage_in_group_order_matches_the_general_path_bit_for_bit() {
 /// The same for actuators of several laws in ctrl columns of any order:
 /// the tile runs one pass per law over its whole rows, each writing its
 /// own columns. Three `<general>` laws with a second actuator on one
-/// joint (its efforts summed in ctrl order across the passes), and
-/// mjlab's builtin position, velocity and motor actuators computing their
-/// forces. Five laws are more than a tile takes: env by env.
+/// joint (its efforts summed in ctrl order across the passes); mjlab's
+/// builtin position, velocity and motor actuators computing their forces;
+/// builtin ones beside `<general>` ones (each pass clamps its own controls,
+/// from the parameter table or the compiled ranges). Five laws are more
+/// than a tile takes: env by env.
 #[test]
 fn a_tiled_mujoco_stage_of_several_laws_matches_the_general_path_bit_for_bit() {
     let robot = joints(8);
@@ -755,11 +757,21 @@ fn a_tiled_mujoco_stage_of_several_laws_matches_the_general_path_bit_for_bit() {
         ),
         GroupCfg::new("motor", named(&[6, 3]), sinew::BuiltinMotorCfg::new(5.0)),
     ];
-    let builtin = builtin
+    let builtin: Vec<GroupCfg> = builtin
         .into_iter()
         .map(GroupCfg::with_computed_force)
         .collect();
-    matches_tiled_and_env_by_env(&robot, builtin, &[]);
+    matches_tiled_and_env_by_env(&robot, builtin.clone(), &[]);
+    let both = vec![
+        builtin[0].clone(),
+        GroupCfg::new("servo", named(&[4, 1]), filter_servo()),
+        GroupCfg::new(
+            "motor",
+            named(&[6, 3]),
+            MjGeneralCfg::motor().with_gear(2.0),
+        ),
+    ];
+    matches_tiled_and_env_by_env(&robot, both, &[("servo", 2)]);
     let five = vec![
         GroupCfg::new("servo", named(&[0, 1]), timeconst_servo(30.0, 0.03)),
         GroupCfg::new("filters", named(&[2, 3]), filter_servo()),
@@ -770,6 +782,45 @@ fn a_tiled_mujoco_stage_of_several_laws_matches_the_general_path_bit_for_bit() {
     let p = plan(&robot, five, 24, 0.002);
     assert!(p.mj().plain && !p.mj().tiles());
     one_pass_matches_general_path(&p, &[("servo", 2), ("filters", 2), ("integrator", 1)]);
+}
+
+/// A tile of several laws clamps each control by its own law's range: a
+/// `<general>` motor's per-env control range (the parameter table) holds a
+/// 2e10 command below MuJoCo's bad-control bound, though its compiled range
+/// (none) would not, so the env keeps its other controls (the builtin
+/// motors'), as in the general loop.
+#[test]
+fn each_law_of_a_tile_clamps_its_own_controls() {
+    use sinew::{Backend, CpuBackend};
+    let robot = joints(4);
+    let groups = vec![
+        GroupCfg::new("push", ["j1", "j3"], sinew::BuiltinMotorCfg::new(5.0)).with_computed_force(),
+        GroupCfg::new("motor", ["j2", "j0"], MjGeneralCfg::motor()),
+    ];
+    let num_envs = 20;
+    let p = plan(&robot, groups, num_envs, 0.002);
+    assert!(p.mj().tiles());
+    let mut out = Vec::new();
+    for p in [p.clone(), p.without_mj_lanes()] {
+        let mut b = CpuBackend::new(p);
+        for (name, value) in [("ctrl_lo", -1.0), ("ctrl_hi", 1.0)] {
+            b.set_param("motor", name, EnvIds::All, Values::Scalar(value))
+                .unwrap();
+        }
+        let mut cmd = ActuatorCmd::zeros(num_envs, 4);
+        cmd.effort_target.fill(0.5);
+        // Env 3's `<general>` motors: far beyond 1e10, within their range.
+        cmd.effort_target[3 * 4] = 2e10;
+        cmd.effort_target[3 * 4 + 2] = -2e10;
+        b.step(&cmd).unwrap();
+        let mut ctrl = vec![0.0; num_envs * 4];
+        b.read_ctrl(&mut ctrl).unwrap();
+        out.push(ctrl);
+    }
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&out[0]), bits(&out[1]));
+    // Ctrl order: the builtin motors' j1 and j3, then the `<general>` j0 and j2.
+    assert_eq!(out[0][3 * 4..3 * 4 + 4], [0.5, 0.5, 1.0, -1.0]);
 }
 
 /// The same for a tile of muscles on every joint, two configurations side

@@ -211,10 +211,10 @@ const MJ_TILE_LAWS: usize = 4;
 /// consecutive envs of a [`MjStage::plain`] stage whose ctrl rows are
 /// `num_ctrl` wide: one [`MjLanes::repeated`] over every column per law
 /// (at most [`MJ_TILE_LAWS`]), each writing its own law's lanes only
-/// ([`MjLanes::mask`]). None (empty) unless every ctrl column is an
-/// actuator the lanes compute, on one of as many joints, all of them
-/// reading the parameter table or none (the first pass clamps every
-/// control), and the lanes gather within [`MJ_GATHER_LANES`].
+/// ([`MjLanes::mask`]), and clamping its own controls (from the parameter
+/// table or the compiled ranges, as its law's actuators read them). None
+/// (empty) unless every ctrl column is an actuator the lanes compute, on
+/// one of as many joints, and the lanes gather within [`MJ_GATHER_LANES`].
 pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<MjLanes> {
     let acts = &stage.actuators;
     let joint = |a: &MjActuator| stage.path[a.path_offset as usize].column as usize;
@@ -224,11 +224,10 @@ pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<
             laws.push(a);
         }
     }
-    let table = |a: &MjActuator| a.flags & MJ_TABLE_PARAMS;
     let tiles = !acts.is_empty()
         && acts.len() == num_ctrl
         && stage.num_joints == num_ctrl
-        && (acts.iter()).all(|a| in_lanes(a) && joint(a) < num_ctrl && table(a) == table(&acts[0]))
+        && (acts.iter()).all(|a| in_lanes(a) && joint(a) < num_ctrl)
         && laws.len() <= MJ_TILE_LAWS;
     if !tiles {
         return Vec::new();
@@ -341,24 +340,62 @@ impl MjLanes {
     }
 
     /// Clamps the controls `ctrl` (of table columns `at..`) by their ranges
-    /// ([`MjLanes::slot`]); non-zero when one is beyond MuJoCo's
-    /// bad-control bound.
+    /// ([`MjLanes::slot`]), every one (`own` false) or those of the
+    /// prototype's law alone ([`MjLanes::mask`]); non-zero when one so
+    /// clamped is beyond MuJoCo's bad-control bound.
     #[inline(always)]
     pub(super) fn clamp_controls(
         &self,
         ctrl: &mut [f32],
         table: Option<&MjTable<'_>>,
         at: usize,
+        own: bool,
     ) -> u32 {
         let at = at..at + ctrl.len();
         let lo = self.slot(table, MJ_SLOT_RANGES, at.clone());
         let hi = self.slot(table, MJ_SLOT_RANGES + 1, at);
         let mut wild = 0;
-        for ((u, &lo), &hi) in ctrl.iter_mut().zip(lo).zip(hi) {
-            *u = clip(*u, lo, hi);
-            wild |= u32::from(u.abs() > MJ_MAX_CTRL);
+        let mask = match &self.mask {
+            Some(mask) if own => mask,
+            _ => {
+                for ((u, &lo), &hi) in ctrl.iter_mut().zip(lo).zip(hi) {
+                    *u = clip(*u, lo, hi);
+                    wild |= u32::from(u.abs() > MJ_MAX_CTRL);
+                }
+                return wild;
+            }
+        };
+        for (((u, &lo), &hi), &mine) in ctrl.iter_mut().zip(lo).zip(hi).zip(mask) {
+            let clamped = clip(*u, lo, hi);
+            *u = if mine != 0 { clamped } else { *u };
+            wild |= u32::from(mine != 0 && clamped.abs() > MJ_MAX_CTRL);
         }
         wild
+    }
+
+    /// Clamps the controls of consecutive envs' rows `ctrl` (of table
+    /// columns `at..`) for [`tile_passes`]' `passes`: each pass has every
+    /// column's own ranges, so where all read them from one source (the
+    /// table, or the compiled values) the first clamps them all; else each
+    /// clamps its own law's. Non-zero when a control is beyond MuJoCo's
+    /// bad-control bound.
+    #[inline(always)]
+    pub(super) fn clamp_tile(
+        passes: &[MjLanes],
+        ctrl: &mut [f32],
+        table: Option<&MjTable<'_>>,
+        at: usize,
+    ) -> u32 {
+        let source = |lanes: &MjLanes| lanes.proto.flags & MJ_TABLE_PARAMS;
+        if passes
+            .iter()
+            .all(|lanes| source(lanes) == source(&passes[0]))
+        {
+            return passes[0].clamp_controls(ctrl, table, at, false);
+        }
+        (passes.iter()).fold(0, |wild, lanes| {
+            wild | lanes.clamp_controls(ctrl, table, at, true)
+        })
     }
 
     /// Their forces, as [`MjStage`]'s one-actuator loop computes them, for

@@ -275,9 +275,8 @@ impl MjStage {
 
     /// True when [`MjStage::tile_forces`] computes the stage: actuators of
     /// laws the vector lanes compute on every ctrl column, each on one
-    /// joint in any order, as many joints as ctrl columns, all of them
-    /// reading the parameter table or none, of at most four laws (see
-    /// [`MjStage::plain`]).
+    /// joint in any order, as many joints as ctrl columns, of at most four
+    /// laws (see [`MjStage::plain`]).
     pub fn tiles(&self) -> bool {
         !self.tiled.is_empty()
     }
@@ -340,8 +339,7 @@ impl MjStage {
         let len = ctrl.len();
         for start in (0..len).step_by(MJ_TILE_ENVS * nc) {
             let r = start..len.min(start + MJ_TILE_ENVS * nc);
-            // Every pass has every column's ranges.
-            if passes[0].clamp_controls(&mut ctrl[r.clone()], table.as_ref(), r.start) != 0 {
+            if MjLanes::clamp_tile(passes, &mut ctrl[r.clone()], table.as_ref(), r.start) != 0 {
                 // MuJoCo's guard: such an env's every control enters its
                 // law as 0.
                 for row in ctrl[r.clone()].chunks_exact_mut(nc) {
@@ -412,7 +410,7 @@ impl MjStage {
             wild | match segment.lanes() {
                 Ok(lanes) => {
                     let at = lanes.columns().start;
-                    lanes.clamp_controls(&mut ctrl[lanes.columns()], table.as_ref(), at) != 0
+                    lanes.clamp_controls(&mut ctrl[lanes.columns()], table.as_ref(), at, false) != 0
                 }
                 Err(k) => Self::clamp_controls::<WIDE>(&self.actuators[k], &table, ctrl),
             }
