@@ -300,26 +300,59 @@ const SPOT_KNEE_LOOKUP: [[f32; 3]; 101] = [
     [-0.247100, -20.401667, 30.602500],
 ];
 
-/// Isaac Lab's `LinearInterpolation` written out in f64 from its definition:
-/// `n = #{x_i < q}`, rows `max(n−1, 0)` and `min(n, K−1)`, weight 0 when
-/// they coincide.
-fn isaac_interpolation(q: f64) -> f64 {
-    let k = SPOT_KNEE_LOOKUP.len();
-    let n = SPOT_KNEE_LOOKUP
-        .iter()
-        .filter(|r| f64::from(r[0]) < q)
-        .count();
+/// Isaac Lab's `LinearInterpolation` over `table` written out in f64 from
+/// its definition: `n = #{x_i < q}`, rows `max(n−1, 0)` and `min(n, K−1)`,
+/// weight 0 when they coincide.
+fn isaac_interpolation(table: &[[f32; 3]], q: f64) -> f64 {
+    let k = table.len();
+    let n = table.iter().filter(|r| f64::from(r[0]) < q).count();
     let (a, b) = (n.saturating_sub(1), n.min(k - 1));
-    let (xa, xb) = (
-        f64::from(SPOT_KNEE_LOOKUP[a][0]),
-        f64::from(SPOT_KNEE_LOOKUP[b][0]),
-    );
-    let (ya, yb) = (
-        f64::from(SPOT_KNEE_LOOKUP[a][2]),
-        f64::from(SPOT_KNEE_LOOKUP[b][2]),
-    );
+    let (xa, xb) = (f64::from(table[a][0]), f64::from(table[b][0]));
+    let (ya, yb) = (f64::from(table[a][2]), f64::from(table[b][2]));
     let w = if a == b { 0.0 } else { (q - xa) / (xb - xa) };
     ya + w * (yb - ya)
+}
+
+/// Every backend's remotized PD over `table` (kp per env, kd 2) at
+/// `cmd`, against Isaac Lab's rule in f64 (so also against each other);
+/// returns how many (env, target)s the table's limit clamped.
+fn remotized_against_isaac(table: &[[f32; 3]], cmd: &ActuatorCmd) -> usize {
+    let group = GroupCfg::new(
+        "knee",
+        [".*"],
+        RemotizedPdCfg::new(400.0, 2.0, table.to_vec()),
+    );
+    let kp_per_env: Vec<f32> = (0..NUM_ENVS).map(|e| 100.0 + 150.0 * e as f32).collect();
+    let per_env_kp = |b: &mut dyn Backend| {
+        b.set_param(
+            "knee",
+            "kp",
+            EnvIds::All,
+            sinew::Values::PerEnv(&kp_per_env),
+        )
+        .unwrap()
+    };
+    let mut saturated = 0;
+    for ctrl in stepped(group, cmd, per_env_kp) {
+        for (i, &tau) in ctrl.iter().enumerate() {
+            let (q, kp) = (
+                f64::from(cmd.pos[i]),
+                f64::from(kp_per_env[i / NUM_TARGETS]),
+            );
+            let pd =
+                kp * f64::from(cmd.position_target[i] - cmd.pos[i]) - 2.0 * f64::from(cmd.vel[i]);
+            let limit = isaac_interpolation(table, q);
+            saturated += usize::from(pd.abs() > limit);
+            let expected = pd.clamp(-limit, limit);
+            approx::assert_relative_eq!(
+                f64::from(tau),
+                expected,
+                epsilon = 1e-4,
+                max_relative = 1e-5
+            );
+        }
+    }
+    saturated
 }
 
 #[test]
@@ -333,13 +366,12 @@ fn remotized_pd_clamps_by_the_spot_knee_table() {
         (-3.5, 37.165077),
         (0.5, 30.6025),
     ] {
-        approx::assert_abs_diff_eq!(isaac_interpolation(q), limit, epsilon = 0.005);
+        approx::assert_abs_diff_eq!(
+            isaac_interpolation(&SPOT_KNEE_LOOKUP, q),
+            limit,
+            epsilon = 0.005
+        );
     }
-    let group = GroupCfg::new(
-        "knee",
-        [".*"],
-        RemotizedPdCfg::new(400.0, 2.0, SPOT_KNEE_LOOKUP),
-    );
     let mut cmd = ActuatorCmd::zeros(NUM_ENVS, NUM_TARGETS);
     // Positions across and beyond the table, targets far enough to saturate
     // some (env, target)s and not others.
@@ -350,36 +382,27 @@ fn remotized_pd_clamps_by_the_spot_knee_table() {
         cmd.position_target[i] = cmd.pos[i] + if i % 2 == 0 { 0.5 } else { -0.01 };
         cmd.vel[i] = 0.3 - t;
     }
-    let kp_per_env: Vec<f32> = (0..NUM_ENVS).map(|e| 100.0 + 150.0 * e as f32).collect();
-    let per_env_kp = |b: &mut dyn Backend| {
-        b.set_param(
-            "knee",
-            "kp",
-            EnvIds::All,
-            sinew::Values::PerEnv(&kp_per_env),
-        )
-        .unwrap()
-    };
-    let mut saturated = 0;
-    // Every backend against Isaac Lab's rule in f64 (so also against each other).
-    for ctrl in stepped(group, &cmd, per_env_kp) {
-        for (i, &tau) in ctrl.iter().enumerate() {
-            let (q, kp) = (
-                f64::from(cmd.pos[i]),
-                f64::from(kp_per_env[i / NUM_TARGETS]),
-            );
-            let pd =
-                kp * f64::from(cmd.position_target[i] - cmd.pos[i]) - 2.0 * f64::from(cmd.vel[i]);
-            let limit = isaac_interpolation(q);
-            saturated += usize::from(pd.abs() > limit);
-            let expected = pd.clamp(-limit, limit);
-            approx::assert_relative_eq!(
-                f64::from(tau),
-                expected,
-                epsilon = 1e-4,
-                max_relative = 1e-5
-            );
-        }
+    let saturated = remotized_against_isaac(&SPOT_KNEE_LOOKUP, &cmd);
+    assert!(saturated > 0, "no (env, target) reached the table's limit");
+}
+
+/// A table whose rows crowd towards one end (each angle half as far from
+/// 0 as the one before) fits no buckets of equal width: the CPU's law
+/// bisects it instead, with the same rows as the rule.
+#[test]
+fn remotized_pd_clamps_by_a_table_too_uneven_for_buckets() {
+    let table: Vec<[f32; 3]> = (0..20)
+        .map(|i| [-(0.5f32.powi(i)), 0.0, 10.0 + (3 * i * i % 17) as f32])
+        .collect();
+    let mut cmd = ActuatorCmd::zeros(NUM_ENVS, NUM_TARGETS);
+    // Positions among the crowded rows and beyond both ends.
+    let n = NUM_ENVS * NUM_TARGETS;
+    for i in 0..n {
+        cmd.pos[i] =
+            -(0.5f32.powf(i as f32 * 22.0 / n as f32)) * 1.1 + 0.05 * f32::from(i == n - 1);
+        cmd.position_target[i] = cmd.pos[i] + if i % 2 == 0 { 0.5 } else { -0.001 };
+        cmd.vel[i] = 0.1;
     }
+    let saturated = remotized_against_isaac(&table, &cmd);
     assert!(saturated > 0, "no (env, target) reached the table's limit");
 }

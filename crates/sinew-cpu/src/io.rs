@@ -286,8 +286,20 @@ impl RunLaw<'_> {
                 }
             }};
         }
-        if K::STATE.is_empty() && K::OUTPUTS.is_empty() {
-            return law_loop::<K, CHECK, INPUTS>(io!(0, None), self.out);
+        // A switched kind's loop in its group's form ([`Kind::SWITCHED`]).
+        // (Another kind's loop of the second form is not even compiled.)
+        let switch = data.first().is_some_and(|&entry| entry != 0.0);
+        macro_rules! law_loop {
+            ($io:expr, $out:expr) => {
+                if K::SWITCHED && switch {
+                    law_loop::<K, CHECK, INPUTS, true>($io, $out)
+                } else {
+                    law_loop::<K, CHECK, INPUTS, false>($io, $out)
+                }
+            };
+        }
+        if K::STATE.is_empty() && K::OUTPUTS.is_empty() && !K::INDEXES_DATA {
+            return law_loop!(io!(0, None), self.out);
         }
         let mut bits = false;
         let mut stage = Stage {
@@ -307,7 +319,7 @@ impl RunLaw<'_> {
             {
                 stage[..len].copy_from_slice(&plane[i..i + len]);
             }
-            bits |= law_loop::<K, CHECK, INPUTS>(io!(i, Some(&mut stage)), &mut stage_out[..len]);
+            bits |= law_loop!(io!(i, Some(&mut stage)), &mut stage_out[..len]);
             for (next, stage) in next.iter_mut().zip(&stage.next).take(K::STATE.len()) {
                 next[i..i + len].copy_from_slice(&stage[..len]);
             }
@@ -339,8 +351,8 @@ struct Stage {
 /// [`RunLaw::run`]); with `CHECK`, whether some output (with `INPUTS`, or
 /// command value) may be non-finite.
 #[inline(always)]
-fn law_loop<K: Kind, const CHECK: bool, const INPUTS: bool>(
-    mut io: CpuIo<'_>,
+fn law_loop<K: Kind, const CHECK: bool, const INPUTS: bool, const SWITCH: bool>(
+    mut io: CpuIo<'_, SWITCH>,
     out: &mut [f32],
 ) -> bool {
     // `io` reads and writes element `i` without checks of its own.
@@ -372,7 +384,7 @@ fn law_loop<K: Kind, const CHECK: bool, const INPUTS: bool>(
 }
 
 /// [`LawIo`] at element `i` of a run.
-struct CpuIo<'a> {
+struct CpuIo<'a, const SWITCH: bool> {
     i: usize,
     /// `[slot][env][ctrl]` from the run's first element: parameter `k` of
     /// element `i` is at `k·plane + i`.
@@ -413,7 +425,7 @@ struct CpuIo<'a> {
 /// reads five at fixed indices).
 const DATA_HEAD: usize = 8;
 
-impl CpuIo<'_> {
+impl<const SWITCH: bool> CpuIo<'_, SWITCH> {
     /// Asserts that every slice the kind reads holds `n` elements from
     /// `i = 0` on, and its stage `n` too: the accessors then read and
     /// write element `i < n` without checks (a check per access left
@@ -442,7 +454,7 @@ impl CpuIo<'_> {
     }
 }
 
-impl LawIo for CpuIo<'_> {
+impl<const SWITCH: bool> LawIo for CpuIo<'_, SWITCH> {
     #[inline(always)]
     fn param(&self, k: usize) -> f32 {
         // A constant against a constant once the law is inlined: no check
@@ -516,6 +528,10 @@ impl LawIo for CpuIo<'_> {
     #[inline(always)]
     fn data_len(&self) -> usize {
         self.data.len()
+    }
+    #[inline(always)]
+    fn switch(&self) -> bool {
+        SWITCH
     }
     #[inline(always)]
     fn force_scale(&self) -> f32 {

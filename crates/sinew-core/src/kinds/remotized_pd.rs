@@ -47,6 +47,8 @@ impl Kind for RemotizedPdCfg {
     const STATE: &'static [StateSpec] = &[];
     const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/remotized_pd.wgsl");
+    const INDEXES_DATA: bool = true;
+    const SWITCHED: bool = true;
 
     fn param_value(&self, k: usize) -> f32 {
         [self.stiffness, self.damping][k]
@@ -73,6 +75,14 @@ impl Kind for RemotizedPdCfg {
                 reason: "the lookup table needs at least one row",
             });
         }
+        if self.lookup.len() > MAX_LOOKUP_ROWS {
+            return Err(Error::InvalidParam {
+                group: group.to_owned(),
+                field: "lookup".into(),
+                value: format!("{} rows", self.lookup.len()),
+                reason: "a lookup table may have at most 1 048 576 rows",
+            });
+        }
         let mut previous = f32::NEG_INFINITY;
         for (i, row) in self.lookup.iter().enumerate() {
             if let Some(&bad) = row.iter().find(|v| !v.is_finite()) {
@@ -96,10 +106,9 @@ impl Kind for RemotizedPdCfg {
         Ok(())
     }
 
-    /// The angles, then the max torques.
+    /// The lookup table and its buckets ([`lookup_limit`]'s layout).
     fn group_data(&self) -> Vec<f32> {
-        let angles = self.lookup.iter().map(|r| r[0]);
-        angles.chain(self.lookup.iter().map(|r| r[2])).collect()
+        lookup_data(&self.lookup)
     }
 
     #[inline(always)]
@@ -115,29 +124,151 @@ impl Kind for RemotizedPdCfg {
             io.vel(),
             io.target(CommandField::Effort),
         );
-        let limit = lookup_limit(io.pos(), io.data_len() / 2, |i| io.data(i));
+        // The header is read once per run, not per element ([`LawIo::data_at`]).
+        let head = [
+            io.data_at::<{ at::BUCKETED }>(),
+            io.data_at::<{ at::ROWS }>(),
+            io.data_at::<{ at::FIRST }>(),
+            io.data_at::<{ at::SCALE }>(),
+            io.data_at::<{ at::LAST }>(),
+        ];
+        let limit = lookup_limit(io.pos(), io.switch(), head, |i| io.data(i));
         clip(tau, -limit, limit)
     }
 }
 
-/// Isaac Lab's `LinearInterpolation` at `q` over `k` rows, `data(i)` the
-/// `i`-th angle and `data(k + i)` the `i`-th value (twin of
-/// `remotized_pd_limit`). A NaN `q` gives the first value, as in torch.
+/// The most rows a lookup table may have: row indices travel as `f32`
+/// in the group's data, exact up to 2²⁴.
+pub const MAX_LOOKUP_ROWS: usize = 1 << 20;
+
+/// Where [`lookup_data`] keeps each part of a table.
+mod at {
+    /// 1 when every bucket holds at most [`super::BUCKET_ROWS`] angles
+    /// (the bucketed search is exact), else 0 (bisect): the law's
+    /// [`switch`](crate::LawIo::switch).
+    pub const BUCKETED: usize = 0;
+    /// The number of rows `k`.
+    pub const ROWS: usize = 1;
+    /// The first angle: where bucket 0 starts.
+    pub const FIRST: usize = 2;
+    /// Buckets per radian.
+    pub const SCALE: usize = 3;
+    /// The last bucket's index.
+    pub const LAST: usize = 4;
+    /// The angles: `k` of them, then [`super::BUCKET_ROWS`] of `+∞`, then
+    /// the `k` max torques, then each bucket's first row.
+    pub const ANGLES: usize = 5;
+}
+
+/// The entries of a table's header ([`lookup_data`]).
+pub const LOOKUP_HEAD: usize = at::ANGLES;
+
+/// The most angles any bucket of a bucketed table holds.
+const BUCKET_ROWS: usize = 2;
+
+/// The bucket of angle `q`: `(q − first) · scale` clamped to
+/// `0..=last` (NaN to 0), rounded to the nearest integer. Non-decreasing
+/// in `q`, so an angle in a lower bucket than `q`'s is below `q`, one in
+/// a higher bucket above it.
 #[inline(always)]
-pub fn lookup_limit(q: f32, k: usize, data: impl Fn(usize) -> f32) -> f32 {
-    // n = #{angle_i < q}: the angles ascend, so bisect.
-    let (mut lo, mut hi) = (0, k);
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        if data(mid) < q {
-            lo = mid + 1;
-        } else {
-            hi = mid;
+fn bucket(q: f32, first: f32, scale: f32, last: f32) -> usize {
+    index(((q - first) * scale).max(0.0).min(last))
+}
+
+/// The integer nearest `x`, for `0 ≤ x ≤ 2²²`: the low bits of `x + 2²³`,
+/// whose unit is 1. (`as` saturates NaN and the infinities with compares
+/// the compiler does one element at a time: 50 scalar conversions in the
+/// AVX-512 loop of Spot's knee.)
+#[inline(always)]
+fn index(x: f32) -> usize {
+    (x + 8_388_608.0).to_bits().wrapping_sub(0x4B00_0000) as i32 as usize
+}
+
+/// A table's group data: the header ([`at`]), the angles padded with
+/// `+∞`, the max torques, and, per bucket of equal width from the first
+/// angle to the last, the number of angles in lower buckets. With `k`
+/// buckets, or failing that `2k` or `4k`, every bucket of a table on a
+/// near-uniform grid (Isaac Lab's are) holds at most [`BUCKET_ROWS`]
+/// angles: the search is then a few loads the loop does for a whole
+/// vector of elements at once, not a bisection of branches per element
+/// (90 instructions per element, and a third of them mispredicted, on
+/// Spot's knee table of 101 rows).
+pub fn lookup_data(lookup: &[[f32; 3]]) -> Vec<f32> {
+    let k = lookup.len();
+    let angles: Vec<f32> = lookup.iter().map(|r| r[0]).collect();
+    let (first, span) = match (angles.first(), angles.last()) {
+        (Some(&a), Some(&b)) => (a, f64::from(b) - f64::from(a)),
+        _ => (0.0, 0.0),
+    };
+    let fitting = [1, 2, 4].into_iter().find_map(|per_row| {
+        let buckets = (k * per_row).max(1);
+        let scale = match span > 0.0 {
+            true => (buckets as f64 / span) as f32,
+            false => 0.0,
+        };
+        let last = (buckets - 1) as f32;
+        // Per bucket the number of angles in lower buckets, and `k` last.
+        let mut base = vec![0usize; buckets + 1];
+        for &a in &angles {
+            base[bucket(a, first, scale, last) + 1] += 1;
         }
-    }
-    let a = lo.saturating_sub(1);
-    let b = lo.min(k - 1);
-    let (xa, xb, ya, yb) = (data(a), data(b), data(k + a), data(k + b));
+        for b in 1..=buckets {
+            base[b] += base[b - 1];
+        }
+        let most = base.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        base.pop();
+        (most <= BUCKET_ROWS).then_some((scale, last, base))
+    });
+    let (scale, last, base, bucketed) = match fitting {
+        Some((scale, last, base)) => (scale, last, base, 1.0),
+        None => (0.0, 0.0, Vec::new(), 0.0),
+    };
+    let mut data = vec![bucketed, k as f32, first, scale, last];
+    data.extend(&angles);
+    data.extend([f32::INFINITY; BUCKET_ROWS]);
+    data.extend(lookup.iter().map(|r| r[2]));
+    data.extend(base.iter().map(|&b| b as f32));
+    data
+}
+
+/// Isaac Lab's `LinearInterpolation` at `q` over a table in
+/// [`lookup_data`]'s layout, `data(i)` its `i`-th entry and `head` its
+/// first [`LOOKUP_HEAD`], searched by bucket when `bucketed` (as entry 0
+/// says) and by bisection otherwise (twin of `remotized_pd_limit`). A NaN
+/// `q` gives the first value, as in torch.
+#[inline(always)]
+pub fn lookup_limit(
+    q: f32,
+    bucketed: bool,
+    head: [f32; LOOKUP_HEAD],
+    data: impl Fn(usize) -> f32,
+) -> f32 {
+    let k = head[at::ROWS] as usize;
+    let angle = |i: usize| data(at::ANGLES + i);
+    let torque = |i: usize| data(at::ANGLES + k + BUCKET_ROWS + i);
+    // n = #{angle_i < q}.
+    let n = if bucketed {
+        // The angles below `q`'s bucket, then those in it below `q` (the
+        // padding past the last angle is never below it).
+        let b = bucket(q, head[at::FIRST], head[at::SCALE], head[at::LAST]);
+        let lower = index(data(at::ANGLES + k + BUCKET_ROWS + k + b));
+        (0..BUCKET_ROWS).fold(lower, |n, j| n + usize::from(angle(lower + j) < q))
+    } else {
+        // The angles ascend, so bisect.
+        let (mut lo, mut hi) = (0, k);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if angle(mid) < q {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
+    let a = n.saturating_sub(1);
+    let b = n.min(k.saturating_sub(1));
+    let (xa, xb, ya, yb) = (angle(a), angle(b), torque(a), torque(b));
     let w = if a == b { 0.0 } else { (q - xa) / (xb - xa) };
     ya + w * (yb - ya)
 }
@@ -157,7 +288,79 @@ mod tests {
 
     fn at(q: f32) -> f32 {
         let data = table();
-        lookup_limit(q, 3, |i| data[i])
+        lookup_limit(q, data[0] != 0.0, head(&data), |i| data[i])
+    }
+
+    fn head(data: &[f32]) -> [f32; LOOKUP_HEAD] {
+        data[..LOOKUP_HEAD].try_into().unwrap()
+    }
+
+    /// The definition, written out: `n = #{angle_i < q}`, rows
+    /// `max(n−1, 0)` and `min(n, K−1)`.
+    fn by_definition(lookup: &[[f32; 3]], q: f32) -> f32 {
+        let k = lookup.len();
+        let n = lookup.iter().filter(|r| r[0] < q).count();
+        let (a, b) = (n.saturating_sub(1), n.min(k - 1));
+        let (xa, xb, ya, yb) = (lookup[a][0], lookup[b][0], lookup[a][2], lookup[b][2]);
+        let w = if a == b { 0.0 } else { (q - xa) / (xb - xa) };
+        ya + w * (yb - ya)
+    }
+
+    /// Every angle, the floats on either side of it, points between and
+    /// beyond the rows, the infinities and NaN.
+    fn probes(lookup: &[[f32; 3]]) -> Vec<f32> {
+        let mut q = vec![f32::NEG_INFINITY, f32::INFINITY, f32::NAN, -1e30, 1e30, 0.0];
+        for pair in lookup.windows(2) {
+            for t in [0.1f32, 0.5, 0.9] {
+                q.push(pair[0][0] + t * (pair[1][0] - pair[0][0]));
+            }
+        }
+        for r in lookup {
+            q.extend([
+                r[0],
+                r[0].next_down(),
+                r[0].next_up(),
+                r[0] - 1.0,
+                r[0] + 1.0,
+            ]);
+        }
+        q
+    }
+
+    /// The table's group data, whether it took buckets, and a check of
+    /// every probe against the definition, bit for bit.
+    fn bucketed_and_exact(lookup: &[[f32; 3]]) -> bool {
+        let data = lookup_data(lookup);
+        for q in probes(lookup) {
+            let ours = lookup_limit(q, data[0] != 0.0, head(&data), |i| data[i]);
+            let theirs = by_definition(lookup, q);
+            assert_eq!(ours.to_bits(), theirs.to_bits(), "q = {q:e}, {lookup:?}");
+        }
+        data[at::BUCKETED] == 1.0
+    }
+
+    #[test]
+    fn the_bucketed_search_finds_the_rows_the_definition_does() {
+        // Isaac Lab's grids: Spot's knee, 101 rows 0.025458 rad apart.
+        let grid = |k: usize, first: f32, step: f32| -> Vec<[f32; 3]> {
+            (0..k)
+                .map(|i| [first + step * i as f32, 0.0, (i * 7 % 13) as f32])
+                .collect()
+        };
+        assert!(bucketed_and_exact(&grid(101, -2.7929, 0.025458)));
+        assert!(bucketed_and_exact(&grid(3, -1.0, 1.0)));
+        assert!(bucketed_and_exact(&grid(1, 0.3, 1.0)));
+        assert!(bucketed_and_exact(&grid(2, -1e-30, 1e-30)));
+        // Rows on an uneven grid (a drifting step) still fit 2k or 4k buckets.
+        let uneven: Vec<[f32; 3]> = (0..40)
+            .map(|i| [(i * i) as f32 * 0.01 + i as f32 * 0.1, 0.0, i as f32])
+            .collect();
+        assert!(bucketed_and_exact(&uneven));
+        // Rows crowded at one end do not: the search bisects.
+        let crowded: Vec<[f32; 3]> = (0..30)
+            .map(|i| [-(0.5f32.powi(i)), 0.0, i as f32])
+            .collect();
+        assert!(!bucketed_and_exact(&crowded));
     }
 
     #[test]

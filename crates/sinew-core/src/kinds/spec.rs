@@ -367,6 +367,12 @@ pub trait LawIo {
     }
     /// Length of the group's data.
     fn data_len(&self) -> usize;
+    /// Whether entry 0 of the group's data is non-zero: the form of a
+    /// [`Kind::SWITCHED`] kind's law, a constant in the CPU's loops.
+    #[inline(always)]
+    fn switch(&self) -> bool {
+        self.data_at::<0>() != 0.0
+    }
     /// The factor the plan's force coupling applies to this column's raw
     /// force: 1, except when the coupling evaluates the law again with a
     /// tendon's `actuatorfrcrange` scale.
@@ -424,6 +430,19 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     /// True when its targets may be sites (the simulator resolves the
     /// transmission; Sinew reads no joint state).
     const SITES: bool = false;
+    /// True when its law reads [`LawIo::data`] at indices it computes per
+    /// element (a lookup table). The CPU's loop then writes each block of
+    /// values to an array of its own before the output: the compiler can
+    /// only load a vector of elements' table entries at once (a gather)
+    /// when it knows the output does not overlap the table.
+    const INDEXES_DATA: bool = false;
+    /// True when its law takes one of two forms per group, as entry 0 of
+    /// its group data is zero or not, and reads which through
+    /// [`LawIo::switch`]. The CPU compiles a loop of each form and runs the
+    /// group's: a branch per element between a form the compiler can run
+    /// in vectors and one it cannot keeps the whole loop one element at a
+    /// time.
+    const SWITCHED: bool = false;
 
     /// The configured value of parameter slot `k` (`k < PARAMS.len()`).
     fn param_value(&self, k: usize) -> f32;
