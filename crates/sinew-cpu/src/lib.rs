@@ -1926,6 +1926,7 @@ impl StepInputs<'_> {
     fn delay_pass(&self, pass: DelayPass<'_>) {
         let pieces = pass.pieces;
         match pieces {
+            [(_, _, 4..=7)] => self.delay_pass_wide(pass, RowCopy::<4>::new(pieces)),
             [(_, _, 8..=16)] => self.delay_pass_wide(pass, RowCopy::<8>::new(pieces)),
             [(_, _, 17..=32)] => self.delay_pass_wide(pass, RowCopy::<16>::new(pieces)),
             _ => self.delay_pass_wide(pass, RowCopy::<0>::new(pieces)),
