@@ -287,7 +287,7 @@ impl RunLaw<'_> {
             }};
         }
         // A switched kind's loop in its group's form ([`Kind::SWITCHED`]).
-        // (Another kind's loop of the second form is not even compiled.)
+        // (For other kinds the branch is a constant: no second loop is built.)
         let switch = data.first().is_some_and(|&entry| entry != 0.0);
         macro_rules! law_loop {
             ($io:expr, $out:expr) => {

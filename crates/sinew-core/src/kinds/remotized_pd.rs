@@ -386,5 +386,9 @@ mod tests {
         assert!(e(vec![[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]).contains("lookup[1][0]"));
         assert!(e(vec![[0.0, 0.0, -1.0]]).contains("lookup[0][2]"));
         assert!(e(vec![[f32::NAN, 0.0, 1.0]]).contains("lookup[0]"));
+        let rows = (0..=MAX_LOOKUP_ROWS)
+            .map(|i| [i as f32, 0.0, 1.0])
+            .collect();
+        assert!(e(rows).contains("at most 1 048 576 rows"));
     }
 }
