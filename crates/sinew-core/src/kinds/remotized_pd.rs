@@ -184,15 +184,17 @@ fn index(x: f32) -> usize {
     (x + 8_388_608.0).to_bits().wrapping_sub(0x4B00_0000) as i32 as usize
 }
 
-/// A table's group data: the header ([`at`]), the angles padded with
-/// `+∞`, the max torques, and, per bucket of equal width from the first
-/// angle to the last, the number of angles in lower buckets. With `k`
-/// buckets, or failing that `2k` or `4k`, every bucket of a table on a
-/// near-uniform grid (Isaac Lab's are) holds at most [`BUCKET_ROWS`]
-/// angles: the search is then a few loads the loop does for a whole
-/// vector of elements at once, not a bisection of branches per element
-/// (139 instructions per element, one at a time, for the law on Spot's
-/// knee table of 101 rows).
+/// A table's group data. A header of [`LOOKUP_HEAD`] entries: 1 when the
+/// table has buckets (else 0, and no bucket entries), the row count `k`,
+/// the first angle, buckets per radian and the last bucket's index. Then
+/// the `k` angles and two of `+∞`, the `k` max torques, and per bucket of
+/// equal width from the first angle to the last the number of angles in
+/// lower buckets (its first row). With `k` buckets, or failing that `2k`
+/// or `4k`, every bucket of a table on a near-uniform grid (Isaac Lab's
+/// are) holds at most two angles: the search is then a few loads the loop
+/// does for a whole vector of elements at once, not a bisection of
+/// branches per element (139 instructions per element, one at a time,
+/// for the law on Spot's knee table of 101 rows).
 pub fn lookup_data(lookup: &[[f32; 3]]) -> Vec<f32> {
     let k = lookup.len();
     let angles: Vec<f32> = lookup.iter().map(|r| r[0]).collect();
