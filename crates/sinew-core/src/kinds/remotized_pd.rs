@@ -181,7 +181,7 @@ fn bucket(q: f32, first: f32, scale: f32, last: f32) -> usize {
 /// AVX-512 loop of Spot's knee.)
 #[inline(always)]
 fn index(x: f32) -> usize {
-    (x + 8_388_608.0).to_bits().wrapping_sub(0x4B00_0000) as i32 as usize
+    (x + 8_388_608.0).to_bits().wrapping_sub(0x4B00_0000) as usize
 }
 
 /// A table's group data. A header of [`LOOKUP_HEAD`] entries: 1 when the
