@@ -406,3 +406,146 @@ fn remotized_pd_clamps_by_a_table_too_uneven_for_buckets() {
     let saturated = remotized_against_isaac(&table, &cmd);
     assert!(saturated > 0, "no (env, target) reached the table's limit");
 }
+
+/// Spot's layout, remotized-PD knees beside ideal-PD hips, on every
+/// backend: the CPU's tiles run the knees' costly law over their own
+/// columns alone, gathered into rows of their own (`Kind::COSTLY`), and
+/// the hips' law over every column. Whether the knees' columns are one
+/// stretch of 4 or of 9 (ctrl columns follow the groups), two stretches
+/// (two knee groups of one table, a hip group between them), scattered
+/// over the command's columns, or behind delay buffers as Spot's are, each
+/// (env, joint) follows its own law with its own gains: Isaac Lab's rule in
+/// f64, with different gains at every element so that a value gathered
+/// from another column or env shows.
+#[test]
+fn remotized_knees_beside_pd_hips_follow_each_joints_own_law() {
+    let (num_envs, nt) = (70, 12);
+    type Layout = (&'static [(&'static str, &'static [usize])], bool);
+    let layouts: [Layout; 5] = [
+        (
+            &[
+                ("hip", &[0, 1, 2, 3, 4, 5, 6, 7]),
+                ("knee", &[8, 9, 10, 11]),
+            ],
+            false,
+        ),
+        (
+            &[
+                ("hip", &[0, 1, 2, 3, 4, 5, 6, 7]),
+                ("knee", &[8, 9, 10, 11]),
+            ],
+            true,
+        ),
+        (
+            &[
+                ("knee", &[0, 1, 2, 3, 4, 5, 6, 7, 8]),
+                ("hip", &[9, 10, 11]),
+            ],
+            false,
+        ),
+        (
+            &[
+                ("knee", &[0, 1]),
+                ("hip", &[2, 3, 4, 5, 6, 7, 8, 9]),
+                ("knee_hind", &[10, 11]),
+            ],
+            false,
+        ),
+        (
+            &[
+                ("knee", &[0, 3, 4]),
+                ("hip", &[1, 2, 5, 6, 7, 8, 9]),
+                ("knee_hind", &[10, 11]),
+            ],
+            true,
+        ),
+    ];
+    let mut cmd = ActuatorCmd::zeros(num_envs, nt);
+    let n = num_envs * nt;
+    for i in 0..n {
+        let t = ((i * 37) % n) as f32 / (n - 1) as f32;
+        cmd.pos[i] = -3.2 + 3.4 * t;
+        cmd.position_target[i] = cmd.pos[i] + if i % 3 == 0 { 0.5 } else { -0.01 };
+        cmd.velocity_target[i] = 0.2 - 0.1 * t;
+        cmd.vel[i] = 0.3 - t;
+        cmd.effort_target[i] = (i % 7) as f32 - 3.0;
+    }
+    // Gains of every (env, joint) their own.
+    let gains = |knee: bool, e: usize, j: usize| match knee {
+        true => (
+            100.0 + 7.0 * e as f32 + 30.0 * j as f32,
+            1.0 + 0.1 * j as f32,
+        ),
+        false => (50.0 + e as f32 + 3.0 * j as f32, 0.5 + 0.01 * e as f32),
+    };
+    for (groups, delayed) in layouts {
+        let cfg = |(name, joints): (&str, &[usize])| {
+            let targets = joints.iter().map(|j| format!("j{j}"));
+            let group = match name.starts_with("knee") {
+                true => GroupCfg::new(
+                    name,
+                    targets,
+                    RemotizedPdCfg::new(60.0, 1.5, SPOT_KNEE_LOOKUP.to_vec()),
+                ),
+                false => GroupCfg::new(
+                    name,
+                    targets,
+                    IdealPdCfg::new(60.0, 1.5).with_effort_limit(45.0),
+                ),
+            };
+            match delayed {
+                true => group.with_delay(DelayCfg::constant(2)),
+                false => group,
+            }
+        };
+        let cfgs = groups.iter().map(|&group| cfg(group)).collect();
+        let plan = Plan::new(&joints(nt), cfgs, num_envs, PlanOptions::default()).unwrap();
+        for (name, make, _) in backends() {
+            let mut b = make(plan.clone());
+            for &(group, joints) in groups {
+                for (k, param) in ["kp", "kd"].into_iter().enumerate() {
+                    let values: Vec<f32> = (0..num_envs)
+                        .flat_map(|e| joints.iter().map(move |&j| (e, j)))
+                        .map(|(e, j)| {
+                            let (kp, kd) = gains(group.starts_with("knee"), e, j);
+                            [kp, kd][k]
+                        })
+                        .collect();
+                    let values = sinew::Values::PerEnvTarget(&values);
+                    b.set_param(group, param, EnvIds::All, values).unwrap();
+                }
+            }
+            // Behind a constant delay of 2, the third step's targets are its own.
+            for _ in 0..if delayed { 3 } else { 1 } {
+                b.step(&cmd).unwrap();
+            }
+            let mut ctrl = vec![f32::NAN; n];
+            b.read_ctrl(&mut ctrl).unwrap();
+            for (k, &tau) in ctrl.iter().enumerate() {
+                let (e, column) = (k / nt, &plan.ctrl_columns()[k % nt]);
+                let (j, i) = (column.cmd_column, e * nt + column.cmd_column);
+                let knee = plan.groups()[column.group].cfg.name.starts_with("knee");
+                let (kp, kd) = gains(knee, e, j);
+                let q = f64::from(cmd.pos[i]);
+                let pd = f64::from(kp) * (f64::from(cmd.position_target[i]) - q)
+                    + f64::from(kd) * f64::from(cmd.velocity_target[i] - cmd.vel[i])
+                    + f64::from(cmd.effort_target[i]);
+                let limit = match knee {
+                    true => isaac_interpolation(&SPOT_KNEE_LOOKUP, q),
+                    false => 45.0,
+                };
+                let expected = pd.clamp(-limit, limit);
+                assert!(
+                    approx::relative_eq!(
+                        f64::from(tau),
+                        expected,
+                        epsilon = 1e-3,
+                        max_relative = 1e-5
+                    ),
+                    "{name}, {groups:?}, delayed {delayed}: env {e}, joint {j}: \
+                     {tau} against {expected}"
+                );
+            }
+        }
+    }
+}

@@ -110,13 +110,45 @@ const MAX_LAW_PASSES: usize = 4;
 /// column were its own, and keeps each column's value from its own law's
 /// pass. Env by env, one run at a time, each run's setup and its remainder
 /// cost more than the law: a G1 with position actuators and motor wrists
-/// took 1 572 instructions per env against one law's 173.
+/// took 1 572 instructions per env against one law's 173. A costly law
+/// ([`Kind::COSTLY`](sinew_core::Kind::COSTLY)) runs over its own columns
+/// alone instead, gathered into rows of their own ([`OwnColumns`]): Isaac
+/// Lab's Spot ran its knees' table search over all 12 columns for 4 knees.
 #[derive(Debug, Clone)]
 struct LawPasses {
-    /// Per law, its first run over a whole row (columns `0..num_ctrl`).
+    /// Per law, its first run over a whole row (columns `0..num_ctrl`):
+    /// the laws over every column first, then the costly ones.
     runs: Vec<Run>,
+    /// Per law, the columns a costly law runs over; `None` for every column.
+    own: Vec<Option<OwnColumns>>,
     /// Per element of a tile's rows, the pass of its column's law.
     pass: Vec<u8>,
+    /// Floats of scratch per env of a tile: a row of values for the laws
+    /// over every column, and a costly law's gathered rows.
+    scratch: usize,
+}
+
+/// The columns of a costly law in a tile of several laws ([`LawPasses`]):
+/// a tile's five fields and the law's parameters at those columns are
+/// gathered into rows of `width` values, the law runs over those rows, and
+/// its values go back to their columns.
+#[derive(Debug, Clone)]
+struct OwnColumns {
+    /// Each stretch `(ctrl column, column of the gathered rows, len)` of
+    /// the law's columns that is contiguous in ctrl order (the form of
+    /// [`Gather::pieces`], copied by a [`RowCopy`]).
+    pieces: Vec<(usize, usize, usize)>,
+    /// The law's columns.
+    width: usize,
+    /// Its kind's parameters.
+    params: usize,
+}
+
+impl OwnColumns {
+    /// Floats of scratch per env: five fields, the parameters and the values.
+    fn scratch(&self) -> usize {
+        (6 + self.params) * self.width
+    }
 }
 
 impl LawPasses {
@@ -136,25 +168,52 @@ impl LawPasses {
             let group = &plan.groups()[run.group];
             (run.kind, run.field, group.stage, plan.data_of(group))
         };
-        let mut laws: Vec<Run> = Vec::new();
-        let mut pass = Vec::with_capacity(plan.num_ctrl());
+        // The laws in the order of their first columns, each with its runs.
+        let mut laws: Vec<(Run, Vec<&Run>)> = Vec::new();
         for run in runs {
-            let k = match laws.iter().position(|l| law(l) == law(run)) {
-                Some(k) => k,
-                None => {
-                    laws.push(Run {
-                        ctrl_start: 0,
-                        cmd_start: 0,
-                        len: plan.num_ctrl(),
-                        ..*run
-                    });
-                    laws.len() - 1
-                }
-            };
-            pass.extend(std::iter::repeat_n(k as u8, run.len));
+            match laws.iter_mut().find(|(l, _)| law(l) == law(run)) {
+                Some((_, own)) => own.push(run),
+                None => laws.push((*run, vec![run])),
+            }
         }
-        (laws.len() <= MAX_LAW_PASSES).then(|| LawPasses {
-            runs: laws,
+        if laws.len() > MAX_LAW_PASSES {
+            return None;
+        }
+        // The laws over every column first: the first of them writes every value.
+        laws.sort_by_key(|(l, _)| l.kind.spec().costly);
+        let nc = plan.num_ctrl();
+        let mut pass = vec![0u8; nc];
+        let mut own = Vec::with_capacity(laws.len());
+        for (k, (_, runs)) in laws.iter().enumerate() {
+            let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
+            for run in runs {
+                pass[run.ctrl_start..][..run.len].fill(k as u8);
+                let width = pieces.last().map_or(0, |&(_, r, len)| r + len);
+                match pieces.last_mut() {
+                    Some((c, _, len)) if *c + *len == run.ctrl_start => *len += run.len,
+                    _ => pieces.push((run.ctrl_start, width, run.len)),
+                }
+            }
+            let run = runs[0];
+            own.push(run.kind.spec().costly.then(|| OwnColumns {
+                width: pieces.iter().map(|&(_, _, len)| len).sum(),
+                pieces,
+                params: run.kind.spec().params.len(),
+            }));
+        }
+        let scratch = own.iter().flatten().map(OwnColumns::scratch);
+        Some(LawPasses {
+            scratch: scratch.fold(nc, usize::max),
+            runs: laws
+                .into_iter()
+                .map(|(run, _)| Run {
+                    ctrl_start: 0,
+                    cmd_start: 0,
+                    len: nc,
+                    ..run
+                })
+                .collect(),
+            own,
             pass: pass.repeat(tile_envs),
         })
     }
@@ -639,10 +698,14 @@ impl CpuBackend {
             plan.num_envs().max(1)
         };
         let serial = chunk >= plan.num_envs();
-        // The fields, then the laws' values in command order (`scatter`) or
-        // a pass's ([`LawPasses`]).
-        let fields = 5 + usize::from(self.gather.scatter.is_some() || self.law_passes.is_some());
-        let tile_stride = fields * self.tile_envs.min(chunk) * num_ctrl;
+        // Per env, the fields, then the laws' values in command order
+        // (`scatter`) or the passes' scratch ([`LawPasses`]).
+        let scratch = match (&self.gather.scatter, &self.law_passes) {
+            (Some(_), _) => num_ctrl,
+            (None, Some(passes)) => passes.scratch,
+            (None, None) => 0,
+        };
+        let tile_stride = (5 * num_ctrl + scratch) * self.tile_envs.min(chunk);
         let lags_stride = self.tile_envs.min(chunk);
         let chunks = plan.num_envs().div_ceil(chunk);
         // Once (or when the thread count grows): a step allocates nothing.
@@ -881,6 +944,32 @@ impl<'p, const W: usize> RowCopy<'p, W> {
             unsafe { ends::<W>(src.add(c), dst.add(c), len) };
         }
     }
+}
+
+/// `$body` with `$rows` the [`RowCopy`] of `$pieces`: of two fixed-size
+/// copies where they are one piece of 4 to 32 values, else piece by piece.
+macro_rules! with_row_copy {
+    ($pieces:expr, $rows:ident => $body:expr) => {{
+        let pieces: &[(usize, usize, usize)] = $pieces;
+        match pieces {
+            [(_, _, 4..=7)] => {
+                let $rows = RowCopy::<4>::new(pieces);
+                $body
+            }
+            [(_, _, 8..=16)] => {
+                let $rows = RowCopy::<8>::new(pieces);
+                $body
+            }
+            [(_, _, 17..=32)] => {
+                let $rows = RowCopy::<16>::new(pieces);
+                $body
+            }
+            _ => {
+                let $rows = RowCopy::<0>::new(pieces);
+                $body
+            }
+        }
+    }};
 }
 
 /// Env row `i` of a tile (with `targets`) in one buffer of `frames` ring
@@ -1581,7 +1670,7 @@ impl StepInputs<'_> {
             // A tile of several laws, all its values finite: one pass per law.
             let passes = self.law_passes.filter(|_| !any_bad);
             if let Some(passes) = passes {
-                self.law_passes(passes, e0, &g, out, &mut staged[..n * nc]);
+                self.law_passes(passes, e0, &g, out, staged);
             } else {
                 // The laws' values: in ctrl order, or in command order to be
                 // put in ctrl order (`scatter`).
@@ -1694,9 +1783,10 @@ impl StepInputs<'_> {
 
     /// The laws of the envs from `e0` whose tile fields are `g` and ctrl
     /// rows `out` (all their command values finite), one pass of each law
-    /// over the whole rows ([`LawPasses`]): the first into `out`, each
-    /// other into `scratch`, whose values of its own law's columns are
-    /// then copied over.
+    /// ([`LawPasses`]): the first over the whole rows into `out`, each
+    /// other over the whole rows into `scratch`, whose values of its own
+    /// law's columns are then copied over, or a costly law over its own
+    /// columns alone ([`StepInputs::own_columns`]).
     fn law_passes(
         &self,
         passes: &LawPasses,
@@ -1706,9 +1796,18 @@ impl StepInputs<'_> {
         scratch: &mut [f32],
     ) {
         let (len, at) = (out.len(), e0 * self.plan.num_ctrl());
-        for (k, law) in passes.runs.iter().enumerate() {
+        let laws = passes.runs.iter().zip(&passes.own).enumerate();
+        for (k, (law, own)) in laws {
+            if let Some(own) = own {
+                self.own_columns(law, own, e0, g, out, scratch);
+                continue;
+            }
             let run = Run { len, ..*law };
-            let values = if k == 0 { &mut *out } else { &mut *scratch };
+            let values = if k == 0 {
+                &mut *out
+            } else {
+                &mut scratch[..len]
+            };
             self.run(&run, at, g, &[], &[], values, 1.0, Check::Nothing);
             if k == 0 {
                 continue;
@@ -1720,6 +1819,77 @@ impl StepInputs<'_> {
                 }
             }
         }
+    }
+
+    /// The costly `law` of the envs from `e0` whose tile fields are `g`
+    /// and ctrl rows `out`, over its `own` columns alone: their fields'
+    /// and parameters' values gathered into rows of their own in
+    /// `scratch`, the law run over those rows, its values put back.
+    fn own_columns(
+        &self,
+        law: &Run,
+        own: &OwnColumns,
+        e0: usize,
+        g: &[&[f32]; 5],
+        out: &mut [f32],
+        scratch: &mut [f32],
+    ) {
+        with_row_copy!(&own.pieces, rows => self.own_columns_in(law, own, rows, e0, g, out, scratch))
+    }
+
+    /// [`StepInputs::own_columns`] with the law's columns' copies `rows`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "one tile's rows of every table")]
+    fn own_columns_in<const W: usize>(
+        &self,
+        law: &Run,
+        own: &OwnColumns,
+        rows: RowCopy<'_, W>,
+        e0: usize,
+        g: &[&[f32]; 5],
+        out: &mut [f32],
+        scratch: &mut [f32],
+    ) {
+        let nc = self.plan.num_ctrl();
+        let (n, at, plane) = (out.len() / nc, e0 * nc, self.plan.num_envs() * nc);
+        let (w, m) = (own.width, out.len() / nc * own.width);
+        let (fields, rest) = scratch.split_at_mut(5 * m);
+        let (params, values) = rest.split_at_mut(own.params * m);
+        let values = &mut values[..m];
+        // Row `i` of `n` rows of `nc` values (`src`) at the law's columns
+        // into row `i` of rows of `w` (`dst`), or (`back`) the other way.
+        let copy = |src: &[f32], dst: &mut [f32], back: bool| {
+            let (src_row, dst_row) = if back { (w, nc) } else { (nc, w) };
+            assert!(src.len() >= n * src_row && dst.len() >= n * dst_row);
+            for i in 0..n {
+                // SAFETY: each piece lies in a row of `nc` and in one of
+                // `w` ([`LawPasses::new`]), and row `i < n` in both slices
+                // (asserted), which are distinct borrows.
+                unsafe {
+                    let (src, dst) = (src.as_ptr().add(i * src_row), dst.as_mut_ptr());
+                    rows.copy(src, dst.add(i * dst_row), !back);
+                }
+            }
+        };
+        for (field, gathered) in g.iter().zip(fields.chunks_exact_mut(m)) {
+            copy(field, gathered, false);
+        }
+        for (k, gathered) in params.chunks_exact_mut(m).enumerate() {
+            copy(&self.params[k * plane + at..], gathered, false);
+        }
+        let [pt, vt, et, pos, vel] = std::array::from_fn(|f| &fields[f * m..(f + 1) * m]);
+        let run = Run { len: m, ..*law };
+        let targets = [pt, vt, et];
+        self.law(
+            &run,
+            (params, m, 0),
+            targets,
+            [pos, vel],
+            values,
+            1.0,
+            Check::Nothing,
+        );
+        copy(values, out, true);
     }
 
     /// The MuJoCo stage of the envs from `e0` whose ctrl rows are `ctrl`
@@ -1924,13 +2094,7 @@ impl StepInputs<'_> {
     /// has, with the buffer's row copies chosen once ([`RowCopy`]): each
     /// is then a few wide loads and stores.
     fn delay_pass(&self, pass: DelayPass<'_>) {
-        let pieces = pass.pieces;
-        match pieces {
-            [(_, _, 4..=7)] => self.delay_pass_wide(pass, RowCopy::<4>::new(pieces)),
-            [(_, _, 8..=16)] => self.delay_pass_wide(pass, RowCopy::<8>::new(pieces)),
-            [(_, _, 17..=32)] => self.delay_pass_wide(pass, RowCopy::<16>::new(pieces)),
-            _ => self.delay_pass_wide(pass, RowCopy::<0>::new(pieces)),
-        }
+        with_row_copy!(pass.pieces, rows => self.delay_pass_wide(pass, rows))
     }
 
     /// [`StepInputs::delay_pass`] with its copies `rows`, in the widest
@@ -2084,23 +2248,44 @@ impl StepInputs<'_> {
                 [0, 1, 2].map(|f| &frame[f * cols + column..][..n])
             }
         };
+        let plane = self.plan.num_envs() * self.plan.num_ctrl();
+        let params = (self.params, plane, table_row + run.ctrl_start);
+        let state = [&rows[3][m..m + n], &rows[4][m..m + n]];
+        self.law(run, params, targets, state, out, scale, check)
+    }
+
+    /// [`StepInputs::run`]'s law over the values it has found: the run's
+    /// parameters from element `at` of each `plane` of `params`, its
+    /// targets, positions and velocities.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "one run's rows of every table")]
+    fn law(
+        &self,
+        run: &Run,
+        (params, plane, at): (&[f32], usize, usize),
+        targets: [&[f32]; 3],
+        [pos, vel]: [&[f32]; 2],
+        out: &mut [f32],
+        scale: f32,
+        check: Check,
+    ) -> bool {
         let group = &self.plan.groups()[run.group];
         run.kind.visit(RunLaw {
-            params: self.params,
-            plane: self.plan.num_envs() * self.plan.num_ctrl(),
-            at: table_row + run.ctrl_start,
+            params,
+            plane,
+            at,
             state: self.state,
             next: self.next,
             targets,
-            pos: &rows[3][m..m + n],
-            vel: &rows[4][m..m + n],
+            pos,
+            vel,
             field: run.field,
             inputs: self.inputs,
             input_planes: &group.input_planes,
             output_planes: &group.output_planes,
             outputs: self.outputs,
             data: self.plan.data_of(group),
-            out: &mut out[..n],
+            out: &mut out[..run.len],
             scale,
             check,
         })

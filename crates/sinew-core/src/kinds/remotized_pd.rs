@@ -49,6 +49,7 @@ impl Kind for RemotizedPdCfg {
     const WGSL: &'static str = include_str!("../../../../shaders/remotized_pd.wgsl");
     const INDEXES_DATA: bool = true;
     const SWITCHED: bool = true;
+    const COSTLY: bool = true;
 
     fn param_value(&self, k: usize) -> f32 {
         [self.stiffness, self.damping][k]

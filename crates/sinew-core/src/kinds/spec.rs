@@ -443,6 +443,15 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     /// in vectors and one it cannot keeps the whole loop one element at a
     /// time.
     const SWITCHED: bool = false;
+    /// True when its law costs tens of times a PD's per element (a table
+    /// search: the remotized PD's bucketed lookup counted 97 instructions
+    /// per element on Spot's knee table, ideal PD 2.5). A CPU tile of
+    /// several laws runs every other law over all its columns and keeps
+    /// each column's value from its own law; a costly law instead runs over
+    /// its own columns alone, their values first gathered into rows of
+    /// their own. For a cheap law that gather costs more than the columns
+    /// it saves.
+    const COSTLY: bool = false;
 
     /// The configured value of parameter slot `k` (`k < PARAMS.len()`).
     fn param_value(&self, k: usize) -> f32;
@@ -569,6 +578,8 @@ pub struct SpecInfo {
     pub stage: Stage,
     /// [`Kind::SITES`].
     pub sites: bool,
+    /// [`Kind::COSTLY`].
+    pub costly: bool,
 }
 
 pub(crate) struct InfoOf;
@@ -587,6 +598,7 @@ impl KindVisitor for InfoOf {
             wgsl: K::WGSL,
             stage: K::STAGE,
             sites: K::SITES,
+            costly: K::COSTLY,
         }
     }
 }
