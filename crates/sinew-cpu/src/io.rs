@@ -311,25 +311,25 @@ impl RunLaw<'_> {
             let (i, len) = (b * STAGE, out.len());
             // The law may leave a slot or plane alone: it then keeps its value.
             for (stage, state) in stage.next.iter_mut().zip(&state).take(K::STATE.len()) {
-                stage[..len].copy_from_slice(&state[i..i + len]);
+                copy_block(&mut stage[..len], &state[i..i + len]);
             }
             for (stage, plane) in (stage.outputs.iter_mut())
                 .zip(&outputs)
                 .take(K::OUTPUTS.len())
             {
-                stage[..len].copy_from_slice(&plane[i..i + len]);
+                copy_block(&mut stage[..len], &plane[i..i + len]);
             }
             bits |= law_loop!(io!(i, Some(&mut stage)), &mut stage_out[..len]);
             for (next, stage) in next.iter_mut().zip(&stage.next).take(K::STATE.len()) {
-                next[i..i + len].copy_from_slice(&stage[..len]);
+                copy_block(&mut next[i..i + len], &stage[..len]);
             }
             for (plane, stage) in (outputs.iter_mut())
                 .zip(&stage.outputs)
                 .take(K::OUTPUTS.len())
             {
-                plane[i..i + len].copy_from_slice(&stage[..len]);
+                copy_block(&mut plane[i..i + len], &stage[..len]);
             }
-            out.copy_from_slice(&stage_out[..len]);
+            copy_block(out, &stage_out[..len]);
         }
         bits
     }
@@ -337,6 +337,23 @@ impl RunLaw<'_> {
 
 /// Elements per block of a staged law loop ([`RunLaw::run`]).
 const STAGE: usize = 64;
+
+/// `src` into `dst` (of the same length, at most [`STAGE`]): a whole
+/// block as a copy of fixed size, which compiles to a few vector moves,
+/// rather than a call into the C library's `memmove`, which a copy of a
+/// length known only at run time is: MuJoCo 4's `pid` at 1024 × 12 had
+/// 17 % of its profile's samples in `memmove`, 7 % so (the rest is the
+/// commit's copies of whole rows).
+#[inline(always)]
+fn copy_block(dst: &mut [f32], src: &[f32]) {
+    match (
+        <&mut [f32; STAGE]>::try_from(&mut *dst),
+        <&[f32; STAGE]>::try_from(src),
+    ) {
+        (Ok(dst), Ok(src)) => *dst = *src,
+        _ => dst.copy_from_slice(src),
+    }
+}
 
 /// A block's state and output planes as a staged law writes them
 /// ([`RunLaw::run`]): whole arrays, not slices, so that the compiler
