@@ -168,23 +168,23 @@ impl LawPasses {
             let group = &plan.groups()[run.group];
             (run.kind, run.field, group.stage, plan.data_of(group))
         };
-        // The laws in the order of their first columns, each with its runs.
-        let mut laws: Vec<(Run, Vec<&Run>)> = Vec::new();
+        // The laws in the order of their first columns: each its runs.
+        let mut laws: Vec<Vec<&Run>> = Vec::new();
         for run in runs {
-            match laws.iter_mut().find(|(l, _)| law(l) == law(run)) {
-                Some((_, own)) => own.push(run),
-                None => laws.push((*run, vec![run])),
+            match laws.iter_mut().find(|own| law(own[0]) == law(run)) {
+                Some(own) => own.push(run),
+                None => laws.push(vec![run]),
             }
         }
         if laws.len() > MAX_LAW_PASSES {
             return None;
         }
         // The laws over every column first: the first of them writes every value.
-        laws.sort_by_key(|(l, _)| l.kind.spec().costly);
+        laws.sort_by_key(|runs| runs[0].kind.spec().costly);
         let nc = plan.num_ctrl();
         let mut pass = vec![0u8; nc];
         let mut own = Vec::with_capacity(laws.len());
-        for (k, (_, runs)) in laws.iter().enumerate() {
+        for (k, runs) in laws.iter().enumerate() {
             let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
             for run in runs {
                 pass[run.ctrl_start..][..run.len].fill(k as u8);
@@ -204,13 +204,12 @@ impl LawPasses {
         let scratch = own.iter().flatten().map(OwnColumns::scratch);
         Some(LawPasses {
             scratch: scratch.fold(nc, usize::max),
-            runs: laws
-                .into_iter()
-                .map(|(run, _)| Run {
+            runs: (laws.iter())
+                .map(|runs| Run {
                     ctrl_start: 0,
                     cmd_start: 0,
                     len: nc,
-                    ..run
+                    ..*runs[0]
                 })
                 .collect(),
             own,

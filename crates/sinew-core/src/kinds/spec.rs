@@ -444,8 +444,8 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     /// time.
     const SWITCHED: bool = false;
     /// True when its law costs tens of times a PD's per element (a table
-    /// search: the remotized PD's bucketed lookup counted 97 instructions
-    /// per element on Spot's knee table, ideal PD 2.5). A CPU tile of
+    /// search: `benches/kind_instructions.sh` counts 98 instructions per
+    /// element for the remotized PD's lookup, 2.5 for ideal PD). A CPU tile of
     /// several laws runs every other law over all its columns and keeps
     /// each column's value from its own law; a costly law instead runs over
     /// its own columns alone, their values first gathered into rows of
