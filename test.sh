@@ -11,6 +11,11 @@ if [ "$(uname)" = Linux ] && ! ls /usr/share/vulkan/icd.d/*.json >/dev/null 2>&1
         "(apt-get install mesa-vulkan-drivers gives the software adapter)" >&2
 fi
 cargo test --workspace "$@"
+# The integration tests again with the CPU's loops in their AVX2 form
+# (`sinew_core::simd::form`), which a CPU with AVX-512 otherwise never runs.
+if [ $# -eq 0 ] && grep -q avx512f /proc/cpuinfo 2>/dev/null; then
+    SINEW_SIMD=avx2 cargo test --test integration
+fi
 
 # The Python side: a venv with maturin, numpy and pytest; the extension is
 # built in debug into the same target/ (cargo reuses what the Rust tests

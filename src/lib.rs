@@ -114,11 +114,16 @@ impl Engine {
         Ok(Engine::Gpu(WgpuBackend::new(&GpuContext::shared()?, plan)?))
     }
 
-    /// Which backend this is, in words (e.g. `cpu (rayon, 2 threads)` or
+    /// Which backend this is, in words (e.g. `cpu (rayon, 2 threads, avx2
+    /// loops)`: [`simd::form`](crate::simd::form)'s, or
     /// `wgpu on NVIDIA H100 (Vulkan, DiscreteGpu, driver …)`).
     pub fn description(&self) -> String {
         match self {
-            Engine::Cpu(_) => format!("cpu (rayon, {} threads)", rayon::current_num_threads()),
+            Engine::Cpu(_) => format!(
+                "cpu (rayon, {} threads, {} loops)",
+                rayon::current_num_threads(),
+                crate::simd::form().name()
+            ),
             Engine::Gpu(b) => format!("wgpu on {}", b.context().description()),
         }
     }

@@ -684,7 +684,11 @@ fn measure_bandwidth(backend: &str, report: &mut BenchReport) -> Result<f64, Cli
         "cpu" => {
             report.devices.push((
                 "cpu".into(),
-                format!("rayon, {} threads", rayon::current_num_threads()),
+                format!(
+                    "rayon, {} threads, {} loops",
+                    rayon::current_num_threads(),
+                    sinew::simd::form().name()
+                ),
             ));
             cpu_triad_gbs()
         }

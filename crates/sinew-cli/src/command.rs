@@ -180,18 +180,15 @@ fn turns(n: usize) -> (Vec<f64>, Vec<f64>) {
 /// `sinew::simd::widest`, whose closure here stayed a function of its own,
 /// compiled for the baseline target; one call per block.
 fn wave_block(block: WaveBlock<'_>) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked just above).
-            return unsafe { wave_block_avx512(block) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            return unsafe { wave_block_avx2(block) };
-        }
+    match sinew::simd::form() {
+        // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F.
+        #[cfg(target_arch = "x86_64")]
+        sinew::simd::Form::Avx512 => unsafe { wave_block_avx512(block) },
+        // SAFETY: `form` is AVX2 only where the CPU has AVX2.
+        #[cfg(target_arch = "x86_64")]
+        sinew::simd::Form::Avx2 => unsafe { wave_block_avx2(block) },
+        _ => wave_block_lanes(block),
     }
-    wave_block_lanes(block);
 }
 
 /// [`wave_block`] with AVX-512F.

@@ -1,7 +1,10 @@
 //! The CPU side of the kind spec: [`LawIo`] over one run's slices, and the
 //! dispatch that monomorphizes each kind's law into its own loop.
 
-use sinew_core::{CommandField, Kind, KindVisitor, LawIo, MAX_INPUTS, MAX_OUTPUTS, MAX_STATE};
+use sinew_core::simd::{form, Form};
+use sinew_core::{
+    lookup_limits, CommandField, Kind, KindVisitor, LawIo, MAX_INPUTS, MAX_OUTPUTS, MAX_STATE,
+};
 
 /// A `[slot][env][ctrl]` table that the parallel chunks of a step read and
 /// write, each only at the rows of its own envs.
@@ -149,18 +152,15 @@ impl KindVisitor for RunLaw<'_> {
                 }
             };
         }
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the CPU has AVX-512F (checked just above).
-                return unsafe { run!(run_avx512) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2 (checked just above).
-                return unsafe { run!(run_avx2) };
-            }
+        match form() {
+            // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F.
+            #[cfg(target_arch = "x86_64")]
+            Form::Avx512 => unsafe { run!(run_avx512) },
+            // SAFETY: `form` is AVX2 only where the CPU has AVX2.
+            #[cfg(target_arch = "x86_64")]
+            Form::Avx2 => unsafe { run!(run_avx2) },
+            _ => run!(run_baseline),
         }
-        run!(run_baseline)
     }
 }
 
@@ -262,7 +262,7 @@ impl RunLaw<'_> {
         let data_head = std::array::from_fn(|k| data.get(k).copied().unwrap_or(f32::NAN));
         // The loop's view from element `i` on, writing to `stage`.
         macro_rules! io {
-            ($i:expr, $stage:expr) => {{
+            ($i:expr, $stage:expr, $lookup:expr) => {{
                 let i = $i;
                 CpuIo {
                     i: 0,
@@ -279,6 +279,8 @@ impl RunLaw<'_> {
                     state: state.map(|slot| &slot[i.min(slot.len())..]),
                     num_state: K::STATE.len(),
                     num_outputs: K::OUTPUTS.len(),
+                    lookup: $lookup,
+                    looks_up: K::POS_LOOKUP,
                     stage: $stage,
                     data,
                     data_head,
@@ -286,26 +288,18 @@ impl RunLaw<'_> {
                 }
             }};
         }
-        // A switched kind's loop in its group's form ([`Kind::SWITCHED`]).
-        // (For other kinds the branch is a constant: no second loop is built.)
-        let switch = data.first().is_some_and(|&entry| entry != 0.0);
-        macro_rules! law_loop {
-            ($io:expr, $out:expr) => {
-                if K::SWITCHED && switch {
-                    law_loop::<K, CHECK, INPUTS, true>($io, $out)
-                } else {
-                    law_loop::<K, CHECK, INPUTS, false>($io, $out)
-                }
-            };
-        }
-        if K::STATE.is_empty() && K::OUTPUTS.is_empty() && !K::INDEXES_DATA {
-            return law_loop!(io!(0, None), self.out);
+        if K::STATE.is_empty() && K::OUTPUTS.is_empty() && !K::POS_LOOKUP {
+            return law_loop::<K, CHECK, INPUTS>(io!(0, None, &[]), self.out);
         }
         let mut bits = false;
         let mut stage = Stage {
             next: [[0.0; STAGE]; MAX_STATE],
             outputs: [[0.0; STAGE]; MAX_OUTPUTS],
         };
+        // The block's [`LawIo::pos_lookup`] values, apart from `stage`: a
+        // write to a slice of the stage left the compiler clearing all of it
+        // (a `memset` of kilobytes) for each run.
+        let mut lookup = [0.0f32; STAGE];
         let mut stage_out = [0.0f32; STAGE];
         for (b, out) in self.out.chunks_mut(STAGE).enumerate() {
             let (i, len) = (b * STAGE, out.len());
@@ -319,7 +313,11 @@ impl RunLaw<'_> {
             {
                 copy_block(&mut stage[..len], &plane[i..i + len]);
             }
-            bits |= law_loop!(io!(i, Some(&mut stage)), &mut stage_out[..len]);
+            if K::POS_LOOKUP {
+                lookup_limits(data, &pos[i..i + len], &mut lookup[..len]);
+            }
+            let io = io!(i, Some(&mut stage), &lookup);
+            bits |= law_loop::<K, CHECK, INPUTS>(io, &mut stage_out[..len]);
             for (next, stage) in next.iter_mut().zip(&stage.next).take(K::STATE.len()) {
                 copy_block(&mut next[i..i + len], &stage[..len]);
             }
@@ -368,8 +366,8 @@ struct Stage {
 /// [`RunLaw::run`]); with `CHECK`, whether some output (with `INPUTS`, or
 /// command value) may be non-finite.
 #[inline(always)]
-fn law_loop<K: Kind, const CHECK: bool, const INPUTS: bool, const SWITCH: bool>(
-    mut io: CpuIo<'_, SWITCH>,
+fn law_loop<K: Kind, const CHECK: bool, const INPUTS: bool>(
+    mut io: CpuIo<'_>,
     out: &mut [f32],
 ) -> bool {
     // `io` reads and writes element `i` without checks of its own.
@@ -401,7 +399,7 @@ fn law_loop<K: Kind, const CHECK: bool, const INPUTS: bool, const SWITCH: bool>(
 }
 
 /// [`LawIo`] at element `i` of a run.
-struct CpuIo<'a, const SWITCH: bool> {
+struct CpuIo<'a> {
     i: usize,
     /// `[slot][env][ctrl]` from the run's first element: parameter `k` of
     /// element `i` is at `k·plane + i`.
@@ -424,6 +422,11 @@ struct CpuIo<'a, const SWITCH: bool> {
     /// law is inlined, unlike values behind `stage`).
     num_state: usize,
     num_outputs: usize,
+    /// The block's [`LawIo::pos_lookup`] values from element 0 on, for a
+    /// kind that reads them ([`Kind::POS_LOOKUP`]); else empty.
+    lookup: &'a [f32],
+    /// Whether it does (a constant once the law is inlined).
+    looks_up: bool,
     /// Where the law writes its state and outputs; `None` for a kind with
     /// neither.
     stage: Option<&'a mut Stage>,
@@ -442,7 +445,7 @@ struct CpuIo<'a, const SWITCH: bool> {
 /// reads five at fixed indices).
 const DATA_HEAD: usize = 8;
 
-impl<const SWITCH: bool> CpuIo<'_, SWITCH> {
+impl CpuIo<'_> {
     /// Asserts that every slice the kind reads holds `n` elements from
     /// `i = 0` on, and its stage `n` too: the accessors then read and
     /// write element `i < n` without checks (a check per access left
@@ -458,6 +461,7 @@ impl<const SWITCH: bool> CpuIo<'_, SWITCH> {
                 && (self.inputs.iter().take(self.num_inputs)).all(|p| p.len() >= n)
                 && (self.state.iter().take(self.num_state)).all(|slot| slot.len() >= n)
                 && (!staged || (self.stage.is_some() && n <= STAGE))
+                && (!self.looks_up || self.lookup.len() >= n)
         );
     }
 
@@ -471,7 +475,7 @@ impl<const SWITCH: bool> CpuIo<'_, SWITCH> {
     }
 }
 
-impl<const SWITCH: bool> LawIo for CpuIo<'_, SWITCH> {
+impl LawIo for CpuIo<'_> {
     #[inline(always)]
     fn param(&self, k: usize) -> f32 {
         // A constant against a constant once the law is inlined: no check
@@ -529,6 +533,11 @@ impl<const SWITCH: bool> LawIo for CpuIo<'_, SWITCH> {
         unsafe { *stage.outputs[k].get_unchecked_mut(self.i) = value };
     }
     #[inline(always)]
+    fn pos_lookup(&self) -> f32 {
+        assert!(self.looks_up);
+        unsafe { *self.lookup.get_unchecked(self.i) }
+    }
+    #[inline(always)]
     fn data(&self, i: usize) -> f32 {
         // NaN past the end rather than a panic: a panic is an exit from
         // the law's loop, and loops with such exits stay one element at a
@@ -545,10 +554,6 @@ impl<const SWITCH: bool> LawIo for CpuIo<'_, SWITCH> {
     #[inline(always)]
     fn data_len(&self) -> usize {
         self.data.len()
-    }
-    #[inline(always)]
-    fn switch(&self) -> bool {
-        SWITCH
     }
     #[inline(always)]
     fn force_scale(&self) -> f32 {

@@ -24,6 +24,7 @@ use rayon::prelude::*;
 use sinew_core::delay::{DelayParams, LagKeys};
 use sinew_core::net::{LearnedRows, LearnedState};
 use sinew_core::plan::{DelayBuffer, MjTileRows, Run, TargetSource};
+use sinew_core::simd::{form, Form};
 use sinew_core::{
     AsCmd, Backend, ColumnOrder, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,
     LEARNED_LIMIT_SLOTS, MJ_ACT_SLOT,
@@ -1121,14 +1122,14 @@ fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
     assert!(values.len() == out.len() && index.iter().all(|&j| (j as usize) < nc));
     #[cfg(target_arch = "x86_64")]
     if index.len() <= 32 {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F (checked just above); rows of
-            // at most 32 values, every index below their length (asserted).
-            return unsafe { to_ctrl_rows_avx512(index, values, out) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
+        match form() {
+            // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F;
+            // rows of at most 32 values, every index below their length
+            // (asserted).
+            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, values, out) },
             // SAFETY: as above, with AVX2.
-            return unsafe { to_ctrl_rows_avx2(index, values, out) };
+            Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, values, out) },
+            Form::Baseline => {}
         }
     }
     // SAFETY: every index below the rows' length (asserted).
@@ -2061,9 +2062,9 @@ impl StepInputs<'_> {
         // on this form. AVX2's permutes and blends counted 1 458 against
         // 1 240: its form keeps the copies below.)
         #[cfg(target_arch = "x86_64")]
-        if t == nc && nc <= 32 && std::arch::is_x86_feature_detected!("avx512f") {
+        if t == nc && nc <= 32 && form() == Form::Avx512 {
             for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
-                // SAFETY: the CPU has AVX-512F (checked just above); rows
+                // SAFETY: the CPU has AVX-512F ([`form`]); rows
                 // of `nc <= 32` values, every index below `t == nc`
                 // ([`Gather::new`]).
                 unsafe { to_ctrl_rows_avx512(index, &self.cmd[f][e0 * t..(e0 + n) * t], dst) };
@@ -2116,18 +2117,15 @@ impl StepInputs<'_> {
     /// 17.0–18.1, as it did the law loops; BENCHMARKS.md.)
     #[inline(always)]
     fn delay_pass_wide<const W: usize>(&self, pass: DelayPass<'_>, rows: RowCopy<'_, W>) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: the CPU has AVX-512F (checked just above).
-                return unsafe { self.delay_pass_avx512(pass, rows) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2 (checked just above).
-                return unsafe { self.delay_pass_avx2(pass, rows) };
-            }
+        match form() {
+            // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F.
+            #[cfg(target_arch = "x86_64")]
+            Form::Avx512 => unsafe { self.delay_pass_avx512(pass, rows) },
+            // SAFETY: `form` is AVX2 only where the CPU has AVX2.
+            #[cfg(target_arch = "x86_64")]
+            Form::Avx2 => unsafe { self.delay_pass_avx2(pass, rows) },
+            _ => self.delay_pass_in(pass, rows),
         }
-        self.delay_pass_in(pass, rows)
     }
 
     /// [`StepInputs::delay_pass`] with AVX-512F enabled.

@@ -37,7 +37,9 @@ pub use mj_stateful::{
     CtrlInputs, DcMotorBias, DcMotorMjcf, DcMotorMode, DcMotorParams, MjDcMotorCfg, MjPidCfg,
     MjlabDcMotor, PidMjcf,
 };
-pub use remotized_pd::{lookup_data, lookup_limit, RemotizedPdCfg, LOOKUP_HEAD, MAX_LOOKUP_ROWS};
+pub use remotized_pd::{
+    lookup_data, lookup_limit, lookup_limits, RemotizedPdCfg, LOOKUP_HEAD, MAX_LOOKUP_ROWS,
+};
 pub use spec::{
     planes_of, Domain, Kind, KindVisitor, LawIo, ParamSpec, PlaneSpec, SpecInfo, Stage, StateSpec,
     ACT_DOT, MAX_INPUTS, MAX_OUTPUTS, MAX_PARAMS, MAX_STATE, MJ_ACT, MJ_ACT_SLOT, RAW_FORCE,

@@ -47,9 +47,8 @@ impl Kind for RemotizedPdCfg {
     const STATE: &'static [StateSpec] = &[];
     const READS: &'static [CommandField] = &CommandField::ALL;
     const WGSL: &'static str = include_str!("../../../../shaders/remotized_pd.wgsl");
-    const INDEXES_DATA: bool = true;
-    const SWITCHED: bool = true;
     const COSTLY: bool = true;
+    const POS_LOOKUP: bool = true;
 
     fn param_value(&self, k: usize) -> f32 {
         [self.stiffness, self.damping][k]
@@ -125,15 +124,7 @@ impl Kind for RemotizedPdCfg {
             io.vel(),
             io.target(CommandField::Effort),
         );
-        // The header is read once per run, not per element ([`LawIo::data_at`]).
-        let head = [
-            io.data_at::<{ at::BUCKETED }>(),
-            io.data_at::<{ at::ROWS }>(),
-            io.data_at::<{ at::FIRST }>(),
-            io.data_at::<{ at::SCALE }>(),
-            io.data_at::<{ at::LAST }>(),
-        ];
-        let limit = lookup_limit(io.pos(), io.switch(), head, |i| io.data(i));
+        let limit = io.pos_lookup();
         clip(tau, -limit, limit)
     }
 }
@@ -276,6 +267,135 @@ pub fn lookup_limit(
     ya + w * (yb - ya)
 }
 
+/// [`lookup_limit`] at each of `q` into `out` (as long), over the table
+/// `data` in [`lookup_data`]'s layout: the pass the CPU runs over a block
+/// of elements before their law reads the values
+/// ([`LawIo::pos_lookup`]). Where the CPU has AVX2, a bucketed table's
+/// search and interpolation run eight elements at a time with vector
+/// gathers: the compiler does not emit gathers for AVX2 by itself, and
+/// left the search one element at a time there (98 instructions per
+/// element for the remotized PD, `benches/kind_instructions.sh`). Every
+/// value is [`lookup_limit`]'s, bit for bit: the same operations on the
+/// same values, and a search that counts the same rows.
+#[inline(always)]
+pub fn lookup_limits(data: &[f32], q: &[f32], out: &mut [f32]) {
+    assert_eq!(q.len(), out.len());
+    let entry = |i: usize| data.get(i).copied().unwrap_or(f32::NAN);
+    let head = std::array::from_fn(entry);
+    let bucketed = head[at::BUCKETED] != 0.0;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if let Some(layout) = bucketed.then(|| Buckets::of(data)).flatten() {
+        if crate::simd::form() >= crate::simd::Form::Avx2 {
+            // SAFETY: the CPU has AVX2 ([`crate::simd::form`]); `layout`
+            // is `data`'s.
+            done = unsafe { bucketed_avx2(data, layout, q, out) };
+        }
+    }
+    // The rest: a tail of fewer than eight, or all without AVX2, in two
+    // loops, so that neither branches between the forms per element.
+    let (q, out) = (&q[done..], &mut out[done..]);
+    if bucketed {
+        for (out, &q) in out.iter_mut().zip(q) {
+            *out = lookup_limit(q, true, head, entry);
+        }
+    } else {
+        for (out, &q) in out.iter_mut().zip(q) {
+            *out = lookup_limit(q, false, head, entry);
+        }
+    }
+}
+
+/// A bucketed table's row count `k` and bucket count, where its header
+/// describes `data` exactly: every index [`bucketed_avx2`] forms then
+/// lies in `data`.
+#[derive(Clone, Copy)]
+struct Buckets {
+    k: usize,
+    buckets: usize,
+}
+
+impl Buckets {
+    fn of(data: &[f32]) -> Option<Buckets> {
+        let whole = |x: f32, most: usize| x >= 0.0 && x < most as f32 && x.fract() == 0.0;
+        let (&rows, &last) = (data.get(at::ROWS)?, data.get(at::LAST)?);
+        if !(whole(rows, MAX_LOOKUP_ROWS + 1) && rows >= 1.0 && whole(last, 4 * MAX_LOOKUP_ROWS)) {
+            return None;
+        }
+        let (k, buckets) = (rows as usize, last as usize + 1);
+        let len = at::ANGLES + k + BUCKET_ROWS + k + buckets;
+        (data.len() == len).then_some(Buckets { k, buckets })
+    }
+}
+
+/// [`lookup_limit`]'s bucketed form at the first multiple of eight of
+/// `q`, eight at a time, into `out`; returns how many it did. Each step
+/// is the scalar form's: the bucket by the same rounding trick, the
+/// angles below it from the bucket's entry, the two angles after them
+/// compared with `q`, then the interpolation, each a vector of eight.
+/// (`_mm256_max_ps(x, 0)` is 0 for a NaN `x`, as `f32::max` is.)
+///
+/// # Safety
+/// The CPU must have AVX2; `layout` is `data`'s ([`Buckets::of`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn bucketed_avx2(data: &[f32], layout: Buckets, q: &[f32], out: &mut [f32]) -> usize {
+    use std::arch::x86_64::*;
+    let Buckets { k, buckets } = layout;
+    assert!(data.len() >= at::ANGLES + 2 * k + BUCKET_ROWS + buckets);
+    let whole = q.len().min(out.len()) / 8 * 8;
+    let f = |x: f32| _mm256_set1_ps(x);
+    let (first, scale, last) = (f(data[at::FIRST]), f(data[at::SCALE]), f(data[at::LAST]));
+    let (zero, magic) = (_mm256_setzero_si256(), f(8_388_608.0));
+    let bias = _mm256_set1_epi32(0x4B00_0000);
+    let (rows, top, one) = (k as i32, k as i32 - 1, _mm256_set1_epi32(1));
+    let (rows, top) = (_mm256_set1_epi32(rows), _mm256_set1_epi32(top));
+    let angles = data[at::ANGLES..].as_ptr();
+    let torques = data[at::ANGLES + k + BUCKET_ROWS..].as_ptr();
+    let firsts = data[at::ANGLES + 2 * k + BUCKET_ROWS..].as_ptr();
+    // [`index`] of eight values.
+    macro_rules! index {
+        ($x:expr) => {
+            _mm256_sub_epi32(_mm256_castps_si256(_mm256_add_ps($x, magic)), bias)
+        };
+    }
+    // Entries `j` (eight indices) from `from`. SAFETY: every bucket is
+    // below `buckets` (clamped to `last`), every count of lower angles is
+    // clamped to `0..=k`, so the angles read are below `k + BUCKET_ROWS`,
+    // and the rows `a` and `b` below `k`: all within `data`, asserted above.
+    macro_rules! gather {
+        ($from:expr, $j:expr) => {
+            unsafe { _mm256_i32gather_ps::<4>($from, $j) }
+        };
+    }
+    for e in (0..whole).step_by(8) {
+        // SAFETY: `e + 8 <= whole`, within `q` and `out`.
+        let q = unsafe { _mm256_loadu_ps(q.as_ptr().add(e)) };
+        let x = _mm256_mul_ps(_mm256_sub_ps(q, first), scale);
+        let bucket = index!(_mm256_min_ps(_mm256_max_ps(x, _mm256_setzero_ps()), last));
+        let lower = index!(gather!(firsts, bucket));
+        let lower = _mm256_min_epi32(_mm256_max_epi32(lower, zero), rows);
+        // n = lower + #{the two angles after them below q} (a compare is
+        // all ones, -1, where true).
+        let below0 = _mm256_cmp_ps::<_CMP_LT_OQ>(gather!(angles, lower), q);
+        let next = _mm256_add_epi32(lower, one);
+        let below1 = _mm256_cmp_ps::<_CMP_LT_OQ>(gather!(angles, next), q);
+        let n = _mm256_sub_epi32(lower, _mm256_castps_si256(below0));
+        let n = _mm256_sub_epi32(n, _mm256_castps_si256(below1));
+        let a = _mm256_max_epi32(_mm256_sub_epi32(n, one), zero);
+        let b = _mm256_min_epi32(n, top);
+        let (xa, xb) = (gather!(angles, a), gather!(angles, b));
+        let (ya, yb) = (gather!(torques, a), gather!(torques, b));
+        let w = _mm256_div_ps(_mm256_sub_ps(q, xa), _mm256_sub_ps(xb, xa));
+        // 0 where a == b, as the scalar form's.
+        let w = _mm256_andnot_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)), w);
+        let value = _mm256_add_ps(ya, _mm256_mul_ps(w, _mm256_sub_ps(yb, ya)));
+        // SAFETY: as the load.
+        unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(e), value) };
+    }
+    whole
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,7 +454,19 @@ mod tests {
     /// every probe against the definition, bit for bit.
     fn bucketed_and_exact(lookup: &[[f32; 3]]) -> bool {
         let data = lookup_data(lookup);
-        for q in probes(lookup) {
+        let q = probes(lookup);
+        // The block pass too: eight at a time where the CPU has AVX2, from
+        // each of eight starts, so that each probe falls in every lane and
+        // in the tail.
+        for start in 0..8.min(q.len()) {
+            let mut block = vec![0.0; q.len() - start];
+            lookup_limits(&data, &q[start..], &mut block);
+            for (&q, ours) in q[start..].iter().zip(block) {
+                let theirs = by_definition(lookup, q);
+                assert_eq!(ours.to_bits(), theirs.to_bits(), "q = {q:e}, {lookup:?}");
+            }
+        }
+        for &q in &q {
             let ours = lookup_limit(q, data[0] != 0.0, head(&data), |i| data[i]);
             let theirs = by_definition(lookup, q);
             assert_eq!(ours.to_bits(), theirs.to_bits(), "q = {q:e}, {lookup:?}");

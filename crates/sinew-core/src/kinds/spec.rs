@@ -367,11 +367,16 @@ pub trait LawIo {
     }
     /// Length of the group's data.
     fn data_len(&self) -> usize;
-    /// Whether entry 0 of the group's data is non-zero: the form of a
-    /// [`Kind::SWITCHED`] kind's law, a constant in the CPU's loops.
+    /// For a kind that declares [`Kind::POS_LOOKUP`]: its group's table
+    /// (group data in [`lookup_data`](super::lookup_data)'s layout)
+    /// interpolated at [`LawIo::pos`], as Isaac Lab's
+    /// `LinearInterpolation` ([`lookup_limit`](super::lookup_limit)). The
+    /// CPU computes these for a block of elements before their law
+    /// ([`lookup_limits`](super::lookup_limits)).
     #[inline(always)]
-    fn switch(&self) -> bool {
-        self.data_at::<0>() != 0.0
+    fn pos_lookup(&self) -> f32 {
+        let head = std::array::from_fn(|i| self.data(i));
+        super::lookup_limit(self.pos(), head[0] != 0.0, head, |i| self.data(i))
     }
     /// The factor the plan's force coupling applies to this column's raw
     /// force: 1, except when the coupling evaluates the law again with a
@@ -430,19 +435,6 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     /// True when its targets may be sites (the simulator resolves the
     /// transmission; Sinew reads no joint state).
     const SITES: bool = false;
-    /// True when its law reads [`LawIo::data`] at indices it computes per
-    /// element (a lookup table). The CPU's loop then writes each block of
-    /// values to an array of its own before the output: the compiler can
-    /// only load a vector of elements' table entries at once (a gather)
-    /// when it knows the output does not overlap the table.
-    const INDEXES_DATA: bool = false;
-    /// True when its law takes one of two forms per group, as entry 0 of
-    /// its group data is zero or not, and reads which through
-    /// [`LawIo::switch`]. The CPU compiles a loop of each form and runs the
-    /// group's: a branch per element between a form the compiler can run
-    /// in vectors and one it cannot keeps the whole loop one element at a
-    /// time.
-    const SWITCHED: bool = false;
     /// True when its law costs tens of times a PD's per element (a table
     /// search: `benches/kind_instructions.sh` counts 98 instructions per
     /// element for the remotized PD's lookup, 2.5 for ideal PD). A CPU tile of
@@ -452,6 +444,14 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     /// their own. For a cheap law that gather costs more than the columns
     /// it saves.
     const COSTLY: bool = false;
+    /// True when its law reads [`LawIo::pos_lookup`]: its group data is a
+    /// lookup table over the joint position in
+    /// [`lookup_data`](super::lookup_data)'s layout. The CPU's loop then
+    /// computes a block of elements' values in a pass of its own before
+    /// the law's ([`lookup_limits`](super::lookup_limits): eight elements
+    /// at a time with AVX2's gathers, which the compiler does not emit
+    /// for a search in a law's loop), and the law's loop reads them.
+    const POS_LOOKUP: bool = false;
 
     /// The configured value of parameter slot `k` (`k < PARAMS.len()`).
     fn param_value(&self, k: usize) -> f32;
