@@ -115,8 +115,8 @@ impl Engine {
     }
 
     /// Which backend this is, in words (e.g. `cpu (rayon, 2 threads, avx2
-    /// loops)`: [`simd::form`](crate::simd::form)'s, or
-    /// `wgpu on NVIDIA H100 (Vulkan, DiscreteGpu, driver …)`).
+    /// loops)`, with [`simd::form`]'s name, or `wgpu on NVIDIA H100
+    /// (Vulkan, DiscreteGpu, driver …)`).
     pub fn description(&self) -> String {
         match self {
             Engine::Cpu(_) => format!(

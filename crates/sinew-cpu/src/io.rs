@@ -204,12 +204,13 @@ impl RunLaw<'_> {
     /// OR-ing those bits is an integer reduction, so the loop still
     /// vectorizes, and it adds no pass over memory.
     ///
-    /// A kind with state or output planes writes them in blocks of
-    /// [`STAGE`] elements to arrays on the stack ([`Stage`]), copied out
-    /// after each block: the compiler cannot tell that slices held in
-    /// arrays do not overlap the ones read, and with more than a few
-    /// written planes it gives up vectorizing the loop rather than test
-    /// every pair at run time. A stack array overlaps nothing. The law's
+    /// A kind with state or output planes, or a table lookup
+    /// ([`Kind::POS_LOOKUP`], computed for the block before its law), runs
+    /// in blocks of [`STAGE`] elements, and writes state and outputs to
+    /// arrays on the stack ([`Stage`]), copied out after each block: the
+    /// compiler cannot tell that slices held in arrays do not overlap the
+    /// ones read, and with more than a few written planes it gives up
+    /// vectorizing the loop rather than test every pair at run time. A stack array overlaps nothing. The law's
     /// reads are unchecked, their bounds asserted once per block
     /// (`CpuIo::covers`): a check per read is an exit from the loop, and
     /// a loop with many exits stays one element at a time.

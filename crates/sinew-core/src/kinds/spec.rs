@@ -435,9 +435,11 @@ pub trait Kind: Clone + Into<ActuatorCfg> {
     /// True when its targets may be sites (the simulator resolves the
     /// transmission; Sinew reads no joint state).
     const SITES: bool = false;
-    /// True when its law costs tens of times a PD's per element (a table
-    /// search: `benches/kind_instructions.sh` counts 98 instructions per
-    /// element for the remotized PD's lookup, 2.5 for ideal PD). A CPU tile of
+    /// True when its law costs several times a PD's per element (a table
+    /// search: `benches/kind_instructions.sh` counts 14.9 instructions per
+    /// element for the remotized PD, 2.5 for ideal PD; Spot's knees over
+    /// all 12 columns took 636 instructions per env, over their own 4
+    /// columns 530). A CPU tile of
     /// several laws runs every other law over all its columns and keeps
     /// each column's value from its own law; a costly law instead runs over
     /// its own columns alone, their values first gathered into rows of
