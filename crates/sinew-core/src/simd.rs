@@ -27,12 +27,11 @@ impl Form {
 }
 
 /// The form the CPU's loops run in: the widest the CPU has (AVX-512 where
-/// it has AVX-512F and AVX2), or a narrower
-/// one that the environment variable `SINEW_SIMD` names (`avx2`,
-/// `baseline`), so that a narrower CPU's code can be timed and tested on a
-/// wider one. A name that is none of those, or a form the CPU lacks,
-/// leaves the widest. Read once per process, at the first step; `sinew
-/// bench` reports the form it ran.
+/// it has AVX-512F and AVX2), or a narrower one that the environment
+/// variable `SINEW_SIMD` names (`avx2`, `baseline`), so that a narrower
+/// CPU's code can be timed and tested on a wider one. A name that is none
+/// of those, or a form the CPU lacks, leaves the widest. Read once per
+/// process, at the first call; `sinew bench` reports the form it ran.
 ///
 /// ```
 /// let form = sinew_core::simd::form();

@@ -24,6 +24,8 @@ use rayon::prelude::*;
 use sinew_core::delay::{DelayParams, LagKeys};
 use sinew_core::net::{LearnedRows, LearnedState};
 use sinew_core::plan::{DelayBuffer, MjTileRows, Run, TargetSource};
+// (Every arm but the baseline's is x86-64's.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
 use sinew_core::simd::{form, Form};
 use sinew_core::{
     AsCmd, Backend, ColumnOrder, DelayState, EnvIds, Error, Lags, MjDriver, ParamRef, Plan, Values,

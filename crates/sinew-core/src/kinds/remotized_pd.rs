@@ -136,8 +136,8 @@ pub const MAX_LOOKUP_ROWS: usize = 1 << 20;
 /// Where [`lookup_data`] keeps each part of a table.
 mod at {
     /// 1 when every bucket holds at most [`super::BUCKET_ROWS`] angles
-    /// (the bucketed search is exact), else 0 (bisect): the law's
-    /// [`switch`](crate::LawIo::switch).
+    /// (the bucketed search is exact), else 0 (bisect): which of its two
+    /// loops [`super::lookup_limits`] runs.
     pub const BUCKETED: usize = 0;
     /// The number of rows `k`.
     pub const ROWS: usize = 1;
@@ -275,11 +275,11 @@ pub fn lookup_limit(
 /// gathers: the compiler does not emit gathers for AVX2 by itself, and
 /// left the search one element at a time there: 98 instructions per
 /// element for the remotized PD, 14.9 this way
-/// (`benches/kind_instructions.sh`), and about a fifth of the time at 4096 ×
-/// 29 (BENCHMARKS.md); in the AVX-512 form, as fast as the compiler's own
-/// 16-lane gathers. Every
-/// value is [`lookup_limit`]'s, bit for bit: the same operations on the
-/// same values, and a search that counts the same rows.
+/// (`benches/kind_instructions.sh`), and about a fifth of the time at
+/// 4096 × 29 (BENCHMARKS.md); in the AVX-512 form, as fast as the
+/// compiler's own 16-lane gathers. Every value is [`lookup_limit`]'s, bit
+/// for bit: the same operations on the same values, and a search that
+/// counts the same rows.
 #[inline(always)]
 pub fn lookup_limits(data: &[f32], q: &[f32], out: &mut [f32]) {
     assert_eq!(q.len(), out.len());
