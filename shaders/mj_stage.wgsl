@@ -7,29 +7,35 @@
 // `MjActuator::with_params`).
 fn mj_env_actuator(k: u32, row: u32) -> MjActuator {
     let compiled = mj[k];
+    if (compiled.flags & MJ_TABLE_PARAMS) != 0u {
+        return plan_mj_table_actuator(compiled, row);
+    }
+    return compiled;
+}
+
+// `compiled` with this env's parameters from the parameter table.
+fn mj_table_actuator(compiled: MjActuator, row: u32) -> MjActuator {
     var a = compiled;
-    if (a.flags & MJ_TABLE_PARAMS) != 0u {
-        let at = row + a.ctrl_column;
-        for (var q = 0u; q < 9u; q++) {
-            a.gainprm[q] = params[(MJ_GENERAL_GAINPRM0 + q) * plane() + at];
-            a.biasprm[q] = params[(MJ_GENERAL_BIASPRM0 + q) * plane() + at];
-        }
-        for (var q = 0u; q < 3u; q++) {
-            a.dynprm[q] = params[(MJ_GENERAL_DYNPRM0 + q) * plane() + at];
-        }
-        a.gear = params[MJ_GENERAL_GEAR * plane() + at];
-        a.ctrl_lo = params[MJ_GENERAL_CTRL_LO * plane() + at];
-        a.ctrl_hi = params[MJ_GENERAL_CTRL_HI * plane() + at];
-        a.force_lo = params[MJ_GENERAL_FORCE_LO * plane() + at];
-        a.force_hi = params[MJ_GENERAL_FORCE_HI * plane() + at];
-        a.act_lo = params[MJ_GENERAL_ACT_LO * plane() + at];
-        a.act_hi = params[MJ_GENERAL_ACT_HI * plane() + at];
-        a.flags |= MJ_CTRL_LIMITED | MJ_FORCE_LIMITED | MJ_ACT_LIMITED;
-        if a.dyn_type == MJ_DYN_FILTER_EXACT && a.dynprm[0] != compiled.dynprm[0] {
-            // In f32 here (the compiled step is f64's).
-            let tau = max(a.dynprm[0], MJ_MINVAL);
-            a.act_step = tau * -mj_expm1(-fdiv(a.timestep, tau));
-        }
+    let at = row + a.ctrl_column;
+    for (var q = 0u; q < 9u; q++) {
+        a.gainprm[q] = params[(MJ_GENERAL_GAINPRM0 + q) * plane() + at];
+        a.biasprm[q] = params[(MJ_GENERAL_BIASPRM0 + q) * plane() + at];
+    }
+    for (var q = 0u; q < 3u; q++) {
+        a.dynprm[q] = params[(MJ_GENERAL_DYNPRM0 + q) * plane() + at];
+    }
+    a.gear = params[MJ_GENERAL_GEAR * plane() + at];
+    a.ctrl_lo = params[MJ_GENERAL_CTRL_LO * plane() + at];
+    a.ctrl_hi = params[MJ_GENERAL_CTRL_HI * plane() + at];
+    a.force_lo = params[MJ_GENERAL_FORCE_LO * plane() + at];
+    a.force_hi = params[MJ_GENERAL_FORCE_HI * plane() + at];
+    a.act_lo = params[MJ_GENERAL_ACT_LO * plane() + at];
+    a.act_hi = params[MJ_GENERAL_ACT_HI * plane() + at];
+    a.flags |= MJ_CTRL_LIMITED | MJ_FORCE_LIMITED | MJ_ACT_LIMITED;
+    if a.dyn_type == MJ_DYN_FILTER_EXACT && a.dynprm[0] != compiled.dynprm[0] {
+        // In f32 here (the compiled step is f64's).
+        let tau = max(a.dynprm[0], MJ_MINVAL);
+        a.act_step = tau * -mj_expm1(-fdiv(a.timestep, tau));
     }
     return a;
 }
@@ -104,7 +110,9 @@ fn mj_env_stage(env: u32, known_wild: bool) -> u32 {
             if words[member + 3u] != MJ_FROM_LAW {
                 ctrl[row + c] = ctrl[row + c] * scale;
             } else if scale != 1.0 {
-                ctrl[row + c] = eval_law(env, c, scale);
+                let column = columns[c];
+                let command = command_at(env, column.cmd_column);
+                ctrl[row + c] = eval_law(env, c, column, command, scale);
             }
         }
     }

@@ -167,7 +167,7 @@ fn mj_act_dot(a: MjActuator, ctrl: f32, act: f32) -> f32 {
             return fdiv(ctrl - act, mj_floor(a.dynprm[0]));
         }
         case MJ_DYN_MUSCLE: {
-            return mj_muscle_dynamics(ctrl, act, a.dynprm);
+            return plan_mj_muscle_dynamics(ctrl, act, a.dynprm);
         }
         default: {
             return 0.0;
@@ -200,7 +200,7 @@ fn mj_force(a: MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> M
             gain = a.gainprm[0] + a.gainprm[1] * length + a.gainprm[2] * velocity;
         }
         case MJ_GAIN_MUSCLE: {
-            gain = mj_muscle_gain(length, velocity, a.length_lo, a.length_hi, a.acc0, a.gainprm);
+            gain = plan_mj_muscle_gain(length, velocity, a.length_lo, a.length_hi, a.acc0, a.gainprm);
         }
         case MJ_GAIN_DCMOTOR: {
             if dc_stateless {
@@ -227,7 +227,7 @@ fn mj_force(a: MjActuator, ctrl: f32, act: f32, length: f32, velocity: f32) -> M
             force += a.biasprm[0] + a.biasprm[1] * length + a.biasprm[2] * velocity;
         }
         case MJ_BIAS_MUSCLE: {
-            force += mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, a.biasprm);
+            force += plan_mj_muscle_bias(length, a.length_lo, a.length_hi, a.acc0, a.biasprm);
         }
         case MJ_BIAS_DCMOTOR: {
             if dc_stateless {

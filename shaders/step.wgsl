@@ -194,6 +194,29 @@ fn cmd_at(field: u32, env: u32, column: u32) -> f32 {
     return cmd[(field * dims.num_envs + env) * dims.num_targets + column];
 }
 
+// The five command values of `env`'s command column `m`: its targets
+// (position, velocity, effort) and its joint's position and velocity.
+struct Command {
+    targets: vec3<f32>,
+    pos: f32,
+    vel: f32,
+}
+
+// Read once per thread and passed on, rather than read again where used
+// (by a delayed column's law, by its push): Mesa's lavapipe reads a buffer
+// one lane at a time, a loop of eight for each read.
+fn command_at(env: u32, m: u32) -> Command {
+    return Command(
+        vec3<f32>(
+            cmd_at(FIELD_POSITION, env, m),
+            cmd_at(FIELD_VELOCITY, env, m),
+            cmd_at(FIELD_EFFORT, env, m),
+        ),
+        cmd_at(FIELD_POS, env, m),
+        cmd_at(FIELD_VEL, env, m),
+    );
+}
+
 // The step this dispatch computes (`counter`).
 var<private> law_step: u32;
 
@@ -222,19 +245,18 @@ fn delay_stage(env: u32) {
 // the next push writes it again, so the write needs no wait for its env's
 // verdict: an env at fault does not push, and its next push writes the
 // same slot. `bad` (the element's own command values not finite) skips the
-// write, so a ring never holds a non-finite value.
-fn push_column(env: u32, c: u32, bad: u32) {
-    let column = columns[c];
+// write, so a ring never holds a non-finite value. `targets`: the column's
+// command targets.
+fn push_column(env: u32, column: ColumnDesc, targets: vec3<f32>, bad: u32) {
     if column.buffer == NO_BUFFER || bad != 0u {
         return;
     }
     let buffer = buffers[column.buffer];
     let cols = buffer.num_columns;
     let at = ring_index(env, column, buffer, law_pushed);
-    let m = column.cmd_column;
-    ring[at] = cmd_at(FIELD_POSITION, env, m);
-    ring[at + cols] = cmd_at(FIELD_VELOCITY, env, m);
-    ring[at + 2u * cols] = cmd_at(FIELD_EFFORT, env, m);
+    ring[at] = targets.x;
+    ring[at + cols] = targets.y;
+    ring[at + 2u * cols] = targets.z;
 }
 
 // The ring index of delayed `column`'s position target in `slot` of
@@ -325,21 +347,22 @@ fn law_stage(
     let c = i - env * dims.num_ctrl;
     // This element's claimed values, read where neighbouring threads read
     // theirs.
-    let m = columns[c].cmd_column;
-    var bad = 0u;
-    for (var field = 0u; field < 5u; field++) {
-        bad |= nonfinite_bits(cmd_at(field, env, m));
-    }
+    let column = columns[c];
+    let m = column.cmd_column;
+    let command = command_at(env, m);
+    var bad = nonfinite_bits(command.targets.x) | nonfinite_bits(command.targets.y)
+        | nonfinite_bits(command.targets.z) | nonfinite_bits(command.pos)
+        | nonfinite_bits(command.vel);
     for (var p = 0u; p < dims.num_inputs; p++) {
         bad |= nonfinite_bits(input_at(p, env, m));
     }
-    var value = eval_law(env, c, 1.0);
+    var value = eval_law(env, c, column, command, 1.0);
     var outputs_bad = 0u;
     var wild = 0u;
-    if MJ_KINDS && dims.mj_element_offset != NO_ELEMENTS {
+    if MJ_STAGE && dims.mj_element_offset != NO_ELEMENTS {
         let k = words[dims.mj_element_offset + c];
         if k != MJ_FROM_LAW {
-            let element = mj_element(env, k, value);
+            let element = plan_mj_element(env, k, value);
             value = element.force;
             outputs_bad = element.bad;
             wild = u32(element.wild);
@@ -347,7 +370,7 @@ fn law_stage(
     }
     ctrl[i] = value;
     if DELAYED {
-        push_column(env, c, bad);
+        push_column(env, column, command.targets, bad);
     }
     // The element's outputs too, read where neighbouring threads read
     // theirs: bit 1 of the verdict (the per-env MuJoCo stage checks its
@@ -362,19 +385,14 @@ fn law_stage(
     }
 }
 
-// The law of ctrl column `c` of `env`, its raw force scaled by `scale`
-// (`LawIo::force_scale`): sets the `law_*` values, then calls the law.
-fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
+// The law of ctrl column `c` (`column`) of `env`, whose command is
+// `command`, its raw force scaled by `scale` (`LawIo::force_scale`): sets
+// the `law_*` values, then calls the law.
+fn eval_law(env: u32, c: u32, column: ColumnDesc, command: Command, scale: f32) -> f32 {
     let i = env * dims.num_ctrl + c;
-    let column = columns[c];
     let m = column.cmd_column;
-    if !DELAYED || column.buffer == NO_BUFFER {
-        law_targets = vec3<f32>(
-            cmd_at(FIELD_POSITION, env, m),
-            cmd_at(FIELD_VELOCITY, env, m),
-            cmd_at(FIELD_EFFORT, env, m),
-        );
-    } else {
+    law_targets = command.targets;
+    if DELAYED && column.buffer != NO_BUFFER {
         // The env's push and lag draw of this step, which output_stage
         // commits: the frame they select is the command when it is the one
         // pushed, else one already in the ring.
@@ -385,13 +403,7 @@ fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
         update_lag(buffer.params, &state, dims.seed, env, law_step);
         let slot = read_slot(buffer.params, state);
         law_pushed = pushed;
-        if slot == pushed {
-            law_targets = vec3<f32>(
-                cmd_at(FIELD_POSITION, env, m),
-                cmd_at(FIELD_VELOCITY, env, m),
-                cmd_at(FIELD_EFFORT, env, m),
-            );
-        } else {
+        if slot != pushed {
             let at = ring_index(env, column, buffer, slot);
             law_targets = vec3<f32>(ring[at], ring[at + cols], ring[at + 2u * cols]);
         }
@@ -399,8 +411,8 @@ fn eval_law(env: u32, c: u32, scale: f32) -> f32 {
     law_env = env;
     law_at = i;
     law_cmd_column = m;
-    law_pos = cmd_at(FIELD_POS, env, m);
-    law_vel = cmd_at(FIELD_VEL, env, m);
+    law_pos = command.pos;
+    law_vel = command.vel;
     law_field = column.field;
     law_aux = column.aux;
     law_data_offset = column.data_offset;
@@ -455,7 +467,7 @@ fn output_stage(
     if words[dims.mj_members_offset] > 0u
         && (dims.mj_element_offset == NO_ELEMENTS || wild) {
         // The stage rewrites ctrl and outputs: checked after it instead.
-        bad = mj_env_stage(env, wild);
+        bad = plan_mj_env_stage(env, wild);
         for (var j = 0u; j < dims.effort_width; j++) {
             bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
         }

@@ -223,6 +223,34 @@ timeconst = [0.02, 0.05]
     );
 }
 
+/// Every scenario the project ships (the presets and `benches/*.toml`)
+/// steps to the same efforts on the GPU as on the CPU, as `sinew run
+/// --compare` measures them. 1e-3 N·m is `Tolerance::GPU` at the
+/// scenarios' largest efforts (about 100 N·m).
+#[test]
+fn every_shipped_scenario_agrees_between_the_cpu_and_the_gpu() {
+    if gpu().is_none() {
+        return;
+    }
+    let benches = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&benches)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    let scenarios = (files.iter().map(|f| Scenario::load(f).unwrap())).chain(
+        presets::PRESETS
+            .iter()
+            .map(|p| presets::preset(p.0).unwrap().unwrap()),
+    );
+    for scenario in scenarios {
+        let (_, worst, n) = run::agreement(&scenario, 16, 10).unwrap().unwrap();
+        assert!(worst <= 1e-3, "{}: max |Δ| {worst} over {n}", scenario.name);
+    }
+}
+
 #[test]
 fn every_preset_parses_and_matches_its_source() {
     for (name, _, _, _) in presets::PRESETS {

@@ -4,9 +4,10 @@
 //! and the typed errors of its configuration.
 
 use sinew::{
-    ActuatorCmd, BiasType, BuiltinMuscleCfg, DynType, EnvIds, Error, FixedTendon, GainType,
-    GroupCfg, IdealPdCfg, KindId, MjGeneralCfg, MjPositionCfg, NativeActuator, Plan, PlanOptions,
-    Robot, Transmission, Values, WrappedCfg,
+    ActuatorCmd, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
+    BuiltinVelocityCfg, DynType, EnvIds, Error, FixedTendon, GainType, GroupCfg, IdealPdCfg,
+    KindId, MjGeneralCfg, MjPositionCfg, NativeActuator, Plan, PlanOptions, Robot, Transmission,
+    Values, WrappedCfg,
 };
 
 use crate::support::{backends, joints};
@@ -333,6 +334,58 @@ fn builtin_and_wrapped_groups_compute_their_force() {
         assert!((out[0][1] - 1.2).abs() < 1e-6, "[{name}] {:?}", out[0]);
         assert_eq!(&effort[0][1..], &[out[0][1], -0.5 * out[0][1]], "[{name}]");
         assert!(out[0][0] < 0.0, "[{name}] a muscle pulls");
+    }
+}
+
+/// Builtin groups that compute their force, each alone on its joint (the
+/// MuJoCo stage's plain form, which the GPU computes per actuator inside
+/// its law stage), give MuJoCo's position, velocity and motor forces on
+/// every backend, not the command their own law forwards.
+#[test]
+fn builtin_groups_alone_on_joints_compute_their_force() {
+    let position = BuiltinPositionCfg {
+        stiffness: 10.0,
+        damping: 1.0,
+        effort_limit: Some(3.0),
+    };
+    let velocity = BuiltinVelocityCfg {
+        damping: 2.0,
+        effort_limit: None,
+    };
+    let motor = BuiltinMotorCfg::new(1.5);
+    let groups = || {
+        vec![
+            GroupCfg::new("p", ["j0"], position).with_computed_force(),
+            GroupCfg::new("v", ["j1"], velocity).with_computed_force(),
+            GroupCfg::new("m", ["j2"], motor).with_computed_force(),
+        ]
+    };
+    let mut cmd = ActuatorCmd::zeros(2, 3);
+    cmd.position_target
+        .copy_from_slice(&[1.0, 0.0, 0.0, 0.2, 0.0, 0.0]);
+    cmd.velocity_target
+        .copy_from_slice(&[0.0, 0.5, 0.0, 0.0, -1.0, 0.0]);
+    cmd.effort_target
+        .copy_from_slice(&[0.0, 0.0, 1.7, 0.0, 0.0, -0.3]);
+    cmd.pos.copy_from_slice(&[0.1, 0.0, 0.0, 0.1, 0.0, 0.0]);
+    cmd.vel.copy_from_slice(&[0.5, -0.5, 0.0, 0.4, 0.25, 0.0]);
+    // kp·(target − q) − kd·q̇ within ±3; kv·(target − q̇); the motor's
+    // control within ±1.5.
+    let want = [3.0, 2.0, 1.5, 0.6, -2.5, -0.3];
+    for (name, make, _) in backends() {
+        let mut b = make(plan(&joints(3), groups(), 2, 0.002));
+        b.step(&cmd).unwrap();
+        let mut ctrl = [0.0f32; 6];
+        let mut effort = [0.0f32; 6];
+        b.read_ctrl(&mut ctrl).unwrap();
+        b.read_joint_effort(&mut effort).unwrap();
+        for (k, (&got, &want)) in ctrl.iter().zip(&want).enumerate() {
+            assert!(
+                approx::abs_diff_eq!(got, want, epsilon = 1e-6),
+                "[{name}] column {k}: {got}, MuJoCo's force {want}"
+            );
+            assert_eq!(effort[k], got, "[{name}] joint {k} of env {}", k / 3);
+        }
     }
 }
 

@@ -14,7 +14,8 @@ use sinew::{
     MJ_FORCE_LIMITED, MJ_FROM_LAW, MJ_MAX_CTRL, MJ_MINVAL, MJ_TABLE_PARAMS, NET_MAX_WIDTH,
 };
 use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, NO_BUFFER};
-use sinew_wgpu::{shaders, WORKGROUP_SIZE};
+use sinew_wgpu::shaders::{self, Specialization};
+use sinew_wgpu::WORKGROUP_SIZE;
 
 fn parse(source: &str, what: &str) -> Module {
     let module = naga::front::wgsl::parse_str(source)
@@ -33,21 +34,35 @@ const WIDEST: u32 = NET_MAX_WIDTH as u32;
 
 fn step_module() -> Module {
     parse(
-        &shaders::module_source(KindId::ALL, WIDEST),
+        &shaders::module_source(&Specialization::with_every_stage(KindId::ALL, WIDEST)),
         "the step module",
     )
+}
+
+/// `kinds` with no network, no delay and no MuJoCo stage: the kernels call
+/// the stages' stubs.
+fn bare(kinds: &[KindId]) -> Specialization {
+    Specialization {
+        kinds: kinds.to_vec(),
+        net_width: shaders::net_width(0),
+        delayed: false,
+        mujoco: false,
+        coupled: false,
+        table_params: false,
+        muscles: false,
+    }
 }
 
 #[test]
 fn the_module_validates_for_each_kind_alone_and_for_all() {
     for &kind in KindId::ALL {
         parse(
-            &shaders::module_source(&[kind], shaders::net_width(0)),
+            &shaders::module_source(&bare(&[kind])),
             &format!("the module specialized to {}", kind.name()),
         );
     }
     parse(
-        &shaders::module_source(&[], shaders::net_width(0)),
+        &shaders::module_source(&bare(&[])),
         "the module with no kind",
     );
     step_module();
@@ -80,7 +95,7 @@ fn every_kind_has_its_wgsl_function() {
             kind.name()
         );
         // Its law is a case of the switch of a module specialized to it.
-        let prelude = shaders::prelude(&[kind], shaders::net_width(0));
+        let prelude = shaders::prelude(&bare(&[kind]));
         assert!(prelude.contains(&format!("return {name}();")), "{prelude}");
     }
     // The scalar laws the kinds' WGSL laws call, with the Rust arity.
@@ -329,7 +344,10 @@ fn network_activations_fit_the_plan() {
     assert_eq!(shaders::net_width(0), 1);
     for (widest, width) in [(1, 8), (6, 8), (9, 16), (32, 32), (33, 64), (128, 128)] {
         assert_eq!(shaders::net_width(widest), width, "widest {widest}");
-        let prelude = shaders::prelude(&[KindId::LearnedMlp], width);
+        let prelude = shaders::prelude(&Specialization {
+            net_width: width,
+            ..bare(&[KindId::LearnedMlp])
+        });
         assert!(prelude.contains(&format!("const NET_WIDTH: u32 = {width}u;")));
     }
 }
@@ -486,8 +504,11 @@ fn the_spirv_forbids_contraction_of_every_float_multiply_add_and_subtract() {
         out
     };
     for delayed in [false, true] {
-        let words =
-            shaders::spirv_without_contraction(sinew::KindId::ALL, WIDEST, delayed).unwrap();
+        let words = shaders::spirv_without_contraction(&Specialization {
+            delayed,
+            ..Specialization::with_every_stage(KindId::ALL, WIDEST)
+        })
+        .unwrap();
         assert_eq!(words[0], 0x0723_0203, "SPIR-V magic number");
         let all = instructions(&words);
         let first_type = all.iter().position(|i| i.1 == OP_TYPE_VOID).unwrap();

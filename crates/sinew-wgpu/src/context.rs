@@ -3,9 +3,9 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use sinew_core::{Error, KindId, Source};
+use sinew_core::{Error, Source};
 
-use crate::shaders;
+use crate::shaders::{self, Specialization};
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
@@ -45,16 +45,9 @@ pub(crate) struct Kernels {
     /// takes passthrough shaders; elsewhere from the WGSL, which a driver
     /// may contract.
     no_contraction: bool,
-    /// Pipelines specialized to a set of kinds, the networks' width and
-    /// whether the plan delays (`DELAYED` in `shaders/step.wgsl`), made
-    /// on first use.
+    /// Pipelines for each [`Specialization`] asked for, made on first use.
     specialized: Mutex<Vec<(Specialization, Arc<Pipelines>)>>,
 }
-
-/// What a step's pipelines are specialized to: the plan's kinds (sorted,
-/// distinct), its networks' width ([`shaders::net_width`]), and whether it
-/// has delay buffers.
-type Specialization = (Vec<KindId>, u32, bool);
 
 /// The two kernels of a step, in dispatch order, for the kinds of one plan.
 pub(crate) struct Pipelines {
@@ -191,29 +184,20 @@ impl GpuContext {
         }
     }
 
-    /// The step's pipelines specialized to `kinds` (sorted, distinct), to
-    /// the plan's widest network layer (`widest` units, 0 for none; see
-    /// [`shaders::net_width`]) and to whether the plan has delay buffers,
-    /// built on first use and shared by every backend on this context.
-    pub(crate) fn pipelines(
-        &self,
-        kinds: &[KindId],
-        widest: usize,
-        delayed: bool,
-    ) -> Result<Arc<Pipelines>, Error> {
+    /// The step's pipelines for a plan's [`Specialization`], built on first
+    /// use and shared by every backend on this context.
+    pub(crate) fn pipelines(&self, spec: Specialization) -> Result<Arc<Pipelines>, Error> {
         let kernels = &self.inner.kernels;
-        let net_width = shaders::net_width(widest);
         let mut cache = kernels
             .specialized
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let key = (kinds.to_vec(), net_width, delayed);
-        if let Some((_, pipelines)) = cache.iter().find(|(k, _)| *k == key) {
+        if let Some((_, pipelines)) = cache.iter().find(|(k, _)| *k == spec) {
             return Ok(pipelines.clone());
         }
         let device = &self.inner.device;
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipelines = kernels.pipelines(device, kinds, net_width, delayed);
+        let pipelines = kernels.pipelines(device, &spec);
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(Error::Gpu {
                 what: "kernels",
@@ -222,7 +206,7 @@ impl GpuContext {
             });
         }
         let pipelines = Arc::new(pipelines?);
-        cache.push((key, pipelines.clone()));
+        cache.push((spec, pipelines.clone()));
         Ok(pipelines)
     }
 
@@ -303,24 +287,15 @@ impl Kernels {
         }
     }
 
-    fn pipelines(
-        &self,
-        device: &wgpu::Device,
-        kinds: &[KindId],
-        net_width: u32,
-        delayed: bool,
-    ) -> Result<Pipelines, Error> {
+    fn pipelines(&self, device: &wgpu::Device, spec: &Specialization) -> Result<Pipelines, Error> {
         const ENTRY_POINTS: [&str; 2] = ["law_stage", "output_stage"];
-        let delayed_constant = [("DELAYED", f64::from(u8::from(delayed)))];
+        let delayed_constant = [("DELAYED", f64::from(u8::from(spec.delayed)))];
         let (module, constants): (_, &[(&str, f64)]) = if self.no_contraction {
-            let spirv =
-                shaders::spirv_without_contraction(kinds, net_width, delayed).map_err(|e| {
-                    Error::Gpu {
-                        what: "kernels",
-                        message: e,
-                        source: None,
-                    }
-                })?;
+            let spirv = shaders::spirv_without_contraction(spec).map_err(|e| Error::Gpu {
+                what: "kernels",
+                message: e,
+                source: None,
+            })?;
             let entry_points = ENTRY_POINTS.map(|name| wgpu::PassthroughShaderEntryPoint {
                 name: name.into(),
                 workgroup_size: (crate::WORKGROUP_SIZE, 1, 1),
@@ -341,7 +316,7 @@ impl Kernels {
         } else {
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some("sinew step"),
-                source: wgpu::ShaderSource::Wgsl(shaders::module_source(kinds, net_width).into()),
+                source: wgpu::ShaderSource::Wgsl(shaders::module_source(spec).into()),
             });
             (module, &delayed_constant)
         };

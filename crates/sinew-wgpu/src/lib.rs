@@ -240,11 +240,7 @@ impl WgpuBackend {
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
 
-        let pipelines = ctx.pipelines(
-            &plan.kinds(),
-            plan.learned().widest(),
-            !plan.buffers().is_empty(),
-        )?;
+        let pipelines = ctx.pipelines(shaders::Specialization::of(&plan))?;
 
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;

@@ -8,7 +8,74 @@
 
 use std::fmt::Write;
 
-use sinew_core::{planes_of, CommandField, Kind, KindId, KindVisitor, PlaneSpec};
+use sinew_core::{
+    planes_of, BiasType, CommandField, DynType, GainType, Kind, KindId, KindVisitor, Plan,
+    PlaneSpec,
+};
+
+/// What a step module is specialized to ([`module_source`]): each plan's
+/// kernels carry only the code its columns can reach, which keeps them
+/// quick to build and lean in registers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Specialization {
+    /// The plan's kinds, sorted, no repeats ([`Plan::kinds`]): `kind_law`
+    /// switches over these alone.
+    pub kinds: Vec<KindId>,
+    /// Its networks' activations ([`net_width`]).
+    pub net_width: u32,
+    /// Whether it has delay buffers (`DELAYED`).
+    pub delayed: bool,
+    /// Whether some column reaches the MuJoCo stage: its kind's law is
+    /// MuJoCo's, or its group computes its force
+    /// ([`GroupCfg::compute_force`](sinew_core::GroupCfg::compute_force)).
+    /// Without one, law_stage has no per-actuator stage (`mj_element`).
+    pub mujoco: bool,
+    /// Whether the plan's force coupling has members
+    /// ([`MjStage::members`](sinew_core::MjStage::members)). Without them,
+    /// output_stage has no per-env MuJoCo stage (`mj_env_stage`).
+    pub coupled: bool,
+    /// Whether an actuator of the MuJoCo stage reads its parameters from
+    /// the plan's tables ([`MjStage::table_params`](sinew_core::MjStage::table_params)).
+    /// Without one, the stage has no table reads.
+    pub table_params: bool,
+    /// Whether an actuator of the MuJoCo stage has a muscle's gain, bias or
+    /// dynamics. Without one, the stage has no muscle curves.
+    pub muscles: bool,
+}
+
+impl Specialization {
+    /// What `plan`'s kernels need.
+    pub fn of(plan: &Plan) -> Specialization {
+        Specialization {
+            kinds: plan.kinds(),
+            net_width: net_width(plan.learned().widest()),
+            delayed: !plan.buffers().is_empty(),
+            mujoco: !plan.mj().actuators.is_empty(),
+            coupled: !plan.mj().members.is_empty(),
+            table_params: plan.mj().table_params,
+            muscles: (plan.mj().actuators.iter()).any(|a| {
+                a.gain_type == GainType::Muscle as u32
+                    || a.bias_type == BiasType::Muscle as u32
+                    || a.dyn_type == DynType::Muscle as u32
+            }),
+        }
+    }
+
+    /// `kinds` (sorted, no repeats) with networks `net_width` wide and
+    /// every stage compiled in: delays, the per-actuator and the per-env
+    /// MuJoCo stage, parameter tables, muscles.
+    pub fn with_every_stage(kinds: &[KindId], net_width: u32) -> Specialization {
+        Specialization {
+            kinds: kinds.to_vec(),
+            net_width,
+            delayed: true,
+            mujoco: true,
+            coupled: true,
+            table_params: true,
+            muscles: true,
+        }
+    }
+}
 
 /// The driver files as `(name, text)`: index helpers and the lag RNG, the
 /// delay stage, network helpers, the bindings and kernels, and the per-env
@@ -67,15 +134,15 @@ pub fn net_width(widest: usize) -> u32 {
     }
 }
 
-/// The prelude for a plan using `kinds` (sorted, no repeats, as
-/// [`sinew_core::Plan::kinds`]) whose networks' activations are
-/// `net_width` wide ([`net_width`]): every kind's id and slot constants,
-/// each kind's input and output planes as the plan's plane indices
-/// (`<KIND>_IN_<NAME>`, `<KIND>_OUT_<NAME>`; 0 for kinds the plan does not
-/// use, whose laws never run), the command-field constants, `NET_WIDTH`, and
-/// `kind_law`, the switch over the plan's kinds only (so a pipeline carries
-/// no other kind's law).
-pub fn prelude(kinds: &[KindId], net_width: u32) -> String {
+/// The prelude for a plan's [`Specialization`]: every kind's id and slot
+/// constants, each kind's input and output planes as the plan's plane
+/// indices (`<KIND>_IN_<NAME>`, `<KIND>_OUT_<NAME>`; 0 for kinds the plan
+/// does not use, whose laws never run), the command-field constants,
+/// `NET_WIDTH`, `kind_law`, the switch over the plan's kinds only (so a
+/// pipeline carries no other kind's law), and the calls into the MuJoCo
+/// stage's parts, stubs for the parts the plan cannot reach.
+pub fn prelude(spec: &Specialization) -> String {
+    let kinds = &spec.kinds[..];
     let (inputs, outputs) = planes_of(kinds);
     let index = |all: &[PlaneSpec], name: &str| all.iter().position(|p| p.name == name);
     let mut out =
@@ -93,15 +160,12 @@ pub fn prelude(kinds: &[KindId], net_width: u32) -> String {
         sinew_core::MJ_ACT_SLOT
     );
     let _ = writeln!(out, "const MLP_FRESH: u32 = {}u;", sinew_core::MLP_FRESH);
-    // Whether a kind of the plan reaches the MuJoCo stage: without one,
+    // Whether a column of the plan reaches the MuJoCo stage: without one,
     // law_stage compiles no per-actuator stage (`mj_element`). Compiled
     // into every plan's kernel, it took PD at 65536 × 29 from 44 to 59 µs
     // on an H200 (its registers leave fewer threads in flight).
-    let mj = kinds
-        .iter()
-        .any(|k| k.spec().stage == sinew_core::Stage::MuJoCo);
-    let _ = writeln!(out, "const MJ_KINDS: bool = {mj};");
-    let _ = writeln!(out, "const NET_WIDTH: u32 = {net_width}u;");
+    let _ = writeln!(out, "const MJ_STAGE: bool = {};", spec.mujoco);
+    let _ = writeln!(out, "const NET_WIDTH: u32 = {}u;", spec.net_width);
     for &kind in KindId::ALL {
         let spec = kind.spec();
         let prefix = wgsl_constant(spec.key);
@@ -139,6 +203,59 @@ pub fn prelude(kinds: &[KindId], net_width: u32) -> String {
         );
     }
     out.push_str("        default: { return 0.0; }\n    }\n}\n");
+    // The kernels call the MuJoCo stage's parts through these, stubs for the
+    // parts the plan cannot reach: a driver builds all that a kernel calls
+    // before it folds the constants and branches guarding the calls. Mesa's
+    // lavapipe spent 330 of the 550 ms it took to build PD's two kernels on
+    // the per-env stage, which PD never runs, and 740 of the 1 030 ms of
+    // mjlab's G1 with MuJoCo's force on the muscle curves, which its
+    // position actuators never take.
+    // (reached, signature, the call, the stub's value)
+    let hooks = [
+        (
+            spec.mujoco,
+            "mj_element(env: u32, k: u32, forwarded: f32) -> MjElement",
+            "mj_element(env, k, forwarded)",
+            "MjElement(forwarded, 0u, false)",
+        ),
+        (
+            spec.coupled,
+            "mj_env_stage(env: u32, known_wild: bool) -> u32",
+            "mj_env_stage(env, known_wild)",
+            "0u",
+        ),
+        (
+            spec.table_params,
+            "mj_table_actuator(compiled: MjActuator, row: u32) -> MjActuator",
+            "mj_table_actuator(compiled, row)",
+            "compiled",
+        ),
+        (
+            spec.muscles,
+            "mj_muscle_gain(length: f32, velocity: f32, length_lo: f32, length_hi: f32, \
+             acc0: f32, prm: array<f32, 9>) -> f32",
+            "mj_muscle_gain(length, velocity, length_lo, length_hi, acc0, prm)",
+            "0.0",
+        ),
+        (
+            spec.muscles,
+            "mj_muscle_bias(length: f32, length_lo: f32, length_hi: f32, acc0: f32, \
+             prm: array<f32, 9>) -> f32",
+            "mj_muscle_bias(length, length_lo, length_hi, acc0, prm)",
+            "0.0",
+        ),
+        (
+            spec.muscles,
+            "mj_muscle_dynamics(ctrl: f32, act: f32, dynprm: array<f32, 3>) -> f32",
+            "mj_muscle_dynamics(ctrl, act, dynprm)",
+            "0.0",
+        ),
+    ];
+    out.push_str("\n// The MuJoCo stage's parts this plan can reach, stubs for the others.\n");
+    for (reached, signature, call, stub) in hooks {
+        let body = if reached { call } else { stub };
+        let _ = writeln!(out, "fn plan_{signature} {{\n    return {body};\n}}");
+    }
     out
 }
 
@@ -161,9 +278,9 @@ pub fn kind_files() -> Vec<&'static str> {
     files
 }
 
-/// The step module specialized to `kinds` and `net_width` (see [`prelude`]).
-pub fn module_source(kinds: &[KindId], net_width: u32) -> String {
-    let mut out = prelude(kinds, net_width);
+/// The step module for a [`Specialization`] (see [`prelude`]).
+pub fn module_source(spec: &Specialization) -> String {
+    let mut out = prelude(spec);
     for (name, text) in DRIVER_FILES {
         let _ = write!(out, "// ---- {name}\n{text}\n");
     }
@@ -173,7 +290,7 @@ pub fn module_source(kinds: &[KindId], net_width: u32) -> String {
     out
 }
 
-/// The step module for `kinds` and `net_width` as SPIR-V for Vulkan, with
+/// The step module for a [`Specialization`] as SPIR-V for Vulkan, with
 /// `DELAYED` set, in which no float operation may be fused with another:
 /// every multiply, add and subtract is decorated `NoContraction` (GLSL's
 /// `precise`).
@@ -186,14 +303,10 @@ pub fn module_source(kinds: &[KindId], net_width: u32) -> String {
 /// does. The WGSL is checked by naga's validator first; the SPIR-V is
 /// naga's for it (bounds checks that clamp every index, as wgpu's own
 /// defaults) with only the decorations added.
-pub fn spirv_without_contraction(
-    kinds: &[KindId],
-    net_width: u32,
-    delayed: bool,
-) -> Result<Vec<u32>, String> {
+pub fn spirv_without_contraction(spec: &Specialization) -> Result<Vec<u32>, String> {
     wgsl_to_spirv_without_contraction(
-        &module_source(kinds, net_width),
-        &[("DELAYED", f64::from(u8::from(delayed)))],
+        &module_source(spec),
+        &[("DELAYED", f64::from(u8::from(spec.delayed)))],
     )
 }
 
