@@ -286,15 +286,10 @@ pub fn lookup_limits(data: &[f32], q: &[f32], out: &mut [f32]) {
     let entry = |i: usize| data.get(i).copied().unwrap_or(f32::NAN);
     let head = std::array::from_fn(entry);
     let bucketed = head[at::BUCKETED] != 0.0;
-    let mut done = 0;
-    #[cfg(target_arch = "x86_64")]
-    if let Some(layout) = bucketed.then(|| Buckets::of(data)).flatten() {
-        if crate::simd::form() >= crate::simd::Form::Avx2 {
-            // SAFETY: the CPU has AVX2 ([`crate::simd::form`]); `layout`
-            // is `data`'s.
-            done = unsafe { bucketed_avx2(data, layout, q, out) };
-        }
-    }
+    let done = match bucketed {
+        true => lookup_limits_vector(data, q, out),
+        false => 0,
+    };
     // The rest: a tail of fewer than eight, or all without AVX2, in two
     // loops, so that neither branches between the forms per element.
     let (q, out) = (&q[done..], &mut out[done..]);
@@ -309,15 +304,35 @@ pub fn lookup_limits(data: &[f32], q: &[f32], out: &mut [f32]) {
     }
 }
 
+/// [`lookup_limits`] of a bucketed table where the CPU has AVX2, from the
+/// first of `q` in multiples of eight ([`bucketed_avx2`]); returns how many
+/// it did: none where the CPU has no AVX2 or `data`'s header does not
+/// describe it exactly.
+#[inline(always)]
+fn lookup_limits_vector(data: &[f32], q: &[f32], out: &mut [f32]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::form() >= crate::simd::Form::Avx2 {
+        if let Some(layout) = Buckets::of(data) {
+            // SAFETY: the CPU has AVX2 ([`crate::simd::form`]); `layout`
+            // is `data`'s.
+            return unsafe { bucketed_avx2(data, layout, q, out) };
+        }
+    }
+    let _ = (data, q, out);
+    0
+}
+
 /// A bucketed table's row count `k` and bucket count, where its header
 /// describes `data` exactly: every index [`bucketed_avx2`] forms then
 /// lies in `data`.
+#[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct Buckets {
     k: usize,
     buckets: usize,
 }
 
+#[cfg(target_arch = "x86_64")]
 impl Buckets {
     fn of(data: &[f32]) -> Option<Buckets> {
         let whole = |x: f32, most: usize| x >= 0.0 && x < most as f32 && x.fract() == 0.0;
