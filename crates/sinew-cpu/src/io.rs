@@ -4,6 +4,8 @@
 // (Every arm but the baseline's is x86-64's.)
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
 use sinew_core::simd::{form, Form};
+use std::mem::MaybeUninit;
+
 use sinew_core::{
     lookup_limits, CommandField, Kind, KindVisitor, LawIo, MAX_INPUTS, MAX_OUTPUTS, MAX_STATE,
 };
@@ -295,10 +297,7 @@ impl RunLaw<'_> {
             return law_loop::<K, CHECK, INPUTS>(io!(0, None, &[]), self.out);
         }
         let mut bits = false;
-        let mut stage = Stage {
-            next: [[0.0; STAGE]; MAX_STATE],
-            outputs: [[0.0; STAGE]; MAX_OUTPUTS],
-        };
+        let mut stage = Stage::new();
         // The block's [`LawIo::pos_lookup`] values, apart from `stage`: a
         // write to a slice of the stage left the compiler clearing all of it
         // (a `memset` of kilobytes) for each run.
@@ -308,27 +307,31 @@ impl RunLaw<'_> {
             let (i, len) = (b * STAGE, out.len());
             // The law may leave a slot or plane alone: it then keeps its value.
             for (stage, state) in stage.next.iter_mut().zip(&state).take(K::STATE.len()) {
-                copy_block(&mut stage[..len], &state[i..i + len]);
+                copy_block(&mut stage[..len], as_uninit(&state[i..i + len]));
             }
             for (stage, plane) in (stage.outputs.iter_mut())
                 .zip(&outputs)
                 .take(K::OUTPUTS.len())
             {
-                copy_block(&mut stage[..len], &plane[i..i + len]);
+                copy_block(&mut stage[..len], as_uninit(&plane[i..i + len]));
             }
             if K::POS_LOOKUP {
                 lookup_limits(data, &pos[i..i + len], &mut lookup[..len]);
             }
             let io = io!(i, Some(&mut stage), &lookup);
             bits |= law_loop::<K, CHECK, INPUTS>(io, &mut stage_out[..len]);
+            // SAFETY (both): the block's values of the kind's slots and
+            // planes, copied in above.
             for (next, stage) in next.iter_mut().zip(&stage.next).take(K::STATE.len()) {
-                copy_block(&mut next[i..i + len], &stage[..len]);
+                copy_block(&mut next[i..i + len], unsafe { assume_init(&stage[..len]) });
             }
             for (plane, stage) in (outputs.iter_mut())
                 .zip(&stage.outputs)
                 .take(K::OUTPUTS.len())
             {
-                copy_block(&mut plane[i..i + len], &stage[..len]);
+                copy_block(&mut plane[i..i + len], unsafe {
+                    assume_init(&stage[..len])
+                });
             }
             copy_block(out, &stage_out[..len]);
         }
@@ -346,23 +349,57 @@ const STAGE: usize = 64;
 /// 17 % of its profile's samples in `memmove`, 7 % so (the rest is the
 /// commit's copies of whole rows).
 #[inline(always)]
-fn copy_block(dst: &mut [f32], src: &[f32]) {
+fn copy_block<T: Copy>(dst: &mut [T], src: &[T]) {
     match (
-        <&mut [f32; STAGE]>::try_from(&mut *dst),
-        <&[f32; STAGE]>::try_from(src),
+        <&mut [T; STAGE]>::try_from(&mut *dst),
+        <&[T; STAGE]>::try_from(src),
     ) {
         (Ok(dst), Ok(src)) => *dst = *src,
         _ => dst.copy_from_slice(src),
     }
 }
 
+/// `values` as slots that may hold anything ([`Stage`]'s).
+#[inline(always)]
+fn as_uninit(values: &[f32]) -> &[MaybeUninit<f32>] {
+    // SAFETY: `MaybeUninit<f32>` has `f32`'s layout, and any `f32` is one.
+    unsafe { &*(values as *const [f32] as *const [MaybeUninit<f32>]) }
+}
+
+/// `slots` as the values they hold.
+///
+/// # Safety
+/// Every slot was written.
+#[inline(always)]
+unsafe fn assume_init(slots: &[MaybeUninit<f32>]) -> &[f32] {
+    // SAFETY: the layouts are the same, and the caller's.
+    unsafe { &*(slots as *const [MaybeUninit<f32>] as *const [f32]) }
+}
+
 /// A block's state and output planes as a staged law writes them
 /// ([`RunLaw::run`]): whole arrays, not slices, so that the compiler
 /// sees where each write goes (slices of them, held in arrays, left
 /// MuJoCo 4's dcmotor with more overlap checks than it would make).
+///
+/// Left uninitialized: a block's values of the kind's slots and planes are
+/// copied in before its law runs, and nothing else is read. Zeroed, its
+/// 4 KiB were a `memset` per run, which took a BAM servo group beside a
+/// PD group, stepped env by env, to 5 913 instructions per env, 69 % of
+/// them in `memset` (BENCHMARKS.md).
 struct Stage {
-    next: [[f32; STAGE]; MAX_STATE],
-    outputs: [[f32; STAGE]; MAX_OUTPUTS],
+    next: [[MaybeUninit<f32>; STAGE]; MAX_STATE],
+    outputs: [[MaybeUninit<f32>; STAGE]; MAX_OUTPUTS],
+}
+
+impl Stage {
+    /// A stage of slots not yet written.
+    #[inline(always)]
+    fn new() -> Stage {
+        Stage {
+            next: [[MaybeUninit::uninit(); STAGE]; MAX_STATE],
+            outputs: [[MaybeUninit::uninit(); STAGE]; MAX_OUTPUTS],
+        }
+    }
 }
 
 /// The law of kind `K` at every element of `out` through `io` (see
@@ -473,8 +510,9 @@ impl CpuIo<'_> {
     fn output(&self, k: usize) -> f32 {
         assert!(k < self.num_outputs);
         let stage = self.stage.as_ref().expect("a kind with outputs is staged");
-        // SAFETY: as the accessors below.
-        unsafe { *stage.outputs[k].get_unchecked(self.i) }
+        // SAFETY: as the accessors below; the block's values of the
+        // kind's planes were copied into the stage before the law ran.
+        unsafe { stage.outputs[k].get_unchecked(self.i).assume_init() }
     }
 }
 
@@ -522,7 +560,7 @@ impl LawIo for CpuIo<'_> {
     fn set_state(&mut self, k: usize, value: f32) {
         assert!(k < self.num_state);
         let stage = self.stage.as_mut().expect("a kind with state is staged");
-        unsafe { *stage.next[k].get_unchecked_mut(self.i) = value };
+        unsafe { stage.next[k].get_unchecked_mut(self.i).write(value) };
     }
     #[inline(always)]
     fn input(&self, k: usize) -> f32 {
@@ -533,7 +571,7 @@ impl LawIo for CpuIo<'_> {
     fn set_output(&mut self, k: usize, value: f32) {
         assert!(k < self.num_outputs);
         let stage = self.stage.as_mut().expect("a kind with outputs is staged");
-        unsafe { *stage.outputs[k].get_unchecked_mut(self.i) = value };
+        unsafe { stage.outputs[k].get_unchecked_mut(self.i).write(value) };
     }
     #[inline(always)]
     fn pos_lookup(&self) -> f32 {
