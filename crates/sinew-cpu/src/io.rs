@@ -1,11 +1,11 @@
 //! The CPU side of the kind spec: [`LawIo`] over one run's slices, and the
 //! dispatch that monomorphizes each kind's law into its own loop.
 
+use std::mem::MaybeUninit;
+
 // (Every arm but the baseline's is x86-64's.)
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
 use sinew_core::simd::{form, Form};
-use std::mem::MaybeUninit;
-
 use sinew_core::{
     lookup_limits, CommandField, Kind, KindVisitor, LawIo, MAX_INPUTS, MAX_OUTPUTS, MAX_STATE,
 };
