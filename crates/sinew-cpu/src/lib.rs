@@ -107,9 +107,9 @@ pub struct CpuBackend {
 const MAX_LAW_PASSES: usize = 4;
 
 /// The gathered runs of a plan of several laws (at most
-/// [`MAX_LAW_PASSES`]): a tile whose command values are all finite runs
-/// each law over its whole rows, as if every column were its own, and
-/// keeps each column's value from its own law's pass. Env by env, one run
+/// [`MAX_LAW_PASSES`]): a tile runs each law over its whole rows, as if
+/// every column were its own, and keeps each column's value from its own
+/// law's pass. Env by env, one run
 /// at a time, each run's setup and its remainder cost more than the law: a
 /// G1 with position actuators and motor wrists took 1 572 instructions per
 /// env against one law's 173. A costly law
@@ -1609,13 +1609,13 @@ impl StepInputs<'_> {
     /// non-finite one is zeroed and flagged without its delay push. Each
     /// other env pushes its targets into its delay rings and reads its
     /// delayed frames back into the tile ([`Self::delay_row`]). Then the
-    /// laws: one run over the tile when a single law covers every column
-    /// and every env is finite, its checks in the same pass (an undelayed
+    /// laws, over every env of the tile, those at fault too (zeroed after):
+    /// one run over the tile when a single law covers every column, its
+    /// checks in the same pass when every env is finite (an undelayed
     /// tile's command values too, unless the plan has input planes: checked
     /// env by env only when that pass finds something); one pass per law
-    /// over the tile when several laws without state or planes cover it
-    /// and every env is finite ([`LawPasses`]); else the gathered runs env
-    /// by env. Then each env's per-env stages, output checks and
+    /// when several laws cover it ([`LawPasses`]); else the gathered runs
+    /// env by env. Then each env's per-env stages, output checks and
     /// commits ([`Self::finish_env`]); a tile run whole without per-env
     /// stages commits at once, and so does a tile whose stages all ran for
     /// the whole tile (or that has none) when its outputs are all finite.
@@ -1717,9 +1717,12 @@ impl StepInputs<'_> {
             });
             let out = &mut rows.ctrl[local * nc..(local + n) * nc];
             let mut done = false;
-            // A tile of several laws, all its values finite: one pass per law.
-            let passes = self.law_passes.filter(|_| !any_bad);
-            if let Some(passes) = passes {
+            // The laws run over the whole tile, its envs at fault too: their
+            // values and output planes are zeroed below, their next state is
+            // not committed. (Env by env, a tile with one env at fault cost a
+            // G1 of two laws 1 572 instructions per env against 173.)
+            if let Some(passes) = self.law_passes {
+                // A tile of several laws: one pass per law.
                 self.law_passes(passes, e0, &g, out, staged);
             } else {
                 // The laws' values: in ctrl order, or in command order to be
@@ -1728,18 +1731,20 @@ impl StepInputs<'_> {
                     Some(_) => &mut staged[..n * nc],
                     None => &mut *out,
                 };
-                if whole_tile && !any_bad {
+                if whole_tile {
                     let whole = Run {
                         len: n * nc,
                         ..runs[0]
                     };
-                    // A tile checked first has only its outputs left to check.
-                    let check = match checked_first {
-                        true => Check::Outputs,
-                        false => Check::All,
+                    // A tile checked first has only its outputs left to check,
+                    // and one with envs at fault has them checked env by env.
+                    let check = match (any_bad, checked_first) {
+                        (true, _) => Check::Nothing,
+                        (false, true) => Check::Outputs,
+                        (false, false) => Check::All,
                     };
                     let suspect = self.run(&whole, e0 * nc, &g, &[], &[], values, 1.0, check);
-                    done = !suspect && !per_env_stage;
+                    done = !any_bad && !suspect && !per_env_stage;
                     if !done && !checked_first {
                         if suspect {
                             check_inputs(tile, tile_flags);
@@ -1832,7 +1837,7 @@ impl StepInputs<'_> {
     }
 
     /// The laws of the envs from `e0` whose tile fields are `g` and ctrl
-    /// rows `out` (all their command values finite), one pass of each law
+    /// rows `out`, one pass of each law
     /// ([`LawPasses`]): the first over the whole rows into `out`, each
     /// other over the whole rows into `scratch`, whose values of its own
     /// law's columns are then copied over, or a costly law over its own
