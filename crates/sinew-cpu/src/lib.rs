@@ -109,11 +109,10 @@ const MAX_LAW_PASSES: usize = 4;
 /// The gathered runs of a plan of several laws (at most
 /// [`MAX_LAW_PASSES`]): a tile runs each law over its whole rows, as if
 /// every column were its own, and keeps each column's value from its own
-/// law's pass. Env by env, one run
-/// at a time, each run's setup and its remainder cost more than the law: a
-/// G1 with position actuators and motor wrists took 1 572 instructions per
-/// env against one law's 173. A costly law
-/// ([`Kind::COSTLY`](sinew_core::Kind::COSTLY)) runs over its own columns
+/// law's pass. Env by env, one run at a time, each run's setup and its
+/// remainder cost more than the law: a G1 with position actuators and
+/// motor wrists took 1 572 instructions per env against one law's 173. A
+/// costly law ([`Kind::COSTLY`](sinew_core::Kind::COSTLY)) runs over its own columns
 /// alone instead, gathered into rows of their own ([`OwnColumns`]): Isaac
 /// Lab's Spot ran its knees' table search over all 12 columns for 4 knees.
 /// So does a law whose kind has state or planes, which it must not write
@@ -149,19 +148,15 @@ struct OwnColumns {
     /// Its kind's parameters and state slots.
     params: usize,
     state: usize,
-    /// Its kind's input and output planes' indices in the plan.
-    input_planes: Vec<usize>,
-    output_planes: Vec<usize>,
-    /// The plan's input and output planes: the gathered tables hold each
-    /// at its index, so that the law finds its planes as in the step's.
-    planes: [usize; 2],
 }
 
 impl OwnColumns {
-    /// Floats of scratch per env: five fields, the parameters, the state
-    /// and the next state, the input and output planes, and the values.
-    fn scratch(&self) -> usize {
-        (6 + self.params + 2 * self.state + self.planes[0] + self.planes[1]) * self.width
+    /// Floats of scratch per env in a plan of `planes` input and output
+    /// planes: five fields, the parameters, the state and the next state,
+    /// the planes (the gathered tables hold each at its index in the plan,
+    /// so that the law finds its own as in the step's) and the values.
+    fn scratch(&self, planes: usize) -> usize {
+        (6 + self.params + 2 * self.state + planes) * self.width
     }
 }
 
@@ -215,19 +210,16 @@ impl LawPasses {
                     _ => pieces.push((run.ctrl_start, width, run.len)),
                 }
             }
-            let (run, spec) = (runs[0], runs[0].kind.spec());
-            let group = &plan.groups()[run.group];
-            own.push(apart(run).then(|| OwnColumns {
+            let spec = runs[0].kind.spec();
+            own.push(apart(runs[0]).then(|| OwnColumns {
                 width: pieces.iter().map(|&(_, _, len)| len).sum(),
                 pieces,
                 params: spec.params.len(),
                 state: spec.state.len(),
-                input_planes: group.input_planes.clone(),
-                output_planes: group.output_planes.clone(),
-                planes: [plan.input_planes().len(), plan.output_planes().len()],
             }));
         }
-        let scratch = own.iter().flatten().map(OwnColumns::scratch);
+        let planes = plan.input_planes().len() + plan.output_planes().len();
+        let scratch = own.iter().flatten().map(|own| own.scratch(planes));
         Some(LawPasses {
             scratch: scratch.fold(nc, usize::max),
             runs: (laws.iter())
@@ -1913,8 +1905,9 @@ impl StepInputs<'_> {
         let (params, rest) = rest.split_at_mut(own.params * m);
         let (state, rest) = rest.split_at_mut(own.state * m);
         let (next, rest) = rest.split_at_mut(own.state * m);
-        let (inputs, rest) = rest.split_at_mut(own.planes[0] * m);
-        let (outputs, values) = rest.split_at_mut(own.planes[1] * m);
+        let group = &self.plan.groups()[law.group];
+        let (inputs, rest) = rest.split_at_mut(self.plan.input_planes().len() * m);
+        let (outputs, values) = rest.split_at_mut(self.plan.output_planes().len() * m);
         let values = &mut values[..m];
         // Row `i` of `n` rows of `nc` values (`src`) at the law's columns
         // into row `i` of rows of `w` (`dst`), or (`back`) the other way.
@@ -1943,7 +1936,7 @@ impl StepInputs<'_> {
         for (k, gathered) in state.chunks_exact_mut(m).enumerate() {
             copy(unsafe { self.state.span(k, at, n * nc) }, gathered, false);
         }
-        for &p in &own.input_planes {
+        for &p in &group.input_planes {
             copy(&self.inputs[p * plane + at..], &mut inputs[p * m..], false);
         }
         let [pt, vt, et, pos, vel] = std::array::from_fn(|f| &fields[f * m..(f + 1) * m]);
@@ -1973,7 +1966,7 @@ impl StepInputs<'_> {
         for (k, computed) in next.chunks_exact(m).enumerate() {
             copy(computed, unsafe { self.next.span_mut(k, at, n * nc) }, true);
         }
-        for &p in &own.output_planes {
+        for &p in &group.output_planes {
             let computed = &outputs[p * m..(p + 1) * m];
             copy(
                 computed,
