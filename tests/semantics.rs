@@ -3,10 +3,10 @@
 //! update periods with per-env phases, and the ctrl column contract.
 
 use sinew::{
-    ActuatorCmd, Backend, BamFriction, BamSts3215Cfg, BamVoltageCfg, BiasType, BuiltinPositionCfg,
-    CpuBackend, CtrlMeaning, DcMotorCfg, DelayCfg, DelayShare, DynType, Engine, EnvIds, GainType,
-    GroupCfg, IdealPdCfg, Lags, MjGeneralCfg, MjPidCfg, NativeActuator, Plan, PlanOptions, Robot,
-    Transmission, Values, WrappedCfg,
+    ActuatorCmd, Backend, BamFriction, BamSts3215Cfg, BamVoltageCfg, BiasType, BuiltinMotorCfg,
+    BuiltinPositionCfg, CpuBackend, CtrlMeaning, DcMotorCfg, DelayCfg, DelayShare, DynType, Engine,
+    EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, MjGeneralCfg, MjPidCfg, NativeActuator, Plan,
+    PlanOptions, RemotizedPdCfg, Robot, Transmission, Values, WrappedCfg,
 };
 
 use crate::support::{backends, joints, Rng};
@@ -732,6 +732,30 @@ fn the_cpu_paths_agree_on_every_layout() {
         pid.ki = 3.0;
         vec![GroupCfg::new("pid", joints, pid).with_delay(DelayCfg::new(0, 2))]
     };
+    // Five laws (six with the MuJoCo stage's motor), one of them costly,
+    // one joint per group: a tile runs a pass of each, and the DC motor's
+    // two groups, apart in ctrl order, take their values from its pass
+    // piece by piece.
+    let many_laws = || {
+        let limits = [[-1.0, 0.0, 2.0], [0.0, 0.0, 6.0], [1.5, 0.0, 3.0]];
+        vec![
+            GroupCfg::new("pd", ["j0"], IdealPdCfg::new(7.0, 0.5)),
+            GroupCfg::new("dc", ["j1"], test_dc()),
+            GroupCfg::new(
+                "servo",
+                ["j2"],
+                BuiltinPositionCfg {
+                    stiffness: 5.0,
+                    damping: 0.0,
+                    effort_limit: Some(4.0),
+                },
+            )
+            .with_delay(DelayCfg::constant(2)),
+            GroupCfg::new("motor", ["j3"], BuiltinMotorCfg::new(0.5)),
+            GroupCfg::new("knee", ["j4"], RemotizedPdCfg::new(9.0, 0.3, limits)),
+            GroupCfg::new("dc2", ["j5"], test_dc()).with_delay(DelayCfg::new(0, 3)),
+        ]
+    };
     let robot = Robot::from_joints(["j3", "j5", "j0", "j4", "j2", "j1"]);
     let plan = Plan::new(&robot, one_delayed_law(), 1, PlanOptions::default()).unwrap();
     assert_eq!(plan.buffers().len(), 1);
@@ -747,6 +771,85 @@ fn the_cpu_paths_agree_on_every_layout() {
         paths_agree(&all_delayed, &["dc"], num_envs);
         paths_agree(&heavy, &["pid"], num_envs);
         paths_agree(&stateful, &["pid"], num_envs);
+        paths_agree(&many_laws, &["servo", "dc2"], num_envs);
+    }
+}
+
+#[test]
+fn a_tile_of_several_laws_gives_each_group_its_plan_alone_values() {
+    // Seven laws on eight joints, one group per joint: a light law over
+    // the tile's whole rows first, four more copied at their own columns
+    // (the DC motor's two groups apart in ctrl order, piece by piece,
+    // where the PD's pass leaves unclipped torques), a costly one and two
+    // with state over their own gathered columns. Each joint's
+    // value, every step, must be its group's in a plan of that group
+    // alone, which one law runs over whole tiles: bit for bit.
+    let groups = || {
+        let limits = [[-1.0, 0.0, 2.0], [0.0, 0.0, 6.0], [1.5, 0.0, 3.0]];
+        let mut pid = MjPidCfg::new(4.0, 0.2, 0.01);
+        pid.ki = 3.0;
+        vec![
+            GroupCfg::new("pd", ["j0"], IdealPdCfg::new(7.0, 0.5)),
+            GroupCfg::new("dc", ["j1"], test_dc()),
+            GroupCfg::new(
+                "servo",
+                ["j2"],
+                BuiltinPositionCfg {
+                    stiffness: 5.0,
+                    damping: 0.0,
+                    effort_limit: Some(4.0),
+                },
+            )
+            .with_delay(DelayCfg::constant(2)),
+            GroupCfg::new("motor", ["j3"], BuiltinMotorCfg::new(0.5)),
+            GroupCfg::new("knee", ["j4"], RemotizedPdCfg::new(9.0, 0.3, limits)),
+            GroupCfg::new("dc2", ["j5"], test_dc()).with_delay(DelayCfg::constant(1)),
+            GroupCfg::new("sts", ["j6"], BamSts3215Cfg::new(0.8, 2.0, 0.01)),
+            GroupCfg::new("pid", ["j7"], pid),
+        ]
+    };
+    let robot = Robot::from_joints((0..8).map(|j| format!("j{j}")));
+    for num_envs in [150, 3000] {
+        let plan = |groups| Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
+        let mut all = CpuBackend::new(plan(groups()));
+        let mut alone: Vec<CpuBackend> = (groups().into_iter())
+            .map(|g| CpuBackend::new(plan(vec![g])))
+            .collect();
+        let mut rng = Rng(7);
+        for step in 0..12 {
+            let mut cmd = ActuatorCmd::zeros(num_envs, 8);
+            for field in cmd.fields_mut() {
+                field.fill_with(|| rng.range(-1.5, 1.5));
+            }
+            if step % 5 == 3 {
+                let envs = rng.subset(num_envs, 0.3);
+                all.reset(EnvIds::List(&envs)).unwrap();
+                for e in &mut alone {
+                    e.reset(EnvIds::List(&envs)).unwrap();
+                }
+            }
+            all.step(&cmd).unwrap();
+            assert!(all.nonfinite_envs().unwrap().is_empty());
+            for (g, e) in alone.iter_mut().enumerate() {
+                e.step(&cmd).unwrap();
+                let column = |e: &CpuBackend| {
+                    let cols = e.plan().ctrl_columns();
+                    let at = cols.iter().position(|c| c.target == format!("j{g}"));
+                    let (at, nc) = (at.unwrap(), cols.len());
+                    e.ctrl()
+                        .iter()
+                        .skip(at)
+                        .step_by(nc)
+                        .copied()
+                        .collect::<Vec<f32>>()
+                };
+                assert_eq!(
+                    column(&all),
+                    column(e),
+                    "{num_envs} envs, step {step}, j{g}"
+                );
+            }
+        }
     }
 }
 
@@ -862,10 +965,11 @@ fn paths_agree(groups: &dyn Fn() -> Vec<GroupCfg>, delayed: &[&str], num_envs: u
         })
         .collect();
     assert_eq!(engines[0].2.plan().claimed_columns(), [(0, 6)]);
-    // With two groups or more, the scattered layout's tiles are gathered
-    // (one group's columns follow command order in every layout).
+    // With two groups or more, one of several joints, the scattered
+    // layout's tiles are gathered (such a group's columns follow command
+    // order in every layout).
     let scattered = engines[2].2.plan();
-    if scattered.groups().len() > 1 {
+    if scattered.groups().len() > 1 && scattered.groups().iter().any(|g| g.targets.len() > 1) {
         assert!(scattered.gathered_runs().len() < scattered.runs().len());
     }
     assert!(!engines.last().unwrap().2.plan().mj().is_empty());

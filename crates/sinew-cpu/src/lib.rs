@@ -102,34 +102,39 @@ pub struct CpuBackend {
     law_passes: Option<LawPasses>,
 }
 
-/// The most laws a tile runs a pass of each over its whole rows
-/// ([`LawPasses`]).
-const MAX_LAW_PASSES: usize = 4;
-
-/// The gathered runs of a plan of several laws (at most
-/// [`MAX_LAW_PASSES`]): a tile runs each law over its whole rows, as if
-/// every column were its own, and keeps each column's value from its own
-/// law's pass. Env by env, one run at a time, each run's setup and its
-/// remainder cost more than the law: a G1 with position actuators and
-/// motor wrists took 1 572 instructions per env against one law's 173. A
-/// costly law ([`Kind::COSTLY`](sinew_core::Kind::COSTLY)) runs over its own columns
-/// alone instead, gathered into rows of their own ([`OwnColumns`]): Isaac
-/// Lab's Spot ran its knees' table search over all 12 columns for 4 knees.
-/// So does a law whose kind has state or planes, which it must not write
-/// at other laws' columns: a BAM servo group beside a PD group, stepped env
-/// by env, took 1 790 instructions per env against 406 for servos alone.
+/// The gathered runs of a plan of several laws: a tile runs each law
+/// over its whole rows, as if every column were its own, and copies each
+/// law's values at its own columns into the tile's (the first law's pass
+/// writes every value). Env by env, one run at a time, each run's setup
+/// and its remainder cost more than the law: a G1 with position actuators
+/// and motor wrists took 1 572 instructions per env against one law's 173.
+/// A costly law ([`Kind::COSTLY`](sinew_core::Kind::COSTLY)) runs over
+/// its own columns alone instead, gathered into rows of their own
+/// ([`OwnColumns`]): Isaac Lab's Spot ran its knees' table search over all
+/// 12 columns for 4 knees. So does a law whose kind has state or planes,
+/// which it must not write at other laws' columns: a BAM servo group
+/// beside a PD group, stepped env by env, took 1 790 instructions per env
+/// against 406 for servos alone.
 #[derive(Debug, Clone)]
 struct LawPasses {
-    /// Per law, its first run over a whole row (columns `0..num_ctrl`):
-    /// the laws over every column first, then the costly ones.
-    runs: Vec<Run>,
-    /// Per law, the columns a costly law runs over; `None` for every column.
-    own: Vec<Option<OwnColumns>>,
-    /// Per element of a tile's rows, the pass of its column's law.
-    pass: Vec<u8>,
+    /// The laws over every column first, then the costly ones.
+    laws: Vec<LawPass>,
     /// Floats of scratch per env of a tile: a row of values for the laws
     /// over every column, and a costly law's gathered rows.
     scratch: usize,
+}
+
+/// One law's pass in a tile of several laws ([`LawPasses`]).
+#[derive(Debug, Clone)]
+struct LawPass {
+    /// Its first run, over a whole row (columns `0..num_ctrl`).
+    run: Run,
+    /// Each stretch `(ctrl column, column of its gathered rows, len)` of
+    /// its columns that is contiguous in ctrl order (the form of
+    /// [`Gather::pieces`], copied by a [`RowCopy`]).
+    pieces: Vec<(usize, usize, usize)>,
+    /// The columns a costly law runs over; `None` for every column.
+    own: Option<OwnColumns>,
 }
 
 /// The columns of a costly law, or of one with state or planes, in a tile
@@ -139,10 +144,6 @@ struct LawPasses {
 /// next state and output planes go back to their columns.
 #[derive(Debug, Clone)]
 struct OwnColumns {
-    /// Each stretch `(ctrl column, column of the gathered rows, len)` of
-    /// the law's columns that is contiguous in ctrl order (the form of
-    /// [`Gather::pieces`], copied by a [`RowCopy`]).
-    pieces: Vec<(usize, usize, usize)>,
     /// The law's columns.
     width: usize,
     /// Its kind's parameters and state slots.
@@ -161,10 +162,8 @@ impl OwnColumns {
 }
 
 impl LawPasses {
-    /// The passes of `plan`'s gathered runs over tiles of up to
-    /// `tile_envs` envs, when it has several laws, at most
-    /// [`MAX_LAW_PASSES`].
-    fn new(plan: &Plan, tile_envs: usize) -> Option<LawPasses> {
+    /// The passes of `plan`'s gathered runs, when it has several laws.
+    fn new(plan: &Plan) -> Option<LawPasses> {
         let runs = plan.gathered_runs();
         if runs.len() < 2 {
             return None;
@@ -187,9 +186,6 @@ impl LawPasses {
                 None => laws.push(vec![run]),
             }
         }
-        if laws.len() > MAX_LAW_PASSES {
-            return None;
-        }
         // The laws over every column first: the first of them writes every
         // value. Without one, the laws' own columns must cover the row.
         laws.sort_by_key(|runs| apart(runs[0]));
@@ -198,40 +194,40 @@ impl LawPasses {
         if apart(laws[0][0]) && claimed != nc {
             return None;
         }
-        let mut pass = vec![0u8; nc];
-        let mut own = Vec::with_capacity(laws.len());
-        for (k, runs) in laws.iter().enumerate() {
-            let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
-            for run in runs {
-                pass[run.ctrl_start..][..run.len].fill(k as u8);
-                let width = pieces.last().map_or(0, |&(_, r, len)| r + len);
-                match pieces.last_mut() {
-                    Some((c, _, len)) if *c + *len == run.ctrl_start => *len += run.len,
-                    _ => pieces.push((run.ctrl_start, width, run.len)),
+        let laws: Vec<LawPass> = (laws.iter())
+            .map(|runs| {
+                let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
+                for run in runs {
+                    let width = pieces.last().map_or(0, |&(_, r, len)| r + len);
+                    match pieces.last_mut() {
+                        Some((c, _, len)) if *c + *len == run.ctrl_start => *len += run.len,
+                        _ => pieces.push((run.ctrl_start, width, run.len)),
+                    }
                 }
-            }
-            let spec = runs[0].kind.spec();
-            own.push(apart(runs[0]).then(|| OwnColumns {
-                width: pieces.iter().map(|&(_, _, len)| len).sum(),
-                pieces,
-                params: spec.params.len(),
-                state: spec.state.len(),
-            }));
-        }
+                // `StepInputs::law_passes`' copies rely on this.
+                assert!(pieces.iter().all(|&(c, _, len)| c + len <= nc));
+                let spec = runs[0].kind.spec();
+                LawPass {
+                    run: Run {
+                        ctrl_start: 0,
+                        cmd_start: 0,
+                        len: nc,
+                        ..*runs[0]
+                    },
+                    own: apart(runs[0]).then(|| OwnColumns {
+                        width: pieces.iter().map(|&(_, _, len)| len).sum(),
+                        params: spec.params.len(),
+                        state: spec.state.len(),
+                    }),
+                    pieces,
+                }
+            })
+            .collect();
         let planes = plan.input_planes().len() + plan.output_planes().len();
-        let scratch = own.iter().flatten().map(|own| own.scratch(planes));
+        let scratch = (laws.iter().flat_map(|law| &law.own)).map(|own| own.scratch(planes));
         Some(LawPasses {
             scratch: scratch.fold(nc, usize::max),
-            runs: (laws.iter())
-                .map(|runs| Run {
-                    ctrl_start: 0,
-                    cmd_start: 0,
-                    len: nc,
-                    ..*runs[0]
-                })
-                .collect(),
-            own,
-            pass: pass.repeat(tile_envs),
+            laws,
         })
     }
 }
@@ -528,7 +524,7 @@ impl CpuBackend {
             tile_envs,
             law_passes: match gather.scatter {
                 Some(_) => None,
-                None => LawPasses::new(&plan, tile_envs),
+                None => LawPasses::new(&plan),
             },
             ctrl: Table::zeros(num_envs * num_ctrl),
             params,
@@ -1061,6 +1057,19 @@ unsafe fn delay_row<const W: usize>(
             }
         }
     }
+}
+
+/// The values of `src`'s rows of `nc` at the columns of `pieces` (each
+/// `(ctrl column, _, len)`, within a row) into the same columns of `dst`'s.
+fn copy_columns(pieces: &[(usize, usize, usize)], src: &[f32], dst: &mut [f32], nc: usize) {
+    assert!(pieces.iter().all(|&(c, _, len)| c + len <= nc));
+    with_row_copy!(pieces, rows => {
+        for (src, dst) in src.chunks_exact(nc).zip(dst.chunks_exact_mut(nc)) {
+            // SAFETY: each piece lies in a row of `nc` values (asserted);
+            // the rows are distinct borrows.
+            unsafe { rows.copy_row(src.as_ptr(), dst.as_mut_ptr()) };
+        }
+    })
 }
 
 /// Copies each piece `(c, r, len)` of [`Gather::pieces`]: with `push`,
@@ -1829,11 +1838,11 @@ impl StepInputs<'_> {
     }
 
     /// The laws of the envs from `e0` whose tile fields are `g` and ctrl
-    /// rows `out`, one pass of each law
-    /// ([`LawPasses`]): the first over the whole rows into `out`, each
-    /// other over the whole rows into `scratch`, whose values of its own
-    /// law's columns are then copied over, or a costly law over its own
-    /// columns alone ([`StepInputs::own_columns`]).
+    /// rows `out`, one pass of each law ([`LawPasses`]): the first over
+    /// the whole rows into `out`, each other over the whole rows into
+    /// `scratch`, whose values at its own columns are then copied into
+    /// `out`, or a costly law over its own columns alone
+    /// ([`StepInputs::own_columns`]).
     fn law_passes(
         &self,
         passes: &LawPasses,
@@ -1842,47 +1851,43 @@ impl StepInputs<'_> {
         out: &mut [f32],
         scratch: &mut [f32],
     ) {
-        let (len, at) = (out.len(), e0 * self.plan.num_ctrl());
-        let laws = passes.runs.iter().zip(&passes.own).enumerate();
-        for (k, (law, own)) in laws {
-            if let Some(own) = own {
+        let (len, nc) = (out.len(), self.plan.num_ctrl());
+        for (k, law) in passes.laws.iter().enumerate() {
+            if let Some(own) = &law.own {
                 self.own_columns(law, own, e0, g, out, scratch);
                 continue;
             }
-            let run = Run { len, ..*law };
+            let run = Run { len, ..law.run };
             let values = if k == 0 {
                 &mut *out
             } else {
                 &mut scratch[..len]
             };
-            self.run(&run, at, g, &[], &[], values, 1.0, Check::Nothing);
-            if k == 0 {
-                continue;
-            }
-            let own = (out.iter_mut().zip(&*scratch)).zip(&passes.pass[..len]);
-            for ((value, &computed), &pass) in own {
-                if pass as usize == k {
-                    *value = computed;
-                }
+            self.run(&run, e0 * nc, g, &[], &[], values, 1.0, Check::Nothing);
+            if k > 0 {
+                // (Per value, a compare with the pass of its column took
+                // G1 with motor wrists 98 of its 704 instructions per env.)
+                copy_columns(&law.pieces, &scratch[..len], out, nc);
             }
         }
     }
 
     /// The costly or stateful `law` of the envs from `e0` whose tile fields
     /// are `g` and ctrl rows `out`, over its `own` columns alone: their
-    /// fields', parameters', state's and input planes' values gathered
-    /// into rows of their own in `scratch`, the law run over those rows,
-    /// its values, next state and output planes put back.
+    /// fields', parameters', state's and input planes' values gathered into
+    /// rows of their own in `scratch`, the law run over those rows, its
+    /// values, next state and output planes put back.
     fn own_columns(
         &self,
-        law: &Run,
+        law: &LawPass,
         own: &OwnColumns,
         e0: usize,
         g: &[&[f32]; 5],
         out: &mut [f32],
         scratch: &mut [f32],
     ) {
-        with_row_copy!(&own.pieces, rows => self.own_columns_in(law, own, rows, e0, g, out, scratch))
+        let run = &law.run;
+        with_row_copy!(&law.pieces, rows => self.own_columns_in(run, own, rows, e0, g, out, scratch))
     }
 
     /// [`StepInputs::own_columns`] with the law's columns' copies `rows`.
