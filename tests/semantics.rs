@@ -756,7 +756,26 @@ fn the_cpu_paths_agree_on_every_layout() {
             GroupCfg::new("dc2", ["j5"], test_dc()).with_delay(DelayCfg::new(0, 3)),
         ]
     };
+    // Light laws behind one delay buffer over every joint: on the
+    // scattered robot their passes run in command order.
+    let delayed_laws = || {
+        let delay = DelayCfg {
+            share: DelayShare::Named("legs".into()),
+            ..DelayCfg::new(0, 3)
+        };
+        vec![
+            GroupCfg::new("dc", ["j0", "j1"], test_dc()),
+            GroupCfg::new("pd", ["j2", "j4"], IdealPdCfg::new(7.0, 0.5)),
+            GroupCfg::new("motor", ["j3"], BuiltinMotorCfg::new(0.5)),
+            GroupCfg::new("dc2", ["j5"], test_dc()),
+        ]
+        .into_iter()
+        .map(|g| g.with_delay(delay.clone()))
+        .collect()
+    };
     let robot = Robot::from_joints(["j3", "j5", "j0", "j4", "j2", "j1"]);
+    let plan = Plan::new(&robot, delayed_laws(), 1, PlanOptions::default()).unwrap();
+    assert_eq!(plan.buffers().len(), 1);
     let plan = Plan::new(&robot, one_delayed_law(), 1, PlanOptions::default()).unwrap();
     assert_eq!(plan.buffers().len(), 1);
     // 150 envs of the light kinds step on the caller's thread, of the
@@ -772,6 +791,7 @@ fn the_cpu_paths_agree_on_every_layout() {
         paths_agree(&heavy, &["pid"], num_envs);
         paths_agree(&stateful, &["pid"], num_envs);
         paths_agree(&many_laws, &["servo", "dc2"], num_envs);
+        paths_agree(&delayed_laws, &["dc"], num_envs);
     }
 }
 
@@ -808,7 +828,32 @@ fn a_tile_of_several_laws_gives_each_group_its_plan_alone_values() {
             GroupCfg::new("pid", ["j7"], pid),
         ]
     };
-    let robot = Robot::from_joints((0..8).map(|j| format!("j{j}")));
+    laws_agree_with_groups_alone(&groups, &["j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7"]);
+    // Light laws alone on a robot whose joints come in another order: the
+    // passes run over the command's rows in command order, their columns
+    // copied in pieces there, and only the values are put in ctrl order.
+    let light = || {
+        let servo = BuiltinPositionCfg {
+            stiffness: 5.0,
+            damping: 0.0,
+            effort_limit: Some(4.0),
+        };
+        vec![
+            GroupCfg::new("pd", ["j0", "j5"], IdealPdCfg::new(7.0, 0.5)),
+            GroupCfg::new("dc", ["j1"], test_dc()),
+            GroupCfg::new("servo", ["j2"], servo),
+            GroupCfg::new("motor", ["j3", "j6"], BuiltinMotorCfg::new(0.5)),
+            GroupCfg::new("dc2", ["j4", "j7"], test_dc()),
+        ]
+    };
+    laws_agree_with_groups_alone(&light, &["j6", "j3", "j0", "j7", "j2", "j5", "j1", "j4"]);
+}
+
+/// Steps `groups` together and each alone, on a robot of `joints`, and
+/// compares every joint's values, bit for bit.
+fn laws_agree_with_groups_alone(groups: &dyn Fn() -> Vec<GroupCfg>, joints: &[&str]) {
+    let robot = Robot::from_joints(joints.iter().copied());
+    let t = joints.len();
     for num_envs in [150, 3000] {
         let plan = |groups| Plan::new(&robot, groups, num_envs, PlanOptions::default()).unwrap();
         let mut all = CpuBackend::new(plan(groups()));
@@ -817,7 +862,7 @@ fn a_tile_of_several_laws_gives_each_group_its_plan_alone_values() {
             .collect();
         let mut rng = Rng(7);
         for step in 0..12 {
-            let mut cmd = ActuatorCmd::zeros(num_envs, 8);
+            let mut cmd = ActuatorCmd::zeros(num_envs, t);
             for field in cmd.fields_mut() {
                 field.fill_with(|| rng.range(-1.5, 1.5));
             }
@@ -830,24 +875,24 @@ fn a_tile_of_several_laws_gives_each_group_its_plan_alone_values() {
             }
             all.step(&cmd).unwrap();
             assert!(all.nonfinite_envs().unwrap().is_empty());
-            for (g, e) in alone.iter_mut().enumerate() {
+            // Each env's value of `target`.
+            let column = |e: &CpuBackend, target: &str| {
+                let cols = e.plan().ctrl_columns();
+                let at = cols.iter().position(|c| c.target == target).unwrap();
+                let values = e.ctrl().iter().skip(at).step_by(cols.len());
+                values.copied().collect::<Vec<f32>>()
+            };
+            for e in &mut alone {
                 e.step(&cmd).unwrap();
-                let column = |e: &CpuBackend| {
-                    let cols = e.plan().ctrl_columns();
-                    let at = cols.iter().position(|c| c.target == format!("j{g}"));
-                    let (at, nc) = (at.unwrap(), cols.len());
-                    e.ctrl()
-                        .iter()
-                        .skip(at)
-                        .step_by(nc)
-                        .copied()
-                        .collect::<Vec<f32>>()
-                };
-                assert_eq!(
-                    column(&all),
-                    column(e),
-                    "{num_envs} envs, step {step}, j{g}"
-                );
+                for c in e.plan().ctrl_columns() {
+                    let target = &c.target;
+                    let want = column(e, target);
+                    assert_eq!(
+                        column(&all, target),
+                        want,
+                        "{num_envs} envs, step {step}, {target}"
+                    );
+                }
             }
         }
     }

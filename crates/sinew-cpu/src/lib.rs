@@ -162,8 +162,11 @@ impl OwnColumns {
 }
 
 impl LawPasses {
-    /// The passes of `plan`'s gathered runs, when it has several laws.
-    fn new(plan: &Plan) -> Option<LawPasses> {
+    /// The passes of `plan`'s gathered runs, when it has several laws,
+    /// over rows in ctrl order or, with `cmd_order` (a plan whose ctrl
+    /// columns permute the command's, [`Gather::scatter`]), in command
+    /// order.
+    fn new(plan: &Plan, cmd_order: bool) -> Option<LawPasses> {
         let runs = plan.gathered_runs();
         if runs.len() < 2 {
             return None;
@@ -196,12 +199,20 @@ impl LawPasses {
         }
         let laws: Vec<LawPass> = (laws.iter())
             .map(|runs| {
+                // The law's columns in the rows' order, in stretches.
+                let mut columns: Vec<usize> = (runs.iter())
+                    .flat_map(|run| run.ctrl_start..run.ctrl_start + run.len)
+                    .map(|c| match cmd_order {
+                        true => plan.ctrl_columns()[c].cmd_column,
+                        false => c,
+                    })
+                    .collect();
+                columns.sort_unstable();
                 let mut pieces: Vec<(usize, usize, usize)> = Vec::new();
-                for run in runs {
-                    let width = pieces.last().map_or(0, |&(_, r, len)| r + len);
+                for (r, c) in columns.into_iter().enumerate() {
                     match pieces.last_mut() {
-                        Some((c, _, len)) if *c + *len == run.ctrl_start => *len += run.len,
-                        _ => pieces.push((run.ctrl_start, width, run.len)),
+                        Some((start, _, len)) if *start + *len == c => *len += 1,
+                        _ => pieces.push((c, r, 1)),
                     }
                 }
                 // `StepInputs::law_passes`' copies rely on this.
@@ -239,15 +250,16 @@ struct Gather {
     /// is command column `c` for every `c` (tiles are copied whole), or
     /// when the laws run in command order (`scatter`).
     index: Option<Vec<u32>>,
-    /// The command column of each ctrl column, when one law without state,
-    /// planes or per-env stages covers every command column in another
+    /// The command column of each ctrl column, when laws without state,
+    /// planes or per-env stages cover every command column in another
     /// order (mjlab's robots: their groups pick joints by pattern), either
-    /// undelayed or behind one delay buffer over every column. The law
-    /// then runs over the command's rows as they are, with the parameters
-    /// in command order ([`ColumnOrder::Cmd`]) and the ring's columns too
-    /// (its single piece then reads `(tile column, ring column, len)` in
-    /// command order), and only its output is put in ctrl order: one
-    /// field permuted instead of five gathered.
+    /// undelayed or behind one delay buffer over every column. The laws
+    /// then run over the command's rows as they are (several laws one pass
+    /// each, [`LawPasses`] in command order), with the parameters in
+    /// command order ([`ColumnOrder::Cmd`]) and the ring's columns too (its
+    /// single piece then reads `(tile column, ring column, len)` in command
+    /// order), and only their output is put in ctrl order: one field
+    /// permuted instead of five gathered.
     scatter: Option<Vec<u32>>,
     /// Per delay buffer: `(ctrl start, ring column, len)` of each stretch
     /// of its columns that is contiguous in ctrl order.
@@ -284,11 +296,14 @@ impl Gather {
             [buffer] => buffer.cmd_columns.len() == columns.len(),
             _ => false,
         };
-        let scatter = !in_order
-            && light
-            && delays
-            && plan.ctrl_permutes_cmd()
-            && matches!(plan.gathered_runs(), [run] if run.len == columns.len());
+        // (Beside other laws, a costly law runs over its own columns,
+        // gathered: in command order a robot's left and right joints split
+        // them into pieces copied one by one, and the G1 with remotized-PD
+        // knees beside four light laws took 1 177 instructions per env
+        // against 912 in ctrl order.)
+        let runs = plan.gathered_runs();
+        let costly = runs.len() > 1 && runs.iter().any(|run| run.kind.spec().costly);
+        let scatter = !in_order && light && !costly && delays && plan.ctrl_permutes_cmd();
         // The tile's rows are the command's: in order, or in command order.
         let identity = in_order || scatter;
         let cmd_columns = || columns.iter().map(|c| c.cmd_column as u32).collect();
@@ -522,9 +537,12 @@ impl CpuBackend {
             tiny,
             placed,
             tile_envs,
-            law_passes: match gather.scatter {
-                Some(_) => None,
-                None => LawPasses::new(&plan),
+            law_passes: {
+                let passes = LawPasses::new(&plan, gather.scatter.is_some());
+                // Rows in command order have no path env by env.
+                let whole = matches!(plan.gathered_runs(), [run] if run.len == num_ctrl);
+                assert!(gather.scatter.is_none() || passes.is_some() || whole);
+                passes
             },
             ctrl: Table::zeros(num_envs * num_ctrl),
             params,
@@ -718,11 +736,10 @@ impl CpuBackend {
         let serial = chunk >= plan.num_envs();
         // Per env, the fields, then the laws' values in command order
         // (`scatter`) or the passes' scratch ([`LawPasses`]).
-        let scratch = match (&self.gather.scatter, &self.law_passes) {
-            (Some(_), _) => num_ctrl,
-            (None, Some(passes)) => passes.scratch,
-            (None, None) => 0,
-        };
+        let scratch = match &self.gather.scatter {
+            Some(_) => num_ctrl,
+            None => 0,
+        } + self.law_passes.as_ref().map_or(0, |passes| passes.scratch);
         let tile_stride = (5 * num_ctrl + scratch) * self.tile_envs.min(chunk);
         let lags_stride = self.tile_envs.min(chunk);
         let chunks = plan.num_envs().div_ceil(chunk);
@@ -1723,8 +1740,15 @@ impl StepInputs<'_> {
             // not committed. (Env by env, a tile with one env at fault cost a
             // G1 of two laws 1 572 instructions per env against 173.)
             if let Some(passes) = self.law_passes {
-                // A tile of several laws: one pass per law.
-                self.law_passes(passes, e0, &g, out, staged);
+                // A tile of several laws: one pass per law, in ctrl order or
+                // in command order to be put in ctrl order (`scatter`).
+                match &self.gather.scatter {
+                    Some(_) => {
+                        let (values, scratch) = staged.split_at_mut(n * nc);
+                        self.law_passes(passes, e0, &g, values, scratch);
+                    }
+                    None => self.law_passes(passes, e0, &g, out, staged),
+                }
             } else {
                 // The laws' values: in ctrl order, or in command order to be
                 // put in ctrl order (`scatter`).
