@@ -129,8 +129,9 @@ struct LawPasses {
 struct LawPass {
     /// Its first run, over a whole row (columns `0..num_ctrl`).
     run: Run,
-    /// Each stretch `(ctrl column, column of its gathered rows, len)` of
-    /// its columns that is contiguous in ctrl order (the form of
+    /// Each stretch `(column, column of its gathered rows, len)` of its
+    /// columns that is contiguous in the rows' order (ctrl order, or
+    /// command order under [`Gather::scatter`]; the form of
     /// [`Gather::pieces`], copied by a [`RowCopy`]).
     pieces: Vec<(usize, usize, usize)>,
     /// The columns a costly law runs over; `None` for every column.
@@ -1077,7 +1078,7 @@ unsafe fn delay_row<const W: usize>(
 }
 
 /// The values of `src`'s rows of `nc` at the columns of `pieces` (each
-/// `(ctrl column, _, len)`, within a row) into the same columns of `dst`'s.
+/// `(column, _, len)`, within a row) into the same columns of `dst`'s.
 fn copy_columns(pieces: &[(usize, usize, usize)], src: &[f32], dst: &mut [f32], nc: usize) {
     assert!(pieces.iter().all(|&(c, _, len)| c + len <= nc));
     with_row_copy!(pieces, rows => {
@@ -1861,8 +1862,9 @@ impl StepInputs<'_> {
         zeroed
     }
 
-    /// The laws of the envs from `e0` whose tile fields are `g` and ctrl
-    /// rows `out`, one pass of each law ([`LawPasses`]): the first over
+    /// The laws of the envs from `e0` whose tile fields are `g` and value
+    /// rows `out` (in ctrl order, or in command order under
+    /// [`Gather::scatter`]), one pass of each law ([`LawPasses`]): the first over
     /// the whole rows into `out`, each other over the whole rows into
     /// `scratch`, whose values at its own columns are then copied into
     /// `out`, or a costly law over its own columns alone
