@@ -23,6 +23,27 @@ fn test_dc() -> DcMotorCfg {
     }
 }
 
+/// Five laws on joints `j0`..`j5`, one group per joint: a PD first, then
+/// a DC motor's two groups apart in ctrl order (where the PD's pass leaves
+/// unclipped torques), the second behind `dc2_delay`, a delayed builtin
+/// position servo, a builtin motor and a costly remotized PD.
+fn five_laws(dc2_delay: DelayCfg) -> Vec<GroupCfg> {
+    let limits = [[-1.0, 0.0, 2.0], [0.0, 0.0, 6.0], [1.5, 0.0, 3.0]];
+    let servo = BuiltinPositionCfg {
+        stiffness: 5.0,
+        damping: 0.0,
+        effort_limit: Some(4.0),
+    };
+    vec![
+        GroupCfg::new("pd", ["j0"], IdealPdCfg::new(7.0, 0.5)),
+        GroupCfg::new("dc", ["j1"], test_dc()),
+        GroupCfg::new("servo", ["j2"], servo).with_delay(DelayCfg::constant(2)),
+        GroupCfg::new("motor", ["j3"], BuiltinMotorCfg::new(0.5)),
+        GroupCfg::new("knee", ["j4"], RemotizedPdCfg::new(9.0, 0.3, limits)),
+        GroupCfg::new("dc2", ["j5"], test_dc()).with_delay(dc2_delay),
+    ]
+}
+
 fn ramp(num_envs: usize, num_targets: usize, k: usize) -> ActuatorCmd {
     let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
     for (i, x) in cmd.position_target.iter_mut().enumerate() {
@@ -736,26 +757,7 @@ fn the_cpu_paths_agree_on_every_layout() {
     // one joint per group: a tile runs a pass of each, and the DC motor's
     // two groups, apart in ctrl order, take their values from its pass
     // piece by piece.
-    let many_laws = || {
-        let limits = [[-1.0, 0.0, 2.0], [0.0, 0.0, 6.0], [1.5, 0.0, 3.0]];
-        vec![
-            GroupCfg::new("pd", ["j0"], IdealPdCfg::new(7.0, 0.5)),
-            GroupCfg::new("dc", ["j1"], test_dc()),
-            GroupCfg::new(
-                "servo",
-                ["j2"],
-                BuiltinPositionCfg {
-                    stiffness: 5.0,
-                    damping: 0.0,
-                    effort_limit: Some(4.0),
-                },
-            )
-            .with_delay(DelayCfg::constant(2)),
-            GroupCfg::new("motor", ["j3"], BuiltinMotorCfg::new(0.5)),
-            GroupCfg::new("knee", ["j4"], RemotizedPdCfg::new(9.0, 0.3, limits)),
-            GroupCfg::new("dc2", ["j5"], test_dc()).with_delay(DelayCfg::new(0, 3)),
-        ]
-    };
+    let many_laws = || five_laws(DelayCfg::new(0, 3));
     // Light laws behind one delay buffer over every joint: on the
     // scattered robot their passes run in command order.
     let delayed_laws = || {
@@ -797,36 +799,24 @@ fn the_cpu_paths_agree_on_every_layout() {
 
 #[test]
 fn a_tile_of_several_laws_gives_each_group_its_plan_alone_values() {
-    // Seven laws on eight joints, one group per joint: a light law over
-    // the tile's whole rows first, four more copied at their own columns
-    // (the DC motor's two groups apart in ctrl order, piece by piece,
-    // where the PD's pass leaves unclipped torques), a costly one and two
-    // with state over their own gathered columns. Each joint's
-    // value, every step, must be its group's in a plan of that group
-    // alone, which one law runs over whole tiles: bit for bit.
+    // Seven laws on eight joints, one group per joint ([`five_laws`] and
+    // two with state): a light law over the tile's whole rows first, three
+    // more copied at their own columns (the DC motor's two groups piece by
+    // piece), a costly one and two with state over their own gathered
+    // columns. Each joint's value, every step, must be its group's in a
+    // plan of that group alone, which one law runs over whole tiles: bit
+    // for bit.
     let groups = || {
-        let limits = [[-1.0, 0.0, 2.0], [0.0, 0.0, 6.0], [1.5, 0.0, 3.0]];
         let mut pid = MjPidCfg::new(4.0, 0.2, 0.01);
         pid.ki = 3.0;
-        vec![
-            GroupCfg::new("pd", ["j0"], IdealPdCfg::new(7.0, 0.5)),
-            GroupCfg::new("dc", ["j1"], test_dc()),
-            GroupCfg::new(
-                "servo",
-                ["j2"],
-                BuiltinPositionCfg {
-                    stiffness: 5.0,
-                    damping: 0.0,
-                    effort_limit: Some(4.0),
-                },
-            )
-            .with_delay(DelayCfg::constant(2)),
-            GroupCfg::new("motor", ["j3"], BuiltinMotorCfg::new(0.5)),
-            GroupCfg::new("knee", ["j4"], RemotizedPdCfg::new(9.0, 0.3, limits)),
-            GroupCfg::new("dc2", ["j5"], test_dc()).with_delay(DelayCfg::constant(1)),
-            GroupCfg::new("sts", ["j6"], BamSts3215Cfg::new(0.8, 2.0, 0.01)),
-            GroupCfg::new("pid", ["j7"], pid),
-        ]
+        let mut groups = five_laws(DelayCfg::constant(1));
+        groups.push(GroupCfg::new(
+            "sts",
+            ["j6"],
+            BamSts3215Cfg::new(0.8, 2.0, 0.01),
+        ));
+        groups.push(GroupCfg::new("pid", ["j7"], pid));
+        groups
     };
     laws_agree_with_groups_alone(&groups, &["j0", "j1", "j2", "j3", "j4", "j5", "j6", "j7"]);
     // Light laws alone on a robot whose joints come in another order: the
