@@ -216,7 +216,7 @@ impl LawPasses {
                         _ => pieces.push((c, r, 1)),
                     }
                 }
-                // `StepInputs::law_passes`' copies rely on this.
+                // `StepInputs::own_columns`' copies rely on this.
                 assert!(pieces.iter().all(|&(c, _, len)| c + len <= nc));
                 let spec = runs[0].kind.spec();
                 LawPass {
