@@ -1966,14 +1966,13 @@ impl StepInputs<'_> {
         let copy = |src: &[f32], dst: &mut [f32], back: bool| {
             let (src_row, dst_row) = if back { (w, nc) } else { (nc, w) };
             assert!(src.len() >= n * src_row && dst.len() >= n * dst_row);
-            for i in 0..n {
+            let (mut src, mut dst) = (src.as_ptr(), dst.as_mut_ptr());
+            for _ in 0..n {
                 // SAFETY: each piece lies in a row of `nc` and in one of
-                // `w` ([`LawPasses::new`]), and row `i < n` in both slices
-                // (asserted), which are distinct borrows.
-                unsafe {
-                    let (src, dst) = (src.as_ptr().add(i * src_row), dst.as_mut_ptr());
-                    rows.copy(src, dst.add(i * dst_row), !back);
-                }
+                // `w` ([`LawPasses::new`]), and each of the `n` rows in
+                // both slices (asserted), which are distinct borrows.
+                unsafe { rows.copy(src, dst, !back) };
+                (src, dst) = (src.wrapping_add(src_row), dst.wrapping_add(dst_row));
             }
         };
         for (field, gathered) in g.iter().zip(fields.chunks_exact_mut(m)) {
