@@ -372,6 +372,20 @@ impl DelayParams {
         }
     }
 
+    /// [`DelayParams::read_slot`] of a state that has pushed a frame since
+    /// its reset (`pushes ≥ 1`, as after [`DelayParams::push`]), in fewer
+    /// steps: the step loop's form.
+    #[inline]
+    pub fn read_slot_pushed(&self, state: &DelayState) -> u32 {
+        debug_assert!(state.pushes >= 1);
+        let back = state.lag.min(state.pushes.wrapping_sub(1));
+        if state.head >= back {
+            state.head - back
+        } else {
+            state.head + self.len - back
+        }
+    }
+
     /// `set_lags`: clamps into `[min_lag, max_lag]` as mjlab does.
     pub fn clamp_lag(&self, lag: u32) -> u32 {
         lag.clamp(self.min_lag, self.max_lag)
@@ -458,6 +472,31 @@ mod tests {
 
     fn params(min: u32, max: u32) -> DelayParams {
         DelayParams::new(&DelayCfg::new(min, max), 0)
+    }
+
+    #[test]
+    fn the_read_slot_after_a_push_is_the_read_slot() {
+        for max in 0..6 {
+            let p = params(0, max);
+            for head in 0..p.len {
+                for pushes in 1..=p.len {
+                    for lag in 0..=max {
+                        let s = DelayState {
+                            head,
+                            pushes,
+                            lag,
+                            ..DelayState::default()
+                        };
+                        assert_eq!(
+                            p.read_slot_pushed(&s),
+                            p.read_slot(&s),
+                            "{s:?}, len {}",
+                            p.len
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

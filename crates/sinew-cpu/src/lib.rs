@@ -2375,7 +2375,7 @@ impl StepInputs<'_> {
         let frame_len = 3 * cols;
         let slot = params.push(state);
         params.update_lag_drawn(state, keys, env, self.step, || candidate);
-        let read = params.read_slot(state);
+        let read = params.read_slot_pushed(state);
         for slot in [slot, read] {
             prefetch_frame::<W>(ring.wrapping_add(slot as usize * frame_len), frame_len);
         }
