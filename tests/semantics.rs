@@ -837,6 +837,26 @@ fn a_tile_of_several_laws_gives_each_group_its_plan_alone_values() {
         ]
     };
     laws_agree_with_groups_alone(&light, &["j6", "j3", "j0", "j7", "j2", "j5", "j1", "j4"]);
+    // Two light laws on legs of three joints, grouped by joint as mjlab's
+    // Go1 is: in command order the second law's columns are a piece per
+    // leg, so each law's pass keeps rows of its own (with AVX-512) and the
+    // permutation into ctrl order takes each column from its law's; four
+    // legs fit one 16-lane register, six do not. (The PD first: a DC
+    // law's pass over a PD's columns gives the PD's values, its clip open
+    // there, and would hide a column taken from the wrong law's rows.)
+    let legs = || {
+        vec![
+            GroupCfg::new("calf", [".*_calf"], IdealPdCfg::new(9.0, 0.4)),
+            GroupCfg::new("hip_thigh", [".*_hip", ".*_thigh"], test_dc()),
+        ]
+    };
+    for count in [4, 6] {
+        let joints: Vec<String> = (0..count)
+            .flat_map(|leg| ["hip", "thigh", "calf"].map(|j| format!("leg{leg}_{j}")))
+            .collect();
+        let joints: Vec<&str> = joints.iter().map(String::as_str).collect();
+        laws_agree_with_groups_alone(&legs, &joints);
+    }
 }
 
 /// Steps `groups` together and each alone, on a robot of `joints`, and
