@@ -839,11 +839,10 @@ fn a_tile_of_several_laws_gives_each_group_its_plan_alone_values() {
     laws_agree_with_groups_alone(&light, &["j6", "j3", "j0", "j7", "j2", "j5", "j1", "j4"]);
     // Two light laws on legs of three joints, grouped by joint as mjlab's
     // Go1 is: in command order the second law's columns are a piece per
-    // leg, so each law's pass keeps rows of its own (with AVX-512) and the
-    // permutation into ctrl order takes each column from its law's; four
-    // legs fit one 16-lane register, six do not. (The PD first: a DC
-    // law's pass over a PD's columns gives the PD's values, its clip open
-    // there, and would hide a column taken from the wrong law's rows.)
+    // leg, each copied from its pass; four legs permute into ctrl order
+    // in one 16-lane register, six do not. (The PD first: a DC law's pass
+    // over a PD's columns gives the PD's values, its clip open there, and
+    // would hide a piece left uncopied.)
     let legs = || {
         vec![
             GroupCfg::new("calf", [".*_calf"], IdealPdCfg::new(9.0, 0.4)),

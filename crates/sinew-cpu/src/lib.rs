@@ -120,14 +120,8 @@ struct LawPasses {
     /// The laws over every column first, then the costly ones.
     laws: Vec<LawPass>,
     /// Floats of scratch per env of a tile: a row of values for the laws
-    /// over every column, and a costly law's gathered rows; in command
-    /// order with `sources`, a row per law but the first.
+    /// over every column, and a costly law's gathered rows.
     scratch: usize,
-    /// In command order ([`Gather::scatter`]), per ctrl column the law
-    /// whose values it takes: each law's pass then writes rows of its own,
-    /// and [`to_ctrl_rows`] takes each ctrl column's value from its law's
-    /// rows while it permutes them, with no copies of each law's columns.
-    sources: Option<Vec<u32>>,
 }
 
 /// One law's pass in a tile of several laws ([`LawPasses`]).
@@ -243,39 +237,8 @@ impl LawPasses {
             .collect();
         let planes = plan.input_planes().len() + plan.output_planes().len();
         let scratch = (laws.iter().flat_map(|law| &law.own)).map(|own| own.scratch(planes));
-        // Each law's rows apart and taken in the permutation where the
-        // copies would cost more: with AVX-512, a set of rows takes one or
-        // two more permutes and blends per row, a piece copy a few moves.
-        // Go1 (PD calves, four single pieces) stepped 22.6–23.0 µs at
-        // 1024 × 12 on one thread so against 24.7–25.5 with copies; G1
-        // with motor wrists (two pieces of two) 28.2–28.5 against
-        // 26.9–27.7 (BENCHMARKS.md). AVX2's permutes cost more than the
-        // copies (Go1: 281 instructions per env against 260).
-        let light = laws.iter().all(|law| law.own.is_none());
-        let copies: usize = laws[1..].iter().map(|law| law.pieces.len()).sum();
-        let fewer = copies > 2 * (laws.len() - 1) * nc.div_ceil(16);
-        let avx512 = form() == Form::Avx512;
-        let sources =
-            (cmd_order && light && fewer && avx512 && laws.len() <= MAX_SOURCES).then(|| {
-                let mut pass_of = vec![0; nc];
-                for (k, law) in laws.iter().enumerate() {
-                    for &(c, _, len) in &law.pieces {
-                        // The ctrl columns of command columns `c..c + len`.
-                        for (j, column) in plan.ctrl_columns().iter().enumerate() {
-                            if (c..c + len).contains(&column.cmd_column) {
-                                pass_of[j] = k as u32;
-                            }
-                        }
-                    }
-                }
-                pass_of
-            });
         Some(LawPasses {
-            scratch: match &sources {
-                Some(_) => (laws.len() - 1) * nc,
-                None => scratch.fold(nc, usize::max),
-            },
-            sources,
+            scratch: scratch.fold(nc, usize::max),
             laws,
         })
     }
@@ -1220,84 +1183,61 @@ unsafe fn copy_floats(src: *const f32, dst: *mut f32, len: usize) {
     }
 }
 
-/// The most rows of values [`to_ctrl_rows`] takes a ctrl row's values from
-/// (one per law of a tile in command order, [`LawPasses::sources`]).
-const MAX_SOURCES: usize = 8;
-
 /// Rows of values in command order (`values`) put in ctrl order (`out`):
-/// ctrl column `c` of a row takes command column `index[c]`'s value of
-/// the same row of `values[pass_of[c]]` (of `values[0]` where `pass_of`
-/// is empty). ([`Gather::scatter`]: the laws' values, one set of rows per
-/// law where a tile runs several, [`LawPasses::sources`].) Rows of up to 32
-/// values take two vector permutes per set where the CPU has AVX-512F,
-/// blended by which set each ctrl column takes, and in-register permutes
-/// and blends where it has AVX2; one value at a time, the permutation cost
-/// G1 (29 joints) a third of its step on AVX-512 hardware.
+/// ctrl column `c` of a row takes command column `index[c]`'s value.
+/// ([`Gather::scatter`], and a tile's fields where the command columns
+/// are the ctrl columns in another order: [`StepInputs::gather_tile`].) Rows
+/// of up to 32 values take two vector permutes each where the CPU has
+/// AVX-512F, and in-register permutes and blends where it has AVX2; one
+/// value at a time, the permutation cost G1 (29 joints) a third of its
+/// step on AVX-512 hardware.
 #[inline]
-fn to_ctrl_rows(index: &[u32], pass_of: &[u32], values: &[&[f32]], out: &mut [f32]) {
+fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
     let nc = index.len().max(1);
-    assert!(!values.is_empty() && values.len() <= MAX_SOURCES);
-    assert!(values.iter().all(|v| v.len() == out.len()));
-    assert!(index.iter().all(|&j| (j as usize) < nc));
-    assert!(pass_of.is_empty() || pass_of.len() == index.len());
-    assert!(pass_of.iter().all(|&p| (p as usize) < values.len()));
+    assert!(values.len() == out.len() && index.iter().all(|&j| (j as usize) < nc));
     #[cfg(target_arch = "x86_64")]
     if index.len() <= 32 {
         match form() {
             // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F;
             // rows of at most 32 values, every index below their length
-            // and every set below `values.len()` (asserted).
-            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, pass_of, values, out) },
-            // SAFETY: as above, with AVX2. (Several sets take the scalar
-            // form: [`LawPasses::sources`] is for AVX-512 alone.)
-            Form::Avx2 if values.len() == 1 => {
-                return unsafe { to_ctrl_rows_avx2(index, values[0], out) }
-            }
-            _ => {}
+            // (asserted).
+            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, values, out) },
+            // SAFETY: as above, with AVX2.
+            Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, values, out) },
+            Form::Baseline => {}
         }
     }
-    // SAFETY: as above.
-    unsafe { to_ctrl_rows_scalar(index, pass_of, values, out) };
-}
-
-/// The set of values ctrl column `c` takes ([`to_ctrl_rows`]).
-fn pass_at(pass_of: &[u32], c: usize) -> usize {
-    pass_of.get(c).map_or(0, |&p| p as usize)
+    // SAFETY: every index below the rows' length (asserted).
+    unsafe { to_ctrl_rows_scalar(index, values, out) };
 }
 
 /// [`to_ctrl_rows`] one value at a time.
 ///
 /// # Safety
-/// Every index is below `index.len()`, every set in `pass_of` below
-/// `values.len()`, and each set of `values` as long as `out`.
-unsafe fn to_ctrl_rows_scalar(index: &[u32], pass_of: &[u32], values: &[&[f32]], out: &mut [f32]) {
+/// Every index is below `index.len()`.
+unsafe fn to_ctrl_rows_scalar(index: &[u32], values: &[f32], out: &mut [f32]) {
     let nc = index.len().max(1);
-    for (r, dst) in out.chunks_exact_mut(nc).enumerate() {
-        for (c, (d, &j)) in dst.iter_mut().zip(index).enumerate() {
-            // SAFETY: the caller's (row `r` of each set holds `nc` values).
-            *d = unsafe {
-                let set = values.get_unchecked(pass_at(pass_of, c));
-                *set.get_unchecked(r * nc + j as usize)
-            };
+    for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(nc)) {
+        for (d, &j) in dst.iter_mut().zip(index) {
+            // SAFETY: the caller's (a row holds `index.len()` values).
+            *d = unsafe { *src.get_unchecked(j as usize) };
         }
     }
 }
 
-/// [`to_ctrl_rows`] with AVX-512F: each set's row (at most 32 values) in
-/// two registers, each half of the row in ctrl order one two-source
-/// permute of them (a row of at most 16: one register, one permute), the
-/// sets' permutes blended by which set each ctrl column takes.
+/// [`to_ctrl_rows`] with AVX-512F: each row's (at most 32) values in two
+/// registers, each half of the row in ctrl order one two-source permute
+/// of them (a row of at most 16: one register, one permute).
 ///
 /// # Safety
 /// The CPU must have AVX-512F; `index` holds at most 32 indices, each
-/// below `index.len()`; `pass_of` is empty or names a set of `values`
-/// per index; each set of `values` and `out` are rows of that length.
+/// below `index.len()`, and `values` and `out` are rows of that length.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn to_ctrl_rows_avx512(index: &[u32], pass_of: &[u32], values: &[&[f32]], out: &mut [f32]) {
+unsafe fn to_ctrl_rows_avx512(index: &[u32], values: &[f32], out: &mut [f32]) {
     use std::arch::x86_64::{
-        _mm512_loadu_epi32, _mm512_mask_blend_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
-        _mm512_permutex2var_ps, _mm512_permutexvar_ps,
+        _mm512_loadu_epi32, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_permutex2var_ps,
+        _mm512_permutexvar_ps,
     };
     let nc = index.len().max(1);
     let mut padded = [0u32; 32];
@@ -1305,69 +1245,44 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], pass_of: &[u32], values: &[&[f32]],
     // SAFETY: 32 values in `padded`.
     let [lo_index, hi_index] =
         [0, 16].map(|k| unsafe { _mm512_loadu_epi32(padded[k..].as_ptr().cast()) });
-    // Per set, the ctrl columns that take its values.
-    let mut takes = [0u32; MAX_SOURCES];
-    for c in 0..index.len() {
-        takes[pass_at(pass_of, c)] |= 1 << c;
-    }
-    let sets = values.len().min(MAX_SOURCES);
     // The row's first 16 columns and the rest.
     let lo_mask = ((1u32 << nc.min(16)) - 1) as u16;
     let hi_mask = ((1u32 << nc.saturating_sub(16)) - 1) as u16;
+    let rows = out.chunks_exact_mut(nc).zip(values.chunks_exact(nc));
     // SAFETY (both loops): a masked load or store touches the lanes of its
-    // mask alone, which lie in the row (`nc` values) of each set and `out`.
+    // mask alone, which lie in the row (`nc` values).
     if nc <= 16 {
-        for (r, dst) in out.chunks_exact_mut(nc).enumerate() {
-            let at = r * nc;
+        for (dst, src) in rows {
             unsafe {
-                let load = |s: usize| {
-                    let row = _mm512_maskz_loadu_ps(lo_mask, values[s].as_ptr().add(at));
-                    _mm512_permutexvar_ps(lo_index, row)
-                };
-                let mut row = load(0);
-                for (s, &takes) in takes.iter().enumerate().take(sets).skip(1) {
-                    row = _mm512_mask_blend_ps(takes as u16, row, load(s));
-                }
+                let row = _mm512_maskz_loadu_ps(lo_mask, src.as_ptr());
+                let row = _mm512_permutexvar_ps(lo_index, row);
                 _mm512_mask_storeu_ps(dst.as_mut_ptr(), lo_mask, row);
             }
         }
         return;
     }
-    for (r, dst) in out.chunks_exact_mut(nc).enumerate() {
-        let (at, d) = (r * nc, dst.as_mut_ptr());
+    for (dst, src) in rows {
+        let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
         unsafe {
-            let load = |s: usize| {
-                let src = values[s].as_ptr().add(at);
-                let lo = _mm512_maskz_loadu_ps(lo_mask, src);
-                let hi = _mm512_maskz_loadu_ps(hi_mask, src.wrapping_add(16));
-                [
-                    _mm512_permutex2var_ps(lo, lo_index, hi),
-                    _mm512_permutex2var_ps(lo, hi_index, hi),
-                ]
-            };
-            let [mut lower, mut upper] = load(0);
-            for (s, &takes) in takes.iter().enumerate().take(sets).skip(1) {
-                let [lo, hi] = load(s);
-                lower = _mm512_mask_blend_ps(takes as u16, lower, lo);
-                upper = _mm512_mask_blend_ps((takes >> 16) as u16, upper, hi);
-            }
-            _mm512_mask_storeu_ps(d, lo_mask, lower);
+            let lo = _mm512_maskz_loadu_ps(lo_mask, s);
+            let hi = _mm512_maskz_loadu_ps(hi_mask, s.wrapping_add(16));
+            _mm512_mask_storeu_ps(d, lo_mask, _mm512_permutex2var_ps(lo, lo_index, hi));
+            let upper = _mm512_permutex2var_ps(lo, hi_index, hi);
             _mm512_mask_storeu_ps(d.wrapping_add(16), hi_mask, upper);
         }
     }
 }
 
-/// [`to_ctrl_rows`] of one set of rows with AVX2: each row's (at most 32)
-/// values in up to four 8-lane registers; each 8 values of the row in
-/// ctrl order are one in-register permute (`vpermps`) of each register,
-/// blended by which register their index falls in. A row whose registers
-/// would reach past the end of `values` (the last rows) goes through
-/// padded copies. (G1's 29 columns stepped 12 % faster than with the
-/// scalar permutation, Go1's 12 as fast.)
+/// [`to_ctrl_rows`] with AVX2: each row's (at most 32) values in up to
+/// four 8-lane registers; each 8 values of the row in ctrl order are one
+/// in-register permute (`vpermps`) of each register, blended by which
+/// register their index falls in. A row whose registers would reach past
+/// the end of `values` (the last rows) goes through padded copies. (G1's
+/// 29 columns stepped 12 % faster than with the scalar permutation, Go1's
+/// 12 as fast.)
 ///
 /// # Safety
-/// The CPU must have AVX2; `index` holds at most 32 indices, each below
-/// `index.len()`, and `values` and `out` are rows of that length.
+/// As [`to_ctrl_rows_avx512`], with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn to_ctrl_rows_avx2(index: &[u32], values: &[f32], out: &mut [f32]) {
@@ -1900,13 +1815,7 @@ impl StepInputs<'_> {
                 }
             }
             if let Some(index) = &self.gather.scatter {
-                let sources = self.law_passes.and_then(|passes| passes.sources.as_deref());
-                let mut sets: [&[f32]; MAX_SOURCES] = [&[]; MAX_SOURCES];
-                let count = sources.map_or(1, |_| self.law_passes.map_or(1, |p| p.laws.len()));
-                for (set, values) in sets.iter_mut().zip(staged.chunks_exact(n * nc)).take(count) {
-                    *set = values;
-                }
-                to_ctrl_rows(index, sources.unwrap_or(&[]), &sets[..count], out);
+                to_ctrl_rows(index, &staged[..n * nc], out);
             }
             if done {
                 self.commit(e0, n);
@@ -1990,15 +1899,6 @@ impl StepInputs<'_> {
         scratch: &mut [f32],
     ) {
         let (len, nc) = (out.len(), self.plan.num_ctrl());
-        if passes.sources.is_some() {
-            // Each law's values in rows of its own, for `to_ctrl_rows`.
-            let sets = std::iter::once(out).chain(scratch.chunks_exact_mut(len));
-            for (law, values) in passes.laws.iter().zip(sets) {
-                let run = Run { len, ..law.run };
-                self.run(&run, e0 * nc, g, &[], &[], values, 1.0, Check::Nothing);
-            }
-            return;
-        }
         for (k, law) in passes.laws.iter().enumerate() {
             if let Some(own) = &law.own {
                 self.own_columns(law, own, e0, g, out, scratch);
@@ -2288,8 +2188,7 @@ impl StepInputs<'_> {
                 // SAFETY: the CPU has AVX-512F ([`form`]); rows
                 // of `nc <= 32` values, every index below `t == nc`
                 // ([`Gather::new`]).
-                let rows = &self.cmd[f][e0 * t..(e0 + n) * t];
-                unsafe { to_ctrl_rows_avx512(index, &[], &[rows], dst) };
+                unsafe { to_ctrl_rows_avx512(index, &self.cmd[f][e0 * t..(e0 + n) * t], dst) };
             }
             return;
         }
@@ -2690,48 +2589,35 @@ mod tests {
     use super::*;
 
     /// Every vector form of [`to_ctrl_rows`] the CPU has gives the scalar
-    /// form's values, for every row width it takes, a few row counts, and
-    /// one to three sets of rows (each ctrl column from one of them).
+    /// form's values, for every row width it takes and a few row counts.
     #[test]
     fn vector_permutations_match_the_scalar_one() {
         for nc in 1..=32usize {
             // The columns reversed and rotated: most values cross registers.
             let index: Vec<u32> = (0..nc).map(|c| ((2 * nc + 3 - c) % nc) as u32).collect();
-            for (rows, sets) in [(1, 1), (2, 1), (5, 1), (3, 2), (5, 3)] {
-                let pass_of: Vec<u32> = match sets {
-                    1 => Vec::new(),
-                    _ => (0..nc).map(|c| ((c * 7 + c / 3) % sets) as u32).collect(),
-                };
-                let values: Vec<Vec<f32>> = (0..sets)
-                    .map(|s| {
-                        (0..rows * nc)
-                            .map(|v| (v + 1000 * s) as f32 + 0.5)
-                            .collect()
-                    })
-                    .collect();
-                let values: Vec<&[f32]> = values.iter().map(Vec::as_slice).collect();
-                let mut want = vec![f32::NAN; rows * nc];
-                // SAFETY: every index is below `nc`, every set below `sets`.
-                unsafe { to_ctrl_rows_scalar(&index, &pass_of, &values, &mut want) };
+            for rows in [1, 2, 5] {
+                let values: Vec<f32> = (0..rows * nc).map(|v| v as f32 + 0.5).collect();
+                let mut want = vec![f32::NAN; values.len()];
+                // SAFETY: every index is below `nc`.
+                unsafe { to_ctrl_rows_scalar(&index, &values, &mut want) };
                 for (j, row) in want.chunks(nc).enumerate() {
                     for (c, &v) in row.iter().enumerate() {
-                        let set = values[pass_at(&pass_of, c)];
-                        assert_eq!(v, set[j * nc + index[c] as usize]);
+                        assert_eq!(v, values[j * nc + index[c] as usize]);
                     }
                 }
                 #[cfg(target_arch = "x86_64")]
                 {
-                    let mut got = vec![f32::NAN; want.len()];
-                    if sets == 1 && std::arch::is_x86_feature_detected!("avx2") {
+                    let mut got = vec![f32::NAN; values.len()];
+                    if std::arch::is_x86_feature_detected!("avx2") {
                         // SAFETY: the CPU has AVX2; indices below `nc ≤ 32`.
-                        unsafe { to_ctrl_rows_avx2(&index, values[0], &mut got) };
+                        unsafe { to_ctrl_rows_avx2(&index, &values, &mut got) };
                         assert_eq!(got, want, "AVX2, {nc} columns, {rows} rows");
                     }
                     if std::arch::is_x86_feature_detected!("avx512f") {
                         got.fill(f32::NAN);
                         // SAFETY: as above, with AVX-512F.
-                        unsafe { to_ctrl_rows_avx512(&index, &pass_of, &values, &mut got) };
-                        assert_eq!(got, want, "AVX-512, {nc} columns, {rows} rows, {sets} sets");
+                        unsafe { to_ctrl_rows_avx512(&index, &values, &mut got) };
+                        assert_eq!(got, want, "AVX-512, {nc} columns, {rows} rows");
                     }
                 }
             }
