@@ -349,36 +349,25 @@ impl DelayParams {
         state.step_count = state.step_count.wrapping_add(1);
     }
 
-    /// The slot of the delayed frame: `min(lag, pushes − 1)` frames back.
+    /// The slot of the delayed frame: `min(lag, pushes − 1)` frames back
+    /// (the head itself while nothing is pushed since the reset).
     #[inline]
     pub fn read_slot(&self, state: &DelayState) -> u32 {
-        let stored = if state.pushes > 0 {
-            state.pushes - 1
+        if state.pushes == 0 {
+            state.head
         } else {
-            0
-        };
-        let back = if state.lag < stored {
-            state.lag
-        } else {
-            stored
-        };
-        // `(head + len − back) % len` without a division: the sum is in
-        // [1, 2·len) since head < len and back < len.
-        let slot = state.head + self.len - back;
-        if slot >= self.len {
-            slot - self.len
-        } else {
-            slot
+            self.read_slot_pushed(state)
         }
     }
 
     /// [`DelayParams::read_slot`] of a state that has pushed a frame since
-    /// its reset (`pushes ≥ 1`, as after [`DelayParams::push`]), in fewer
-    /// steps: the step loop's form.
+    /// its reset (`pushes ≥ 1`, as after [`DelayParams::push`]), without
+    /// the test for none: the step loop's form.
     #[inline]
     pub fn read_slot_pushed(&self, state: &DelayState) -> u32 {
         debug_assert!(state.pushes >= 1);
         let back = state.lag.min(state.pushes.wrapping_sub(1));
+        // `(head + len − back) % len` without a division (back < len).
         if state.head >= back {
             state.head - back
         } else {
@@ -475,11 +464,11 @@ mod tests {
     }
 
     #[test]
-    fn the_read_slot_after_a_push_is_the_read_slot() {
+    fn the_read_slot_is_min_lag_and_stored_frames_back_from_the_head() {
         for max in 0..6 {
             let p = params(0, max);
             for head in 0..p.len {
-                for pushes in 1..=p.len {
+                for pushes in 0..=p.len {
                     for lag in 0..=max {
                         let s = DelayState {
                             head,
@@ -487,12 +476,12 @@ mod tests {
                             lag,
                             ..DelayState::default()
                         };
-                        assert_eq!(
-                            p.read_slot_pushed(&s),
-                            p.read_slot(&s),
-                            "{s:?}, len {}",
-                            p.len
-                        );
+                        let back = lag.min(pushes.saturating_sub(1));
+                        let want = (head + p.len - back) % p.len;
+                        assert_eq!(p.read_slot(&s), want, "{s:?}, len {}", p.len);
+                        if pushes > 0 {
+                            assert_eq!(p.read_slot_pushed(&s), want, "{s:?}, len {}", p.len);
+                        }
                     }
                 }
             }
