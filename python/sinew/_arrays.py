@@ -12,7 +12,8 @@ def view(x: Any, name: str) -> np.ndarray | None:
     """``x`` as a numpy array sharing its memory (no copy), or ``None``.
 
     dtype, shape and memory order are checked by the engine, which names
-    ``name`` in its messages."""
+    ``name`` in its messages. The compiled core calls this for a step's
+    arguments that are not numpy arrays."""
     if x is None or isinstance(x, np.ndarray):
         return x
     if hasattr(x, "__dlpack__"):
@@ -31,14 +32,6 @@ def view(x: Any, name: str) -> np.ndarray | None:
         f"{name}: expected a numpy array, a torch CPU tensor or another DLPack producer of "
         f"float32, got {type(x).__name__}"
     )
-
-
-STEP_ARGS = ("position_target", "velocity_target", "effort_target", "pos", "vel", "out")
-
-
-def step_args(*args: Any) -> list[np.ndarray | None]:
-    """A step's five inputs and ``out``, in ``STEP_ARGS`` order, as views."""
-    return [view(x, name) for x, name in zip(args, STEP_ARGS)]
 
 
 def values(x: Any, name: str) -> np.ndarray:

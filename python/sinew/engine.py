@@ -124,9 +124,9 @@ class Engine:
         returned array is then ``out`` itself (a numpy view for a tensor).
         An env whose inputs or outputs are not finite gets a zero row and is
         listed by :meth:`nonfinite_envs`; its stored state does not advance."""
-        return self._core.step(
-            *_arrays.step_args(position_target, velocity_target, effort_target, pos, vel, out)
-        )
+        # Straight to the compiled core, which takes numpy arrays as they are
+        # and hands anything else to _arrays.view (a torch tensor, say).
+        return self._core.step(position_target, velocity_target, effort_target, pos, vel, out)
 
     def time_steps(
         self,
@@ -142,8 +142,7 @@ class Engine:
         take in a Rust loop: the same work without Python, for measuring
         what the binding adds (benches/python_step.py)."""
         return self._core.time_steps(
-            steps,
-            *_arrays.step_args(position_target, velocity_target, effort_target, pos, vel, out),
+            steps, position_target, velocity_target, effort_target, pos, vel, out
         )
 
     def read_ctrl(self) -> np.ndarray:

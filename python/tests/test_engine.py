@@ -117,6 +117,38 @@ def test_read_only_or_aliased_out_is_refused():
         e.step(pos=shared, out=shared)
 
 
+def test_out_sharing_memory_with_an_input_in_any_form_is_refused():
+    """Not only the same array: a DLPack view of it (another base) and a
+    view over part of its rows."""
+    e = leg()
+    shared = zeros(e)
+    with pytest.raises(sinew.ShapeError, match="^out: .*must not also be an input"):
+        e.step(pos=np.from_dlpack(shared), out=shared)
+    rows = np.zeros((6, 3), dtype=np.float32)
+    with pytest.raises(sinew.ShapeError, match="^out: .*must not also be an input"):
+        e.step(vel=rows[2:], out=rows[:4])
+    e.step(pos=rows[:4], vel=rows[:4], out=zeros(e))  # inputs may share memory
+
+
+def unaligned(shape):
+    """A C-contiguous float32 array whose data starts one byte past a float."""
+    count = shape[0] * shape[1]
+    return np.frombuffer(bytearray(4 * count + 1), dtype=np.float32, count=count,
+                         offset=1).reshape(shape)
+
+
+def test_unaligned_arrays_are_shape_errors_not_crashes():
+    e = leg()
+    for arg in ("position_target", "pos", "out"):
+        a = unaligned((4, 3))
+        assert a.flags.c_contiguous and not a.flags.aligned
+        with pytest.raises(sinew.ShapeError, match=f"^{arg}: .*not aligned"):
+            e.step(**{arg: a})
+    with pytest.raises(sinew.ShapeError, match="^values: .*not aligned"):
+        e.set_input("anything", unaligned((4, 3)))
+    np.testing.assert_array_equal(e.step(pos=unaligned((4, 3)).copy()), zeros(e))
+
+
 def test_other_types_are_type_errors():
     e = leg()
     with pytest.raises(TypeError, match="^vel: expected a numpy array"):

@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use numpy::{
-    PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
-    PyUntypedArray, PyUntypedArrayMethods,
+    PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyUntypedArray,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple, PyType};
 use sinew::{Backend, CmdRef, EnvIds, Lags, Transmission, Values, CMD_FIELDS};
 use sinew_cli::{CliError, Scenario};
@@ -212,9 +213,9 @@ impl Engine {
 }
 
 impl Engine {
-    /// Checks the five inputs and `out` of a step (see `step`), borrows
-    /// them, and runs `f` on the engine with the GIL released. Returns
-    /// `out` (a new array when not given) and what `f` returned.
+    /// Checks the five inputs and `out` of a step (see `step`) and runs `f`
+    /// on the engine over their memory, the GIL released. Returns `out` (a
+    /// new array when not given) and what `f` returned.
     fn with_step_args<'py, T: Send>(
         &self,
         py: Python<'py>,
@@ -223,38 +224,56 @@ impl Engine {
         f: impl FnOnce(&mut sinew::Engine, &CmdRef<'_>, &mut [f32]) -> Result<T, sinew::Error> + Send,
     ) -> PyResult<(Bound<'py, PyArray2<f32>>, T)> {
         let shape = [self.num_envs, self.num_targets];
-        let mut arrays: [Option<PyReadonlyArray2<'py, f32>>; 5] = Default::default();
-        for (k, input) in inputs.iter().enumerate() {
+        let mut arrays: [Option<Bound<'py, PyArray2<f32>>>; 5] = Default::default();
+        for (k, input) in inputs.into_iter().enumerate() {
             if let Some(v) = input {
-                let a = checked_f32(v, CMD_FIELDS[k], Some(&shape))?;
-                arrays[k] = Some(
-                    a.cast::<PyArray2<f32>>()
-                        .map_err(PyErr::from)?
-                        .try_readonly()
-                        .map_err(|e| shape_err(format!("{}: {e}", CMD_FIELDS[k])))?,
-                );
+                arrays[k] = Some(step_array(v, CMD_FIELDS[k], shape)?);
             }
         }
         let out = match out {
             Some(o) => {
-                let a = checked_f32(&o, "out", Some(&[self.num_envs, self.num_ctrl]))?;
-                a.cast::<PyArray2<f32>>().map_err(PyErr::from)?.clone()
+                let out = step_array(o, "out", [self.num_envs, self.num_ctrl])?;
+                // SAFETY: a live array object's flags.
+                let flags =
+                    unsafe { (*numpy::npyffi::_PyArray_GET_ITEM_DATA(out.as_array_ptr())).flags };
+                if flags & numpy::npyffi::NPY_ARRAY_WRITEABLE == 0 {
+                    return Err(shape_err(
+                        "out: the array is read-only (it must be writeable and must not also be \
+                         an input)",
+                    ));
+                }
+                let span = byte_span(&out);
+                if arrays
+                    .iter()
+                    .flatten()
+                    .any(|a| overlap(&byte_span(a), &span))
+                {
+                    return Err(shape_err(
+                        "out: the array shares memory with an input (it must be writeable and \
+                         must not also be an input)",
+                    ));
+                }
+                out
             }
             None => PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false),
         };
-        let mut out_rw = out.try_readwrite().map_err(|e| {
-            shape_err(format!(
-                "out: {e} (it must be writeable and must not also be an input)"
-            ))
-        })?;
-        let out_slice = out_rw
-            .as_slice_mut()
-            .map_err(|e| shape_err(format!("out: {e}")))?;
-        let slices: [Option<&[f32]>; 5] = std::array::from_fn(|k| {
-            arrays[k]
-                .as_ref()
-                .map(|a| a.as_slice().expect("checked C-contiguous"))
-        });
+        // SAFETY: every array is checked C-contiguous and aligned
+        // (`step_array`), so its memory is one slice, and this thread holds
+        // a reference to each until the slices are gone. `out` shares no
+        // byte with an input (checked above; a new `out` is fresh), so the
+        // one mutable slice aliases nothing. While the GIL is released for
+        // `f`, another Python thread writing these arrays would race with
+        // the step, as with any native code reading them in place (numpy's
+        // own borrow flags, which this replaces for speed, track Rust
+        // borrows only and would not stop it either).
+        let (slices, out_slice) = unsafe {
+            (
+                arrays
+                    .each_ref()
+                    .map(|a| a.as_ref().map(|a| a.as_slice().expect("checked"))),
+                out.as_slice_mut().expect("checked"),
+            )
+        };
         let result = py
             .detach(|| {
                 let mut guard = self.lock();
@@ -264,9 +283,49 @@ impl Engine {
                 f(engine, &cmd, out_slice)
             })
             .map_err(py_err)?;
-        drop(out_rw);
         Ok((out, result))
     }
+}
+
+/// A step's array argument `v` (named `arg`) as a C-contiguous, aligned
+/// float32 array of `shape`: a numpy array as it is, anything else (a torch
+/// CPU tensor, another DLPack producer, a list) through `sinew._arrays.view`,
+/// which shares its memory where it can.
+fn step_array<'py>(
+    v: Bound<'py, PyAny>,
+    arg: &str,
+    shape: [usize; 2],
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let v = if v.cast::<PyUntypedArray>().is_ok() {
+        v
+    } else {
+        static VIEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let py = v.py();
+        let view = VIEW.get_or_try_init(py, || {
+            py.import("sinew._arrays")?
+                .getattr("view")
+                .map(Bound::unbind)
+        })?;
+        view.bind(py).call1((v, arg))?
+    };
+    // The common case in one check; the others' message from `checked_f32`.
+    match v.cast::<PyArray2<f32>>() {
+        Ok(a) if a.shape() == shape && a.is_c_contiguous() && a.is_aligned() => Ok(a.clone()),
+        _ => checked_f32(&v, arg, Some(&shape))?
+            .cast_into::<PyArray2<f32>>()
+            .map_err(PyErr::from),
+    }
+}
+
+/// The bytes an array's elements span (contiguous arrays only).
+fn byte_span(a: &Bound<'_, PyArray2<f32>>) -> std::ops::Range<usize> {
+    let start = a.data() as usize;
+    start..start + a.len() * std::mem::size_of::<f32>()
+}
+
+/// Whether two byte ranges share a byte.
+fn overlap(a: &std::ops::Range<usize>, b: &std::ops::Range<usize>) -> bool {
+    a.start < b.end && b.start < a.end
 }
 
 /// A new `(rows, cols)` float32 array that `fill` writes through the
@@ -288,7 +347,8 @@ fn new_array<'py>(
     Ok(out)
 }
 
-/// An `f32` array argument checked for dtype, rank, shape and C order, with
+/// An `f32` array argument checked for dtype, rank, shape, C order and
+/// alignment, with
 /// the argument's name in every message.
 fn checked_f32<'py>(
     v: &Bound<'py, PyAny>,
@@ -323,6 +383,12 @@ fn checked_f32<'py>(
         return Err(shape_err(format!(
             "{arg}: the array is not C-contiguous (Fortran order, a transpose or a strided \
              view); Sinew reads rows in place, so pass numpy.ascontiguousarray({arg}) (a copy)"
+        )));
+    }
+    if !a.is_aligned() {
+        return Err(shape_err(format!(
+            "{arg}: the array's data is not aligned to its 4-byte floats (a view at an odd byte \
+             offset); Sinew reads rows in place, so pass {arg}.copy()"
         )));
     }
     Ok(a.clone())
@@ -491,6 +557,11 @@ impl Engine {
     /// One step. Each input is `None` (zeros) or a float32 C-contiguous
     /// `(num_envs, num_targets)` array, read in place; `out` (float32
     /// `(num_envs, num_ctrl)`) is written in place, or a new array is made.
+    /// Arguments that are not numpy arrays (torch CPU tensors, other DLPack
+    /// producers) become numpy views through `sinew._arrays.view`; numpy
+    /// arrays cost one call in all (`engine.step` passes them straight
+    /// through: 0.8 µs a call against 2.5 through a Python conversion per
+    /// argument, BENCHMARKS.md).
     #[pyo3(signature = (position_target, velocity_target, effort_target, pos, vel, out))]
     #[allow(clippy::too_many_arguments, reason = "the five command fields and out")]
     fn step<'py>(
