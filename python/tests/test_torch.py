@@ -40,6 +40,16 @@ def test_tensor_errors_name_the_argument():
         e.step(pos=torch.zeros((8, 3), requires_grad=True))
 
 
+def test_an_out_tensor_sharing_memory_with_an_input_is_refused():
+    e = engine()
+    shared = torch.zeros((8, 3))
+    with pytest.raises(sinew.ShapeError, match="^out: .*must not also be an input"):
+        e.step(pos=shared, out=shared)
+    rows = torch.zeros((12, 3))
+    with pytest.raises(sinew.ShapeError, match="^out: .*must not also be an input"):
+        e.step(vel=rows[4:], out=rows[:8])
+
+
 def test_setters_take_tensors():
     e = engine()
     e.set_gains("g", kp=torch.tensor([1.0, 2.0]), env_ids=torch.tensor([0, 7]))
