@@ -31,8 +31,11 @@ def arrays(engine: sinew.Engine) -> dict:
     return args
 
 
-def python_loop(engine: sinew.Engine, steps: int) -> float:
+def python_loop(engine: sinew.Engine, steps: int, torch=None) -> float:
+    """With ``torch``, the same arrays as torch CPU tensors sharing their memory."""
     args = arrays(engine)
+    if torch is not None:
+        args = {k: torch.from_numpy(v) for k, v in args.items()}
     engine.step(**args)
     start = time.perf_counter()
     for _ in range(steps):
@@ -110,8 +113,15 @@ def main() -> int:
                                                                       damping=0.1))], 1,
                         backend="cpu")
     n = 20000
+    try:
+        import torch
+    except ImportError:
+        torch = None
     rows.append(("ideal_pd 1x1", n, best(lambda: python_loop(tiny, n)),
                  best(lambda: rust_loop(tiny, n))))
+    if torch is not None:
+        rows.append(("ideal_pd 1x1, torch", n, best(lambda: python_loop(tiny, n, torch)),
+                     best(lambda: rust_loop(tiny, n))))
     for envs in (4096,):
         g1 = sinew.Engine.from_preset("g1", num_envs=envs, backend="cpu")
         n = 2000
