@@ -371,6 +371,32 @@ def test_threads_share_one_engine():
     assert not errors
 
 
+def test_a_step_in_another_thread_keeps_its_out_to_itself():
+    """While a step in one thread writes an array (its GIL released), a step
+    of another engine may neither read nor write that memory; once it is
+    done, it may."""
+    busy, other = leg(num_envs=4096), leg()
+    out = np.zeros((4096, 3), dtype=np.float32)
+    worker = threading.Thread(target=lambda: busy.time_steps(100_000, out=out))
+    worker.start()
+    seen = {}
+    try:
+        while worker.is_alive() and len(seen) < 2:
+            for arg in ("pos", "out"):
+                try:
+                    other.step(**{arg: out[:4]})
+                except sinew.ShapeError as ex:
+                    seen[arg] = str(ex)
+    finally:
+        worker.join()
+    assert seen["pos"].startswith("pos: the array shares memory with one that a step running "
+                                  "in another thread writes (")
+    assert seen["out"].startswith("out: the array shares memory with one that a step running "
+                                  "in another thread writes or reads (")
+    other.step(pos=out[:4])
+    other.step(out=out[:4])
+
+
 def test_cpu_spin_wait_is_set_checked_and_leaves_results_alone():
     assert sinew.cpu_spin_wait() == pytest.approx(200e-6)
     # A step big enough to run on several threads, with and without spin.

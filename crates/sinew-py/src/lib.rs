@@ -242,30 +242,25 @@ impl Engine {
                          an input)",
                     ));
                 }
-                let span = byte_span(&out);
-                if arrays
-                    .iter()
-                    .flatten()
-                    .any(|a| overlap(&byte_span(a), &span))
-                {
-                    return Err(shape_err(
-                        "out: the array shares memory with an input (it must be writeable and \
-                         must not also be an input)",
-                    ));
-                }
                 out
             }
             None => PyArray2::<f32>::zeros(py, [self.num_envs, self.num_ctrl], false),
         };
+        let spans = arrays
+            .each_ref()
+            .map(|a| a.as_ref().map(byte_span))
+            .into_iter()
+            .zip(CMD_FIELDS);
+        let _claims = Claims::take(spans, byte_span(&out))?;
         // SAFETY: every array is checked C-contiguous and aligned
         // (`step_array`), so its memory is one slice, and this thread holds
         // a reference to each until the slices are gone. `out` shares no
-        // byte with an input (checked above; a new `out` is fresh), so the
-        // one mutable slice aliases nothing. While the GIL is released for
-        // `f`, another Python thread writing these arrays would race with
-        // the step, as with any native code reading them in place (numpy's
-        // own borrow flags, which this replaces for speed, track Rust
-        // borrows only and would not stop it either).
+        // byte with an input, and no step running in another thread writes
+        // an input's memory or uses `out`'s (`_claims`, which lives until
+        // then), so the one mutable slice aliases nothing Sinew touches.
+        // Python code writing these arrays from another thread while the
+        // GIL is released would race with the step, as with any native
+        // code that reads them in place.
         let (slices, out_slice) = unsafe {
             (
                 arrays
@@ -326,6 +321,66 @@ fn byte_span(a: &Bound<'_, PyArray2<f32>>) -> std::ops::Range<usize> {
 /// Whether two byte ranges share a byte.
 fn overlap(a: &std::ops::Range<usize>, b: &std::ops::Range<usize>) -> bool {
     a.start < b.end && b.start < a.end
+}
+
+/// The memory of every step that runs now, in any thread (its GIL
+/// released): each input's bytes, read, and its `out`'s, written, with
+/// the step's [`Claims`] number. numpy's own borrow flags would see the
+/// same, but only between views of one array object (not a torch tensor
+/// or a DLPack view of the same memory), at 0.4 µs a step of six arrays
+/// against this list's few tens of ns (BENCHMARKS.md).
+static IN_USE: Mutex<Vec<(std::ops::Range<usize>, bool, u64)>> = Mutex::new(Vec::new());
+
+/// A step's entries in [`IN_USE`], removed when this is dropped.
+struct Claims(u64);
+
+impl Claims {
+    /// Claims the memory of a step's inputs (each with its name) and of
+    /// its `out`; a `ShapeError` if `out` shares a byte with an input or
+    /// with a running step's input or `out`, or an input with a running
+    /// step's `out`.
+    fn take<'a>(
+        inputs: impl Iterator<Item = (Option<std::ops::Range<usize>>, &'a str)> + Clone,
+        out: std::ops::Range<usize>,
+    ) -> PyResult<Claims> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let inputs = inputs.filter_map(|(span, name)| Some((span?, name)));
+        if inputs.clone().any(|(span, _)| overlap(&span, &out)) {
+            return Err(shape_err(
+                "out: the array shares memory with an input (it must be writeable and must not \
+                 also be an input)",
+            ));
+        }
+        let mut in_use = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+        let busy = |span: &std::ops::Range<usize>, write: bool| {
+            in_use
+                .iter()
+                .any(|(other, written, _)| (write || *written) && overlap(span, other))
+        };
+        let clash = inputs
+            .clone()
+            .find(|(span, _)| busy(span, false))
+            .map(|(_, name)| name)
+            .or_else(|| busy(&out, true).then_some("out"));
+        if let Some(name) = clash {
+            return Err(shape_err(format!(
+                "{name}: the array shares memory with one that a step running in another thread \
+                 writes{} (give each thread its own arrays)",
+                if name == "out" { " or reads" } else { "" }
+            )));
+        }
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        in_use.extend(inputs.map(|(span, _)| (span, false, id)));
+        in_use.push((out, true, id));
+        Ok(Claims(id))
+    }
+}
+
+impl Drop for Claims {
+    fn drop(&mut self) {
+        let mut in_use = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+        in_use.retain(|&(_, _, id)| id != self.0);
+    }
 }
 
 /// A new `(rows, cols)` float32 array that `fill` writes through the
