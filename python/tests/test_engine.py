@@ -372,29 +372,30 @@ def test_threads_share_one_engine():
 
 
 def test_a_step_in_another_thread_keeps_its_out_to_itself():
-    """While a step in one thread writes an array (its GIL released), a step
-    of another engine may neither read nor write that memory; once it is
-    done, it may."""
+    """While a step in one thread writes an array (its GIL released), another
+    engine's step may neither read nor write that memory, nor its setters
+    read it; once the step is done, they may."""
     busy, other = leg(num_envs=4096), leg()
     out = np.zeros((4096, 3), dtype=np.float32)
     worker = threading.Thread(target=lambda: busy.time_steps(100_000, out=out))
     worker.start()
+    uses = {"pos": lambda: other.step(pos=out[:4]), "out": lambda: other.step(out=out[:4]),
+            "values": lambda: other.set_param("leg", "stiffness", out[:4])}
     seen = {}
     try:
-        while worker.is_alive() and len(seen) < 2:
-            for arg in ("pos", "out"):
+        while worker.is_alive() and len(seen) < len(uses):
+            for arg, use in uses.items():
                 try:
-                    other.step(**{arg: out[:4]})
+                    use()
                 except sinew.ShapeError as ex:
                     seen[arg] = str(ex)
     finally:
         worker.join()
-    assert seen["pos"].startswith("pos: the array shares memory with one that a step running "
-                                  "in another thread writes (")
-    assert seen["out"].startswith("out: the array shares memory with one that a step running "
-                                  "in another thread writes or reads (")
-    other.step(pos=out[:4])
-    other.step(out=out[:4])
+    for arg in uses:
+        assert seen[arg].startswith(f"{arg}: the array shares memory with one that a step running "
+                                    "in another thread writes" + (" or reads (" if arg == "out"
+                                                                  else " ("))
+        uses[arg]()
 
 
 def test_cpu_spin_wait_is_set_checked_and_leaves_results_alone():

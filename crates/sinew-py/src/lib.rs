@@ -313,9 +313,47 @@ fn step_array<'py>(
 }
 
 /// The bytes an array's elements span (contiguous arrays only).
-fn byte_span(a: &Bound<'_, PyArray2<f32>>) -> std::ops::Range<usize> {
+fn byte_span<T: numpy::Element, D: numpy::ndarray::Dimension>(
+    a: &Bound<'_, numpy::PyArray<T, D>>,
+) -> std::ops::Range<usize> {
     let start = a.data() as usize;
-    start..start + a.len() * std::mem::size_of::<f32>()
+    start..start + a.len() * std::mem::size_of::<T>()
+}
+
+/// A `ShapeError` if a step running in another thread writes some of the
+/// memory of `a` (argument `arg`), which this thread is about to read
+/// with the GIL held. Such a read needs no claim of its own: a step
+/// claims its memory with the GIL held, so none starts until it is done.
+fn not_written<T: numpy::Element, D: numpy::ndarray::Dimension>(
+    a: &Bound<'_, numpy::PyArray<T, D>>,
+    arg: &str,
+) -> PyResult<()> {
+    let in_use = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+    if busy(&in_use, &byte_span(a), false) {
+        return Err(written_err(arg));
+    }
+    Ok(())
+}
+
+/// Whether `span`, read (or with `write`, written), shares a byte with
+/// memory that a running step writes (or uses at all).
+fn busy(
+    in_use: &[(std::ops::Range<usize>, bool, u64)],
+    span: &std::ops::Range<usize>,
+    write: bool,
+) -> bool {
+    in_use
+        .iter()
+        .any(|(other, written, _)| (write || *written) && overlap(span, other))
+}
+
+/// The error for argument `arg` whose memory a running step uses.
+fn written_err(arg: &str) -> PyErr {
+    shape_err(format!(
+        "{arg}: the array shares memory with one that a step running in another thread writes{} \
+         (give each thread its own arrays)",
+        if arg == "out" { " or reads" } else { "" }
+    ))
 }
 
 /// Whether two byte ranges share a byte.
@@ -352,22 +390,13 @@ impl Claims {
             ));
         }
         let mut in_use = IN_USE.lock().unwrap_or_else(|e| e.into_inner());
-        let busy = |span: &std::ops::Range<usize>, write: bool| {
-            in_use
-                .iter()
-                .any(|(other, written, _)| (write || *written) && overlap(span, other))
-        };
         let clash = inputs
             .clone()
-            .find(|(span, _)| busy(span, false))
+            .find(|(span, _)| busy(&in_use, span, false))
             .map(|(_, name)| name)
-            .or_else(|| busy(&out, true).then_some("out"));
+            .or_else(|| busy(&in_use, &out, true).then_some("out"));
         if let Some(name) = clash {
-            return Err(shape_err(format!(
-                "{name}: the array shares memory with one that a step running in another thread \
-                 writes{} (give each thread its own arrays)",
-                if name == "out" { " or reads" } else { "" }
-            )));
+            return Err(written_err(name));
         }
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         in_use.extend(inputs.map(|(span, _)| (span, false, id)));
@@ -453,15 +482,19 @@ fn checked_f32<'py>(
 fn env_ids<'a>(ids: &'a Option<PyReadonlyArray1<'_, u32>>) -> PyResult<EnvIds<'a>> {
     match ids {
         None => Ok(EnvIds::All),
-        Some(ids) => Ok(EnvIds::List(ids.as_slice().map_err(|_| {
-            shape_err("env_ids: expected a contiguous array of uint32")
-        })?)),
+        Some(ids) => {
+            not_written(ids, "env_ids")?;
+            Ok(EnvIds::List(ids.as_slice().map_err(|_| {
+                shape_err("env_ids: expected a contiguous array of uint32")
+            })?))
+        }
     }
 }
 
 /// Values for a setter: a 0-d array (one value), 1-D (one per selected
 /// env), 2-D `(n, 1)` (the same) or `(n, group targets)`.
 fn values<'a>(v: &'a numpy::PyReadonlyArrayDyn<'_, f32>, arg: &str) -> PyResult<Values<'a>> {
+    not_written(v, arg)?;
     let shape = v.shape().to_vec();
     let slice = v
         .as_slice()
@@ -770,6 +803,7 @@ impl Engine {
         lags: numpy::PyReadonlyArrayDyn<'_, u32>,
         env_ids: Option<PyReadonlyArray1<'_, u32>>,
     ) -> PyResult<()> {
+        not_written(&lags, "lags")?;
         let slice = lags
             .as_slice()
             .map_err(|_| shape_err("lags: expected a contiguous array"))?;
@@ -807,6 +841,7 @@ impl Engine {
             .map_err(PyErr::from)?
             .try_readonly()
             .map_err(|e| shape_err(format!("values: {e}")))?;
+        not_written(&a, "values")?;
         let slice = a.as_slice().expect("checked C-contiguous");
         self.lock().engine.set_input(name, slice).map_err(py_err)
     }
