@@ -85,9 +85,14 @@ def _build() -> dict[str, Any]:
             return env_ids.detach().cpu().numpy()
         return np.asarray(env_ids)
 
-    def host(t: torch.Tensor) -> torch.Tensor:
-        """A float32 C-contiguous CPU tensor: ``t`` itself when it is one."""
-        return t.detach().to(device="cpu", dtype=torch.float32).contiguous()
+    def host(t: torch.Tensor) -> np.ndarray:
+        """``t``'s values as a float32 C-contiguous numpy array: a view of
+        ``t``'s own memory when it is a CPU tensor of that form (its checks
+        cost a quarter of the ``detach().to(...).contiguous()`` they skip)."""
+        if not (t.is_cpu and t.dtype == torch.float32 and not t.requires_grad
+                and t.is_contiguous()):
+            t = t.detach().to(device="cpu", dtype=torch.float32).contiguous()
+        return t.numpy()
 
     class _SinewMixin:
         """What every Sinew-computed mjlab actuator shares."""
@@ -116,6 +121,7 @@ def _build() -> dict[str, Any]:
                                        seed=getattr(cfg, "seed", 0))
             self._device = device
             self._ctrl = torch.zeros((num_envs, self.engine.num_ctrl), dtype=torch.float32)
+            self._ctrl_view = self._ctrl.numpy()  # the same memory, viewed once
 
         def compute(self, cmd: Any) -> torch.Tensor:
             self.engine.step(
@@ -124,7 +130,7 @@ def _build() -> dict[str, Any]:
                 effort_target=host(cmd.effort_target),
                 pos=host(cmd.pos),
                 vel=host(cmd.vel),
-                out=self._ctrl,
+                out=self._ctrl_view,
             )
             return self._ctrl.to(self._device)
 
@@ -141,7 +147,7 @@ def _build() -> dict[str, Any]:
         def _push(self, name: str, table: torch.Tensor, env_ids: Any) -> None:
             rows = env_rows(env_ids, self.engine.num_envs)
             values = table if rows is None else table[torch.as_tensor(rows, device=table.device)]
-            self.engine.set_param(self.GROUP, name, host(values).numpy(), env_ids=rows)
+            self.engine.set_param(self.GROUP, name, host(values), env_ids=rows)
 
         def set_gains(self, env_ids: Any, kp: Any = None, kd: Any = None) -> None:
             IdealPdActuator.set_gains(self, env_ids, kp=kp, kd=kd)
