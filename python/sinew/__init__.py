@@ -43,11 +43,9 @@ def set_cpu_spin_wait(seconds: float) -> None:
     longer gaps (a simulator's step between two of Sinew's) finds them awake
     too: they sleep through the gap on a timer and wake a little before the
     next step is due. ``0`` lets them sleep at once and turns that timer
-    off. Between steps whose gaps vary, the spinning threads take cores from
-    the caller's own work: with mjlab's entity loop and torch on 2 threads
-    on a 2-core machine, ``write_data_to_sim()`` took 941-1097 µs with ``0``
-    against 1062-1328 µs with the default (BENCHMARKS.md), so a loop like
-    that is faster with ``0``."""
+    off. A spinning thread offers its core to any other thread that waits
+    for it (torch's, say) every 16 µs or so, so the caller's own work
+    between steps is not held up (BENCHMARKS.md)."""
     _sinew.set_cpu_spin_wait(seconds)
 
 

@@ -23,11 +23,6 @@ On a CUDA device the ``"cpu"`` backend copies the five command tensors to the
 host and ctrl back each step; keep one config over many joints so one engine
 call serves them all.
 
-On the CPU, with torch's own threads on the same cores, call
-``sinew.set_cpu_spin_wait(0)`` once: Sinew's threads then sleep right after
-each step instead of spinning through mjlab's torch work (``write_data_to_sim``
-of a 4096-env entity on 2 cores: 941-1097 µs against 1062-1328).
-
 mjlab is imported when a name of this module is first used: ``import sinew``
 works without it.
 

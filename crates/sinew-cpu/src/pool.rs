@@ -128,6 +128,16 @@ pub(crate) const MAX_PARTS: usize = 16;
 /// looks for other work.
 const POLLS: usize = 16;
 
+/// How many rounds of [`POLLS`] with nothing to do a spinning worker
+/// makes between two offers of its core to other threads (a system call,
+/// about a µs; the rounds about a µs each). Without them, the caller's own
+/// multithreaded work between steps waited for the spinning threads: in
+/// mjlab's entity loop with torch on 2 threads on 2 cores,
+/// `write_data_to_sim()` took 1 039–1 408 µs with the spin wait at its
+/// default and 922–1 065 with it at 0; with them, 940–1 044 at the default
+/// (BENCHMARKS.md).
+const YIELD_POLLS: usize = 16;
+
 /// A value alone on its cache lines: a line written by one thread and
 /// read by another moves between their cores (a few hundred ns on a VM).
 #[repr(align(128))]
@@ -494,6 +504,8 @@ impl Awake {
         if !leader && !SPINNING.replace(true) {
             self.leave_caller_cpu();
             let (mut busy_until, mut seen, mut lead) = (0, 0, FIRST_LEAD);
+            // Rounds of polls with nothing to do ([`YIELD_POLLS`]).
+            let mut polls = 0usize;
             loop {
                 if self.help(&mut seen) || rayon::yield_now() == Some(rayon::Yield::Executed) {
                     busy_until = now_ns().saturating_add(spin);
@@ -532,6 +544,13 @@ impl Awake {
                             break;
                         }
                         std::hint::spin_loop();
+                    }
+                    // Now and then, the core goes to any other thread
+                    // waiting for it (the caller's own threads between
+                    // steps); with none, the call returns at once.
+                    polls = polls.wrapping_add(1);
+                    if polls % YIELD_POLLS == 0 {
+                        std::thread::yield_now();
                     }
                 }
             }
