@@ -549,7 +549,7 @@ impl Awake {
                     // waiting for it (the caller's own threads between
                     // steps); with none, the call returns at once.
                     polls = polls.wrapping_add(1);
-                    if polls % YIELD_POLLS == 0 {
+                    if polls.is_multiple_of(YIELD_POLLS) {
                         std::thread::yield_now();
                     }
                 }
