@@ -43,8 +43,8 @@ def set_cpu_spin_wait(seconds: float) -> None:
     longer gaps (a simulator's step between two of Sinew's) finds them awake
     too: they sleep through the gap on a timer and wake a little before the
     next step is due. ``0`` lets them sleep at once and turns that timer
-    off. A spinning thread offers its core to any other thread that waits
-    for it (torch's, say) every 16 µs or so, so the caller's own work
+    off. A spinning thread with nothing to do offers its core now and then
+    to any other thread that waits for it (torch's, say), so the caller's own work
     between steps is not held up (BENCHMARKS.md)."""
     _sinew.set_cpu_spin_wait(seconds)
 

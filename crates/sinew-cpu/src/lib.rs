@@ -640,8 +640,8 @@ impl CpuBackend {
     /// back to back again; a step that comes before they are awake runs as
     /// it would with them asleep.
     ///
-    /// A spinning worker offers its core to any other thread waiting for
-    /// it every 16 µs or so, so the caller's own threads between steps run
+    /// A spinning worker with nothing to do offers its core now and then to
+    /// any other thread waiting for it, so the caller's own threads between steps run
     /// there: in mjlab's entity loop with torch on 2 threads on 2 cores,
     /// that took the loop from 1 039–1 408 µs a call to 940–1 044, as fast
     /// as with no spin wait (BENCHMARKS.md). Zero lets them sleep at once,

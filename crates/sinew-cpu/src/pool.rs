@@ -129,8 +129,9 @@ pub(crate) const MAX_PARTS: usize = 16;
 const POLLS: usize = 16;
 
 /// How many rounds of [`POLLS`] with nothing to do a spinning worker
-/// makes between two offers of its core to other threads (a system call,
-/// about a µs; the rounds about a µs each). Without them, the caller's own
+/// makes between two offers of its core to other threads
+/// (`sched_yield`, which returns at once when no other thread waits for
+/// the core). Without them, the caller's own
 /// multithreaded work between steps waited for the spinning threads: in
 /// mjlab's entity loop with torch on 2 threads on 2 cores,
 /// `write_data_to_sim()` took 1 039–1 408 µs with the spin wait at its

@@ -432,8 +432,7 @@ fn new_array<'py>(
 }
 
 /// An `f32` array argument checked for dtype, rank, shape, C order and
-/// alignment, with
-/// the argument's name in every message.
+/// alignment, with the argument's name in every message.
 fn checked_f32<'py>(
     v: &Bound<'py, PyAny>,
     arg: &str,
