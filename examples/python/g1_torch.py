@@ -1,6 +1,6 @@
 """The Unitree G1 preset stepped from torch CPU tensors: Sinew reads them and
-writes ctrl in place through DLPack, with no copy. Needs torch
-(pip install torch).
+writes ctrl in place (through Tensor.numpy(), the same memory), with no copy.
+Needs torch (pip install torch).
 
     python examples/python/g1_torch.py
 """
