@@ -366,7 +366,7 @@ fn overlap(a: &std::ops::Range<usize>, b: &std::ops::Range<usize>) -> bool {
 /// the step's [`Claims`] number. numpy's own borrow flags would see the
 /// same, but only between views of one array object (not a torch tensor
 /// or a DLPack view of the same memory), at 0.4 µs a step of six arrays
-/// against this list's few tens of ns (BENCHMARKS.md).
+/// against this list's 80 ns or so (BENCHMARKS.md).
 static IN_USE: Mutex<Vec<(std::ops::Range<usize>, bool, u64)>> = Mutex::new(Vec::new());
 
 /// A step's entries in [`IN_USE`], removed when this is dropped.
