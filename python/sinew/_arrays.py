@@ -14,7 +14,8 @@ def view(x: Any, name: str) -> np.ndarray | None:
 
     dtype, shape and memory order are checked by the engine, which names
     ``name`` in its messages. The compiled core calls this for a step's
-    arguments that are not numpy arrays."""
+    arguments that are neither numpy arrays nor torch tensors it can view
+    itself (and so for the errors of those)."""
     if x is None or isinstance(x, np.ndarray):
         return x
     torch = sys.modules.get("torch")  # no tensor exists before torch is imported

@@ -33,8 +33,8 @@ class Engine:
     def ctrl_columns(self) -> list[tuple[str, str, str, str, int]]: ...
     def groups(self) -> list[tuple[str, str, list[str], list[str], list[str]]]: ...
     def planes(self) -> tuple[list[str], list[str]]: ...
-    # A step's arguments: numpy arrays as they are; anything else goes
-    # through sinew._arrays.view (torch CPU tensors, other DLPack producers).
+    # A step's arguments: numpy arrays as they are; torch CPU tensors and
+    # other DLPack producers as numpy views of the same memory.
     def step(
         self, position_target: Any, velocity_target: Any, effort_target: Any, pos: Any,
         vel: Any, out: Any,

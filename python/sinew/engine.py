@@ -125,7 +125,7 @@ class Engine:
         An env whose inputs or outputs are not finite gets a zero row and is
         listed by :meth:`nonfinite_envs`; its stored state does not advance."""
         # Straight to the compiled core, which takes numpy arrays as they are
-        # and hands anything else to _arrays.view (a torch tensor, say).
+        # and views torch tensors and anything else in place (_arrays.view).
         return self._core.step(position_target, velocity_target, effort_target, pos, vel, out)
 
     def time_steps(

@@ -283,9 +283,10 @@ impl Engine {
 }
 
 /// A step's array argument `v` (named `arg`) as a C-contiguous, aligned
-/// float32 array of `shape`: a numpy array as it is, anything else (a torch
-/// CPU tensor, another DLPack producer, a list) through `sinew._arrays.view`,
-/// which shares its memory where it can.
+/// float32 array of `shape`: a numpy array as it is, a torch CPU tensor
+/// through `Tensor.numpy()` ([`torch_view`]), anything else (another DLPack
+/// producer, a list, a tensor with no numpy view) through
+/// `sinew._arrays.view`, which shares its memory where it can.
 fn step_array<'py>(
     v: Bound<'py, PyAny>,
     arg: &str,
@@ -677,8 +678,8 @@ impl Engine {
     /// `(num_envs, num_targets)` array, read in place; `out` (float32
     /// `(num_envs, num_ctrl)`) is written in place, or a new array is made.
     /// Arguments that are not numpy arrays (torch CPU tensors, other DLPack
-    /// producers) become numpy views through `sinew._arrays.view`; numpy
-    /// arrays cost one call in all (`engine.step` passes them straight
+    /// producers) become numpy views of the same memory; numpy arrays cost
+    /// one call in all (`engine.step` passes them straight
     /// through: 0.8 µs a call against 2.5 through a Python conversion per
     /// argument, BENCHMARKS.md).
     #[pyo3(signature = (position_target, velocity_target, effort_target, pos, vel, out))]
