@@ -3,7 +3,6 @@ any other DLPack producer become numpy views of the same memory."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -15,36 +14,25 @@ def view(x: Any, name: str) -> np.ndarray | None:
     dtype, shape and memory order are checked by the engine, which names
     ``name`` in its messages. The compiled core calls this for a step's
     arguments that are neither numpy arrays nor torch tensors it can view
-    itself (and so for the errors of those)."""
+    itself through ``Tensor.numpy()`` (so for the errors of those too:
+    DLPack then refuses them with its reason)."""
     if x is None or isinstance(x, np.ndarray):
         return x
-    torch = sys.modules.get("torch")  # no tensor exists before torch is imported
-    if torch is not None and isinstance(x, torch.Tensor):
-        # The same memory as through DLPack, for a quarter of the cost per
-        # tensor (0.8 µs against 3.0 with torch 2.15; BENCHMARKS.md).
-        try:
-            return x.numpy()
-        except (RuntimeError, TypeError) as e:
-            raise not_in_place(x, name, e) from e
     if hasattr(x, "__dlpack__"):
         try:
             return np.from_dlpack(x)
         except (BufferError, RuntimeError, TypeError, ValueError) as e:
-            raise not_in_place(x, name, e) from e
+            raise TypeError(
+                f"{name}: cannot read this {type(x).__name__} in place ({e}); Sinew takes "
+                "float32 arrays in CPU memory: for torch, a CPU tensor without grad "
+                "(tensor.detach().cpu())"
+            ) from e
     if isinstance(x, (list, tuple)):
         # A Python list has no buffer to share: this copy is the only way.
         return np.asarray(x, dtype=np.float32)
     raise TypeError(
         f"{name}: expected a numpy array, a torch CPU tensor or another DLPack producer of "
         f"float32, got {type(x).__name__}"
-    )
-
-
-def not_in_place(x: Any, name: str, e: Exception) -> TypeError:
-    """The error for an array-like whose memory numpy cannot view."""
-    return TypeError(
-        f"{name}: cannot read this {type(x).__name__} in place ({e}); Sinew takes float32 "
-        "arrays in CPU memory: for torch, a CPU tensor without grad (tensor.detach().cpu())"
     )
 
 

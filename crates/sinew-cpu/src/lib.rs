@@ -641,11 +641,11 @@ impl CpuBackend {
     /// it would with them asleep.
     ///
     /// A spinning worker with nothing to do offers its core now and then to
-    /// any other thread waiting for it, so the caller's own threads between steps run
-    /// there: in mjlab's entity loop with torch on 2 threads on 2 cores,
-    /// that took the loop from 1 039–1 408 µs a call to 940–1 044, as fast
-    /// as with no spin wait (BENCHMARKS.md). Zero lets them sleep at once,
-    /// with no timer.
+    /// any other thread waiting for it, so the caller's own threads run
+    /// there between steps: in mjlab's entity loop with torch on 2 threads
+    /// on 2 cores, that took the loop from 1 039–1 408 µs a call to
+    /// 940–1 044, as fast as with no spin wait (BENCHMARKS.md). Zero lets
+    /// them sleep at once, with no timer.
     pub fn set_spin_wait(wait: std::time::Duration) {
         pool::set_spin_wait(wait);
     }

@@ -129,14 +129,13 @@ pub(crate) const MAX_PARTS: usize = 16;
 const POLLS: usize = 16;
 
 /// How many rounds of [`POLLS`] with nothing to do a spinning worker
-/// makes between two offers of its core to other threads
-/// (`sched_yield`, which returns at once when no other thread waits for
-/// the core). Without them, the caller's own
-/// multithreaded work between steps waited for the spinning threads: in
-/// mjlab's entity loop with torch on 2 threads on 2 cores,
-/// `write_data_to_sim()` took 1 039–1 408 µs with the spin wait at its
-/// default and 922–1 065 with it at 0; with them, 940–1 044 at the default
-/// (BENCHMARKS.md).
+/// makes between two offers of its core to other threads (`sched_yield`,
+/// which returns at once when no other thread waits for the core).
+/// Without them, the caller's own multithreaded work between steps waited
+/// for the spinning threads: in mjlab's entity loop with torch on 2
+/// threads on 2 cores, `write_data_to_sim()` took 1 039–1 408 µs with the
+/// spin wait at its default and 922–1 065 with it at 0; with them, 940–1
+/// 044 at the default (BENCHMARKS.md).
 const YIELD_POLLS: usize = 16;
 
 /// A value alone on its cache lines: a line written by one thread and
