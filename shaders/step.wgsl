@@ -1,4 +1,5 @@
-// The step: two dispatches recorded into one compute pass.
+// The step: two dispatches recorded into one compute pass, three for a plan
+// with state.
 //   law_stage    one thread per (env, ctrl column): the non-finite check of
 //                its own command values; a delayed column's push and lag
 //                draw computed without a write to find its frame (the ring
@@ -14,8 +15,10 @@
 //                and zeroed after.
 //   output_stage one thread per env: zeroes an env at fault; else the
 //                per-env MuJoCo stage and its output check, the delay heads
-//                and lag draws, the state commit; writes the env's flag for
-//                the report.
+//                and lag draws; writes the env's flag for the report.
+//   commit_stage one thread per (env, ctrl column), for a plan with state:
+//                the next state of a column whose env is not at fault
+//                becomes its state.
 // The step counter has two slots, each written by one stage and read by
 // the other, so no thread reads a value another thread of its dispatch
 // writes.
@@ -489,16 +492,28 @@ fn output_stage(
             zero_outputs(row + c);
         }
         mj_zero(env);
-        atomicStore(&flags[env], 1u);
-    } else {
-        atomicStore(&flags[env], 0u);
-        // The state, MuJoCo's activations included (twin of
-        // `StepInputs::commit`).
-        let s = dims.num_state_slots;
-        for (var k = 0u; k < s; k++) {
-            for (var c = 0u; c < dims.num_ctrl; c++) {
-                state[k * plane() + row + c] = state[(s + k) * plane() + row + c];
-            }
-        }
+    }
+    // commit_stage commits the state of an env whose flag is clear.
+    atomicStore(&flags[env], u32(bad != 0u));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn commit_stage(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    // The state, MuJoCo's activations included (twin of
+    // `StepInputs::commit`), one value of each slot per thread: consecutive
+    // threads copy consecutive values. (In output_stage, each env's thread
+    // copied its env's values in one loop, of 145 strided copies for
+    // `mj_dcmotor`'s 5 slots × 29 columns.)
+    let i = thread_index(gid, num_workgroups);
+    let p = plane();
+    if i >= p || atomicLoad(&flags[i / dims.num_ctrl]) != 0u {
+        return;
+    }
+    let s = dims.num_state_slots;
+    for (var k = 0u; k < s; k++) {
+        state[k * p + i] = state[(s + k) * p + i];
     }
 }

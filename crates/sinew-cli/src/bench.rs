@@ -316,6 +316,10 @@ pub struct BenchResult {
     /// upload, submission or wait); `None` where the device has no
     /// timestamp queries.
     pub gpu_us_per_step: Option<f64>,
+    /// Where that time goes: the medians of each of the step's dispatches
+    /// timed in a pass of its own ([`sinew::WgpuBackend::gpu_stage_times`]),
+    /// with the same `None`s.
+    pub gpu_stages_us: Option<GpuStages>,
     /// (env, target) elements per second.
     pub elements_per_second: f64,
     /// GB/s the step moves by [`bytes_per_element`].
@@ -348,11 +352,24 @@ impl BenchResult {
             p50_us: times.p50,
             p90_us: times.p90,
             gpu_us_per_step: None,
+            gpu_stages_us: None,
             elements_per_second: elements / us * 1e6,
             gbs,
             percent_of_bandwidth: 100.0 * gbs / bandwidth,
         }
     }
+}
+
+/// The median GPU time of each of a step's dispatches, in µs
+/// ([`sinew::StageTimes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct GpuStages {
+    /// The law stage (one thread per element).
+    pub law: f64,
+    /// The output stage (one thread per env).
+    pub output: f64,
+    /// The commit stage (one thread per element), for a plan with state.
+    pub commit: Option<f64>,
 }
 
 /// A whole `sinew bench` run.
@@ -574,8 +591,14 @@ const GPU_WARM_UP: Duration = Duration::from_millis(500);
 
 /// The median GPU time per step of a GPU engine in µs (timestamp queries,
 /// [`sinew::WgpuBackend::gpu_step_times`]), over about 20 ms of steps by
-/// `us`, the step's wall time; `None` on the CPU or without timestamps.
-fn gpu_time(engine: &mut Engine, cmd: &ActuatorCmd, us: f64) -> Result<Option<f64>, CliError> {
+/// `us`, the step's wall time, and as many steps' stages
+/// ([`sinew::WgpuBackend::gpu_stage_times`]); `None` on the CPU or without
+/// timestamps.
+fn gpu_time(
+    engine: &mut Engine,
+    cmd: &ActuatorCmd,
+    us: f64,
+) -> Result<Option<(f64, GpuStages)>, CliError> {
     let Engine::Gpu(gpu) = engine else {
         return Ok(None);
     };
@@ -586,11 +609,26 @@ fn gpu_time(engine: &mut Engine, cmd: &ActuatorCmd, us: f64) -> Result<Option<f6
         }
     }
     let steps = (20_000.0 / us.max(1.0)).ceil().clamp(256.0, 2_000.0) as usize;
-    let Some(mut times) = gpu.gpu_step_times(cmd, steps)? else {
+    let (Some(times), Some(stages)) = (
+        gpu.gpu_step_times(cmd, steps)?,
+        gpu.gpu_stage_times(cmd, steps)?,
+    ) else {
         return Ok(None);
     };
-    times.sort_by(f64::total_cmp);
-    Ok(Some(times[times.len() / 2]))
+    let median = |mut times: Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    let stage = |time: fn(&sinew::StageTimes) -> Option<f64>| {
+        let times: Vec<f64> = stages.iter().filter_map(time).collect();
+        (!times.is_empty()).then(|| median(times))
+    };
+    let stages = GpuStages {
+        law: median(stages.iter().map(|t| t.law_us).collect()),
+        output: median(stages.iter().map(|t| t.output_us).collect()),
+        commit: stage(|t| t.commit_us),
+    };
+    Ok(Some((median(times), stages)))
 }
 
 /// Runs the suite. `backends` are `cpu` and/or `wgpu`.
@@ -667,7 +705,10 @@ pub fn bench(
                     bytes_per_element(kind, num_targets),
                     bandwidth,
                 );
-                result.gpu_us_per_step = gpu_time(&mut engine, &cmd, times.mean)?;
+                if let Some((us, stages)) = gpu_time(&mut engine, &cmd, times.mean)? {
+                    result.gpu_us_per_step = Some(us);
+                    result.gpu_stages_us = Some(stages);
+                }
                 report.results.push(result);
                 bar.inc(1);
             }
@@ -763,7 +804,10 @@ pub fn bench_scenario(
                     bandwidth,
                 );
                 if mode == "hot" {
-                    result.gpu_us_per_step = gpu_time(&mut engine, &cmd, times.mean)?;
+                    if let Some((us, stages)) = gpu_time(&mut engine, &cmd, times.mean)? {
+                        result.gpu_us_per_step = Some(us);
+                        result.gpu_stages_us = Some(stages);
+                    }
                 }
                 report.results.push(result);
                 bar.inc(1);
@@ -793,7 +837,7 @@ impl BenchReport {
             // The GPU's own time where timestamp queries gave one.
             let timed = results().any(|r| r.gpu_us_per_step.is_some());
             let (gpu_head, gpu_rule) = if timed {
-                (" GPU µs/step |", "---:|")
+                (" GPU µs/step (law / output / commit) |", "---:|")
             } else {
                 ("", "")
             };
@@ -803,10 +847,14 @@ impl BenchReport {
                  |---|---|---|---:|---:|---:|{gpu_rule}---:|---:|---:|\n"
             ));
             for r in results() {
-                let gpu = match (timed, r.gpu_us_per_step) {
-                    (false, _) => String::new(),
-                    (true, Some(us)) => format!(" {us:.1} |"),
-                    (true, None) => " – |".to_owned(),
+                let gpu = match (timed, r.gpu_us_per_step, r.gpu_stages_us) {
+                    (false, ..) => String::new(),
+                    (true, Some(us), Some(stages)) => {
+                        let commit = stages.commit.map_or("–".to_owned(), |c| format!("{c:.1}"));
+                        let (law, output) = (stages.law, stages.output);
+                        format!(" {us:.1} ({law:.1} / {output:.1} / {commit}) |")
+                    }
+                    (true, ..) => " – |".to_owned(),
                 };
                 out.push_str(&format!(
                     "| {} | {} | {} × {} | {:.1} | {:.1} | {:.1} |{gpu} {:.0} | {:.1} | {:.0}% |\n",

@@ -53,7 +53,7 @@ enum Command {
     /// The benchmark suite: µs per step per backend × kind × size (a mean per batch of steps,
     /// and the single steps' median and 90th percentile), against measured bandwidth (and, on a
     /// GPU with timestamp queries, the GPU's own time per step apart from the host's upload,
-    /// submit and wait).
+    /// submit and wait, and each of its dispatches' time).
     Bench {
         /// Which backends to measure.
         #[arg(long, value_enum, default_value_t = BenchBackends::All)]

@@ -3,9 +3,10 @@
 //!
 //! A step writes the command (past 64 KiB) into one of two host-visible
 //! buffers it keeps mapped between steps, copies it to the device, records
-//! its two dispatches (the law stage, one thread per element; the output
-//! stage, one thread per env) into one compute pass, and submits once, for
-//! all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
+//! its dispatches (the law stage, one thread per element; the output
+//! stage, one thread per env; for a plan with state, the commit stage, one
+//! thread per element) into one compute pass, and submits once, for all
+//! groups. Nothing comes back until asked ([`Backend::read_ctrl`],
 //! [`Backend::nonfinite_envs`], …); what the caller read after one step
 //! (its ctrl, its report, its joint efforts) the next step copies into a
 //! host-visible buffer in its own submission, so a loop that steps and reads
@@ -451,7 +452,14 @@ impl WgpuBackend {
             self.external = Some((cmd.clone(), ctrl_out.clone(), group));
         }
         let (_, _, group) = self.external.as_ref().expect("just set");
-        record(&self.ctx, &self.pipelines, &self.dims, encoder, group, None);
+        record(
+            &self.ctx,
+            &self.pipelines,
+            &self.dims,
+            encoder,
+            group,
+            Timestamps::None,
+        );
         self.after_step(true);
         Ok(())
     }
@@ -484,10 +492,46 @@ impl WgpuBackend {
         cmd: &dyn AsCmd,
         steps: usize,
     ) -> Result<Option<Vec<f64>>, Error> {
+        let times = self.timed_steps(cmd, steps, false)?;
+        Ok(times.map(|times| times.iter().map(|t| t[0]).collect()))
+    }
+
+    /// As [`WgpuBackend::gpu_step_times`], with each of the step's
+    /// dispatches in a compute pass of its own timed apart: where a step's
+    /// GPU time goes. Separate passes may cost a little more than the
+    /// one pass a step records.
+    pub fn gpu_stage_times(
+        &mut self,
+        cmd: &dyn AsCmd,
+        steps: usize,
+    ) -> Result<Option<Vec<StageTimes>>, Error> {
+        let times = self.timed_steps(cmd, steps, true)?;
+        let has_commit = self.dims.num_state_slots > 0;
+        Ok(times.map(|times| {
+            (times.iter())
+                .map(|t| StageTimes {
+                    law_us: t[0],
+                    output_us: t[1],
+                    commit_us: has_commit.then_some(t[2]),
+                })
+                .collect()
+        }))
+    }
+
+    /// The GPU times of `steps` steps of `cmd` in µs: each step's
+    /// pass, or with `stages` each of its dispatches' passes.
+    fn timed_steps(
+        &mut self,
+        cmd: &dyn AsCmd,
+        steps: usize,
+        stages: bool,
+    ) -> Result<Option<Vec<[f64; STAGES]>>, Error> {
         if !self.ctx.has_timestamps() {
             return Ok(None);
         }
         const BATCH: usize = 256;
+        // Timestamps per step.
+        let per_step = 2 * if stages { STAGES } else { 1 };
         let ctx = self.ctx.clone();
         let device = ctx.device();
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -497,40 +541,43 @@ impl WgpuBackend {
         let set = device.create_query_set(&wgpu::QuerySetDescriptor {
             label: Some("sinew step timestamps"),
             ty: wgpu::QueryType::Timestamp,
-            count: 2 * BATCH as u32,
+            count: (per_step * BATCH) as u32,
         });
         let resolved = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("sinew timestamps"),
-            size: (2 * BATCH * 8) as u64,
+            size: (per_step * BATCH * 8) as u64,
             usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
             mapped_at_creation: false,
         });
         // Nanoseconds per tick.
         let period = f64::from(ctx.queue().get_timestamp_period());
         let mut times = Vec::with_capacity(steps);
-        let mut ticks = vec![0u64; 2 * BATCH];
+        let mut ticks = vec![0u64; per_step * BATCH];
         while times.len() < steps {
             let n = (steps - times.len()).min(BATCH);
             let mut encoder = device.create_command_encoder(&Default::default());
-            for i in 0..n as u32 {
-                let writes = wgpu::ComputePassTimestampWrites {
-                    query_set: &set,
-                    beginning_of_pass_write_index: Some(2 * i),
-                    end_of_pass_write_index: Some(2 * i + 1),
+            for i in 0..n {
+                let first = (per_step * i) as u32;
+                let timestamps = match stages {
+                    false => Timestamps::Pass(&set, first),
+                    true => Timestamps::Stages(&set, first),
                 };
                 let (k, dims, group) = (&self.pipelines, &self.dims, &self.bind_group);
-                record(&ctx, k, dims, &mut encoder, group, Some(writes));
+                record(&ctx, k, dims, &mut encoder, group, timestamps);
             }
-            encoder.resolve_query_set(&set, 0..2 * n as u32, &resolved, 0);
+            encoder.resolve_query_set(&set, 0..(per_step * n) as u32, &resolved, 0);
             ctx.queue().submit([encoder.finish()]);
             for _ in 0..n {
                 self.after_step(false);
             }
-            self.read_into(&resolved, 0, &mut ticks[..2 * n])?;
-            times.extend(
-                (ticks[..2 * n].chunks_exact(2))
-                    .map(|t| t[1].wrapping_sub(t[0]) as f64 * period / 1e3),
-            );
+            self.read_into(&resolved, 0, &mut ticks[..per_step * n])?;
+            times.extend(ticks[..per_step * n].chunks_exact(per_step).map(|step| {
+                let mut us = [0.0; STAGES];
+                for (us, t) in us.iter_mut().zip(step.chunks_exact(2)) {
+                    *us = t[1].wrapping_sub(t[0]) as f64 * period / 1e3;
+                }
+                us
+            }));
         }
         Ok(Some(times))
     }
@@ -839,29 +886,91 @@ fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
     (x, groups.div_ceil(x))
 }
 
-/// The two dispatches of one step in one compute pass (timestamped at its
-/// beginning and end when `timestamps` is given).
+/// The most dispatches a step records.
+const STAGES: usize = 3;
+
+/// The GPU's own time of one step's dispatches, in µs
+/// ([`WgpuBackend::gpu_stage_times`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageTimes {
+    /// The law stage: one thread per (env, ctrl column), every law.
+    pub law_us: f64,
+    /// The output stage: one thread per env, the per-env MuJoCo stage, the
+    /// delay heads and lags and each env's verdict.
+    pub output_us: f64,
+    /// The commit stage (one thread per (env, ctrl column), the next state
+    /// of every env not at fault), for a plan with state; else `None`.
+    pub commit_us: Option<f64>,
+}
+
+/// Where a recorded step writes timestamps.
+enum Timestamps<'q> {
+    /// Nowhere.
+    None,
+    /// At the beginning and end of its pass, at this index and the next.
+    Pass(&'q wgpu::QuerySet, u32),
+    /// With each dispatch in its own pass, at the beginning and end of
+    /// each, from this index on.
+    Stages(&'q wgpu::QuerySet, u32),
+}
+
+/// The dispatches of one step (the law stage, the output stage, and for a
+/// plan with state the commit stage) in one compute pass, or with
+/// [`Timestamps::Stages`] one pass each.
 fn record(
     ctx: &GpuContext,
     k: &Pipelines,
     dims: &Dims,
     encoder: &mut wgpu::CommandEncoder,
     group: &wgpu::BindGroup,
-    timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    timestamps: Timestamps<'_>,
 ) {
     let max = ctx.device().limits().max_compute_workgroups_per_dimension;
-    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-        label: Some("sinew step"),
-        timestamp_writes: timestamps,
-    });
-    pass.set_bind_group(0, group, &[]);
-    for (pipeline, threads) in [
-        (&k.law_stage, dims.num_envs * dims.num_ctrl),
-        (&k.output_stage, dims.num_envs),
-    ] {
+    // A pass over the step's bindings, timestamped at `writes` and the
+    // index after it.
+    fn begin<'e>(
+        encoder: &'e mut wgpu::CommandEncoder,
+        group: &wgpu::BindGroup,
+        writes: Option<(&wgpu::QuerySet, u32)>,
+    ) -> wgpu::ComputePass<'e> {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("sinew step"),
+            timestamp_writes: writes.map(|(query_set, at)| wgpu::ComputePassTimestampWrites {
+                query_set,
+                beginning_of_pass_write_index: Some(at),
+                end_of_pass_write_index: Some(at + 1),
+            }),
+        });
+        pass.set_bind_group(0, group, &[]);
+        pass
+    }
+    let elements = dims.num_envs * dims.num_ctrl;
+    let commit = (dims.num_state_slots > 0).then_some((&k.commit_stage, elements));
+    let stages = [(&k.law_stage, elements), (&k.output_stage, dims.num_envs)]
+        .into_iter()
+        .chain(commit);
+    let dispatch = |pass: &mut wgpu::ComputePass<'_>, pipeline, threads| {
         let (x, y) = workgroups(threads, max);
         pass.set_pipeline(pipeline);
         pass.dispatch_workgroups(x, y, 1);
+    };
+    match timestamps {
+        Timestamps::Stages(set, first) => {
+            for (i, (pipeline, threads)) in (0u32..).zip(stages) {
+                let mut pass = begin(encoder, group, Some((set, first + 2 * i)));
+                dispatch(&mut pass, pipeline, threads);
+            }
+        }
+        Timestamps::None | Timestamps::Pass(..) => {
+            let writes = match timestamps {
+                Timestamps::Pass(set, at) => Some((set, at)),
+                _ => None,
+            };
+            let mut pass = begin(encoder, group, writes);
+            for (pipeline, threads) in stages {
+                dispatch(&mut pass, pipeline, threads);
+            }
+        }
     }
 }
 
@@ -882,7 +991,7 @@ impl Backend for WgpuBackend {
             &self.dims,
             &mut encoder,
             &self.bind_group,
-            None,
+            Timestamps::None,
         );
         // The parts read after the last step, copied for the host.
         if self.readback.mapped {
