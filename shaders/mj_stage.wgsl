@@ -185,19 +185,36 @@ fn mj_element(env: u32, k: u32, forwarded: f32) -> MjElement {
     if a.bias_type == MJ_BIAS_DCMOTOR {
         force = mj_force_after(a, force, lv.x);
     }
-    let at = dims.mj_path_offset + 2u * a.path_offset;
-    let joint = words[at];
-    if joint < dims.effort_width {
-        // As mj_env_stage sums it, from 0.
-        var effort_j = 0.0 + a.gear * bitcast<f32>(words[at + 1u]) * force;
-        for (var l = 0u; l < dims.num_joint_limits; l++) {
-            let limit = dims.mj_joint_offset + 3u * l;
-            if words[limit] == joint {
-                effort_j = clip(effort_j, bitcast<f32>(words[limit + 1u]), bitcast<f32>(words[limit + 2u]));
-            }
-        }
-        effort[env * dims.effort_width + joint] = effort_j;
-        bad |= nonfinite_bits(effort_j);
-    }
+    bad |= mj_element_effort(env, a.path_offset, a.gear, force);
     return MjElement(force, bad, abs(u) > MJ_MAX_CTRL);
+}
+
+// Law member `k`'s part in a stage computed per element, `entry` its one
+// path entry and `value` its law's value (its effort): what `mj_env_stage`
+// computes for it (twin of `MjStage::law_efforts`). Returns 1 when its
+// joint effort is not finite.
+fn mj_law_element(env: u32, entry: u32, value: f32) -> u32 {
+    return mj_element_effort(env, entry, 1.0, value);
+}
+
+// Writes the joint effort of a member of a stage computed per element
+// (its joint's one writer), `entry` its one path entry, `factor` its gear
+// (1 for a law member) and `value` its force, as `mj_env_stage` sums it
+// from 0 and clips it to the joint's range. Returns 1 when that effort is
+// not finite.
+fn mj_element_effort(env: u32, entry: u32, factor: f32, value: f32) -> u32 {
+    let at = dims.mj_path_offset + 2u * entry;
+    let joint = words[at];
+    if joint >= dims.effort_width {
+        return 0u;
+    }
+    var effort_j = 0.0 + factor * bitcast<f32>(words[at + 1u]) * value;
+    for (var l = 0u; l < dims.num_joint_limits; l++) {
+        let limit = dims.mj_joint_offset + 3u * l;
+        if words[limit] == joint {
+            effort_j = clip(effort_j, bitcast<f32>(words[limit + 1u]), bitcast<f32>(words[limit + 2u]));
+        }
+    }
+    effort[env * dims.effort_width + joint] = effort_j;
+    return nonfinite_bits(effort_j);
 }

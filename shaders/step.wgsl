@@ -80,13 +80,17 @@ struct Dims {
     // count, the raw-force output plane, the act_dot output plane, then
     // (ctrl column, path offset, path len, actuator or MJ_FROM_LAW) each.
     mj_members_offset: u32,
-    // The per-element MuJoCo stage (`mj_element`) in `words`, or
-    // NO_ELEMENTS: per ctrl column its actuator or MJ_FROM_LAW.
+    // The per-element MuJoCo stage (`mj_element`, `mj_law_element`) in
+    // `words`, or NO_ELEMENTS: per ctrl column its actuator,
+    // MJ_LAW_ELEMENT with a law member's path entry, or MJ_FROM_LAW.
     mj_element_offset: u32,
 }
 
 // `Dims.mj_element_offset` of a plan whose MuJoCo stage runs per env.
 const NO_ELEMENTS: u32 = 0xffffffffu;
+// The flag of a per-element stage's word for a law member, whose rest is
+// its one path entry (`MJ_LAW_ELEMENT` in layout.rs).
+const MJ_LAW_ELEMENT: u32 = 0x80000000u;
 
 // One learned column (`LearnedColumn`), read from `words`.
 struct LearnedColumn {
@@ -362,9 +366,13 @@ fn law_stage(
     var value = eval_law(env, c, column, command, 1.0);
     var outputs_bad = 0u;
     var wild = 0u;
-    if MJ_STAGE && dims.mj_element_offset != NO_ELEMENTS {
+    if (MJ_STAGE || MJ_COUPLED) && dims.mj_element_offset != NO_ELEMENTS {
         let k = words[dims.mj_element_offset + c];
-        if k != MJ_FROM_LAW {
+        if k == MJ_FROM_LAW {
+            // Not in the stage.
+        } else if (k & MJ_LAW_ELEMENT) != 0u {
+            outputs_bad = plan_mj_law_element(env, k & ~MJ_LAW_ELEMENT, value);
+        } else {
             let element = plan_mj_element(env, k, value);
             value = element.force;
             outputs_bad = element.bad;

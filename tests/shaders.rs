@@ -13,7 +13,7 @@ use sinew::{
     MjActuator, NetLayer, CMD_FIELDS, MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED,
     MJ_FORCE_LIMITED, MJ_FROM_LAW, MJ_MAX_CTRL, MJ_MINVAL, MJ_TABLE_PARAMS, NET_MAX_WIDTH,
 };
-use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, NO_BUFFER};
+use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, MJ_LAW_ELEMENT, NO_BUFFER, NO_ELEMENTS};
 use sinew_wgpu::shaders::{self, Specialization};
 use sinew_wgpu::WORKGROUP_SIZE;
 
@@ -376,7 +376,7 @@ fn wgsl_constants_equal_the_rust_values() {
             ));
         }
     }
-    let fixed: [(&str, u32); 37] = [
+    let fixed: [(&str, u32); 39] = [
         ("WORKGROUP_SIZE", WORKGROUP_SIZE),
         ("NET_DENSE", NET_DENSE),
         ("NET_LSTM", NET_LSTM),
@@ -406,6 +406,8 @@ fn wgsl_constants_equal_the_rust_values() {
         ("MJ_BIAS_DCMOTOR", BiasType::DcMotor as u32),
         ("MJ_FROM_LAW", MJ_FROM_LAW),
         ("NO_BUFFER", NO_BUFFER),
+        ("NO_ELEMENTS", NO_ELEMENTS),
+        ("MJ_LAW_ELEMENT", MJ_LAW_ELEMENT),
         ("FIELD_POSITION", CommandField::Position as u32),
         ("FIELD_VELOCITY", CommandField::Velocity as u32),
         ("FIELD_EFFORT", CommandField::Effort as u32),

@@ -76,31 +76,43 @@ pub struct Dims {
     pub mj_members_offset: u32,
     /// Offset in the words table of the per-element MuJoCo stage, or
     /// [`NO_ELEMENTS`] when the stage runs per env: per ctrl column its
-    /// actuator or [`sinew_core::MJ_FROM_LAW`]. A plan has one when its
-    /// stage is [`MjStage::plain`](sinew_core::MjStage::plain) and no two
-    /// actuators drive one joint.
+    /// actuator, [`MJ_LAW_ELEMENT`] with a law member's path entry, or
+    /// [`sinew_core::MJ_FROM_LAW`] ([`mj_elements`]).
     pub mj_element_offset: u32,
 }
 
 /// `Dims::mj_element_offset` of a plan whose MuJoCo stage runs per env.
 pub const NO_ELEMENTS: u32 = u32::MAX;
 
+/// The flag of a per-element stage's word for a law member (a kind that
+/// joins the force coupling through its own law, MuJoCo 4's `dcmotor` and
+/// `pid`): the rest of the word is the offset of its one path entry.
+pub const MJ_LAW_ELEMENT: u32 = 1 << 31;
+
 /// The per-element MuJoCo stage's words ([`Dims::mj_element_offset`]),
-/// when the law stage can compute each actuator in its own thread: the
+/// when the law stage can compute each member in its own thread: the
 /// stage is [`MjStage::plain`](sinew_core::MjStage::plain) (each force
-/// depends on its own column alone) and no two actuators drive one joint
-/// (each joint effort has one writer, so no thread sums another's). A
-/// joint no actuator drives keeps the 0 its buffer was made with: only an
-/// env at fault and the per-env stage write it, and they write 0.
+/// depends on its own column alone), or has law members alone, each on one
+/// joint, and no tendon range; and no two members drive one joint (each
+/// joint effort has one writer, so no thread sums another's). A joint no
+/// member drives keeps the 0 its buffer was made with: only an env at
+/// fault and the per-env stage write it, and they write 0.
 fn mj_elements(mj: &sinew_core::MjStage, num_ctrl: usize) -> Option<Vec<u32>> {
-    if !mj.plain || mj.actuators.is_empty() {
+    let laws_alone = mj.actuators.is_empty()
+        && mj.tendon_limits.is_empty()
+        && (mj.members.iter()).all(|m| m.path_len == 1 && m.path_offset < MJ_LAW_ELEMENT);
+    if mj.members.is_empty() || !(mj.plain || laws_alone) {
         return None;
     }
     let mut driven = vec![false; mj.effort_width()];
     let mut words = vec![sinew_core::MJ_FROM_LAW; num_ctrl];
-    for (k, a) in mj.actuators.iter().enumerate() {
-        words[a.ctrl_column as usize] = k as u32;
-        let joint = mj.path_of(a)[0].column as usize;
+    for m in &mj.members {
+        // A plain stage's member `k` is actuator `k`.
+        words[m.ctrl_column as usize] = match m.actuator {
+            sinew_core::MJ_FROM_LAW => MJ_LAW_ELEMENT | m.path_offset,
+            k => k,
+        };
+        let joint = mj.member_path(m)[0].column as usize;
         if let Some(seen) = driven.get_mut(joint) {
             if std::mem::replace(seen, true) {
                 return None;

@@ -165,6 +165,9 @@ pub fn prelude(spec: &Specialization) -> String {
     // into every plan's kernel, it took PD at 65536 × 29 from 44 to 59 µs
     // on an H200 (its registers leave fewer threads in flight).
     let _ = writeln!(out, "const MJ_STAGE: bool = {};", spec.mujoco);
+    // Whether the plan's force coupling has members: without them, law_stage
+    // compiles no per-element stage of law members (`mj_law_element`).
+    let _ = writeln!(out, "const MJ_COUPLED: bool = {};", spec.coupled);
     let _ = writeln!(out, "const NET_WIDTH: u32 = {}u;", spec.net_width);
     for &kind in KindId::ALL {
         let spec = kind.spec();
@@ -217,6 +220,12 @@ pub fn prelude(spec: &Specialization) -> String {
             "mj_element(env: u32, k: u32, forwarded: f32) -> MjElement",
             "mj_element(env, k, forwarded)",
             "MjElement(forwarded, 0u, false)",
+        ),
+        (
+            spec.coupled,
+            "mj_law_element(env: u32, entry: u32, value: f32) -> u32",
+            "mj_law_element(env, entry, value)",
+            "0u",
         ),
         (
             spec.coupled,
