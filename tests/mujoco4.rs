@@ -98,27 +98,48 @@ fn nan_controls_and_resets_touch_only_their_env() {
 }
 
 /// A torque past `f32`'s range from finite inputs zeroes and reports its
-/// env alone, on the GPU through the per-env stage that sums the motors'
-/// torques into joint efforts.
+/// env alone, with the motor alone on its joint (on the GPU, its joint
+/// effort computed per element) and beside another motor on the same joint
+/// (on the GPU, the per-env stage sums the two).
 #[test]
 fn an_overflowing_torque_zeroes_and_reports_its_env_alone() {
-    for (name, make, _) in backends() {
-        let mut b = make(plan(MjDcMotorCfg::new(2.0, 0.05, 0.002)));
-        let mut r = [1.0; NUM_ENVS];
-        r[1] = 1e-10;
-        b.set_param("m", "resistance", EnvIds::All, Values::PerEnv(&r))
-            .unwrap();
-        let mut v = [12.0; NUM_ENVS];
-        v[1] = 1e30;
-        b.set_input("voltage", &v).unwrap();
-        b.step(&cmd(0.0)).unwrap();
-        assert_eq!(b.nonfinite_envs().unwrap(), &[1], "{name}");
-        let mut torque = [1.0; NUM_ENVS];
-        b.read_ctrl(&mut torque).unwrap();
-        assert_eq!(torque[1], 0.0, "{name}");
-        for env in [0, 2, 3] {
-            let t = torque[env];
-            assert!(t.is_finite() && t != 0.0, "{name} env {env}: {t}");
+    let motor = MjDcMotorCfg::new(2.0, 0.05, 0.002);
+    let alone = plan(motor);
+    let shared = Plan::new(
+        &joints(1),
+        vec![
+            GroupCfg::new("m", ["j0"], motor),
+            GroupCfg::new("other", ["j0"], motor),
+        ],
+        NUM_ENVS,
+        PlanOptions::default(),
+    )
+    .unwrap();
+    for plan in [alone, shared] {
+        let nc = plan.num_ctrl();
+        for (name, make, _) in backends() {
+            let mut b = make(plan.clone());
+            let mut r = [1.0; NUM_ENVS];
+            r[1] = 1e-10;
+            b.set_param("m", "resistance", EnvIds::All, Values::PerEnv(&r))
+                .unwrap();
+            let mut v = [12.0; NUM_ENVS];
+            v[1] = 1e30;
+            b.set_input("voltage", &v).unwrap();
+            b.step(&cmd(0.0)).unwrap();
+            assert_eq!(b.nonfinite_envs().unwrap(), &[1], "{name}, {nc} motors");
+            let mut torque = vec![1.0; NUM_ENVS * nc];
+            b.read_ctrl(&mut torque).unwrap();
+            for (env, row) in torque.chunks_exact(nc).enumerate() {
+                for &t in row {
+                    let ok = if env == 1 {
+                        t == 0.0
+                    } else {
+                        t.is_finite() && t != 0.0
+                    };
+                    assert!(ok, "{name}, {nc} motors, env {env}: {t}");
+                }
+            }
         }
     }
 }
