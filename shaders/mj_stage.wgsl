@@ -189,10 +189,10 @@ fn mj_element(env: u32, k: u32, forwarded: f32) -> MjElement {
     return MjElement(force, bad, abs(u) > MJ_MAX_CTRL);
 }
 
-// Law member `k`'s part in a stage computed per element, `entry` its one
+// A law member's part in a stage computed per element, `entry` its one
 // path entry and `value` its law's value (its effort): what `mj_env_stage`
-// computes for it (twin of `MjStage::law_efforts`). Returns 1 when its
-// joint effort is not finite.
+// computes for it (twin of `MjStage::law_efforts`, and of the joint ranges
+// of `MjStage::env_forces`). Returns 1 when its joint effort is not finite.
 fn mj_law_element(env: u32, entry: u32, value: f32) -> u32 {
     return mj_element_effort(env, entry, 1.0, value);
 }

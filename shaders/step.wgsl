@@ -479,8 +479,9 @@ fn output_stage(
         && (dims.mj_element_offset == NO_ELEMENTS || wild) {
         // Without actuators or tendon ranges, the stage only sums the laws'
         // values into joint efforts: law_stage's check of ctrl and the
-        // outputs stands (for `mj_dcmotor` over 29 joints, 232 loads fewer
-        // per env). Else the stage rewrites them: checked after it.
+        // outputs stands (232 loads fewer per env for 29 `mj_dcmotor`s that
+        // share joints or drive tendons, which the per-element stage does
+        // not take). Else the stage rewrites them: checked after it.
         let rewrites = dims.num_mj > 0u || dims.num_tendon_limits > 0u;
         bad = plan_mj_env_stage(env, wild) | select(bad, 0u, rewrites);
         for (var j = 0u; j < dims.effort_width; j++) {

@@ -518,8 +518,9 @@ impl WgpuBackend {
         }))
     }
 
-    /// The GPU times of `steps` steps of `cmd` in µs: each step's
-    /// pass, or with `stages` each of its dispatches' passes.
+    /// The GPU times of `steps` steps of `cmd` in µs: each step's pass
+    /// (the first entry), or with `stages` each of its dispatches' passes
+    /// in dispatch order.
     fn timed_steps(
         &mut self,
         cmd: &dyn AsCmd,
@@ -954,23 +955,20 @@ fn record(
         pass.set_pipeline(pipeline);
         pass.dispatch_workgroups(x, y, 1);
     };
-    match timestamps {
+    let writes = match timestamps {
         Timestamps::Stages(set, first) => {
             for (i, (pipeline, threads)) in (0u32..).zip(stages) {
                 let mut pass = begin(encoder, group, Some((set, first + 2 * i)));
                 dispatch(&mut pass, pipeline, threads);
             }
+            return;
         }
-        Timestamps::None | Timestamps::Pass(..) => {
-            let writes = match timestamps {
-                Timestamps::Pass(set, at) => Some((set, at)),
-                _ => None,
-            };
-            let mut pass = begin(encoder, group, writes);
-            for (pipeline, threads) in stages {
-                dispatch(&mut pass, pipeline, threads);
-            }
-        }
+        Timestamps::Pass(set, at) => Some((set, at)),
+        Timestamps::None => None,
+    };
+    let mut pass = begin(encoder, group, writes);
+    for (pipeline, threads) in stages {
+        dispatch(&mut pass, pipeline, threads);
     }
 }
 

@@ -32,7 +32,8 @@ pub struct Specialization {
     pub mujoco: bool,
     /// Whether the plan's force coupling has members
     /// ([`MjStage::members`](sinew_core::MjStage::members)). Without them,
-    /// output_stage has no per-env MuJoCo stage (`mj_env_stage`).
+    /// law_stage has no per-element stage of law members (`mj_law_element`)
+    /// and output_stage no per-env MuJoCo stage (`mj_env_stage`).
     pub coupled: bool,
     /// Whether an actuator of the MuJoCo stage reads its parameters from
     /// the plan's tables ([`MjStage::table_params`](sinew_core::MjStage::table_params)).
