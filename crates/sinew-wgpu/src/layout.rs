@@ -77,7 +77,10 @@ pub struct Dims {
     /// Offset in the words table of the per-element MuJoCo stage, or
     /// [`NO_ELEMENTS`] when the stage runs per env: per ctrl column its
     /// actuator, [`MJ_LAW_ELEMENT`] with a law member's path entry, or
-    /// [`sinew_core::MJ_FROM_LAW`] ([`mj_elements`]).
+    /// [`sinew_core::MJ_FROM_LAW`]. A plan has one when its stage is
+    /// [`MjStage::plain`](sinew_core::MjStage::plain), or has law members
+    /// alone, each on one joint, and no tendon range; and no two members
+    /// drive one joint.
     pub mj_element_offset: u32,
 }
 
