@@ -506,7 +506,7 @@ impl WgpuBackend {
         steps: usize,
     ) -> Result<Option<Vec<StageTimes>>, Error> {
         let times = self.timed_steps(cmd, steps, true)?;
-        let has_commit = self.dims.num_state_slots > 0;
+        let has_commit = commits(&self.dims);
         Ok(times.map(|times| {
             (times.iter())
                 .map(|t| StageTimes {
@@ -904,6 +904,12 @@ pub struct StageTimes {
     pub commit_us: Option<f64>,
 }
 
+/// Whether a step of a plan of these sizes records the commit stage: the
+/// plan has state.
+fn commits(dims: &Dims) -> bool {
+    dims.num_state_slots > 0
+}
+
 /// Where a recorded step writes timestamps.
 enum Timestamps<'q> {
     /// Nowhere.
@@ -946,7 +952,7 @@ fn record(
         pass
     }
     let elements = dims.num_envs * dims.num_ctrl;
-    let commit = (dims.num_state_slots > 0).then_some((&k.commit_stage, elements));
+    let commit = commits(dims).then_some((&k.commit_stage, elements));
     let stages = [(&k.law_stage, elements), (&k.output_stage, dims.num_envs)]
         .into_iter()
         .chain(commit);
