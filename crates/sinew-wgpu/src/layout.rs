@@ -77,10 +77,9 @@ pub struct Dims {
     /// Offset in the words table of the per-element MuJoCo stage, or
     /// [`NO_ELEMENTS`] when the stage runs per env: per ctrl column its
     /// actuator, [`MJ_LAW_ELEMENT`] with a law member's path entry, or
-    /// [`sinew_core::MJ_FROM_LAW`]. A plan has one when its stage is
-    /// [`MjStage::plain`](sinew_core::MjStage::plain), or has law members
-    /// alone, each on one joint, and no tendon range; and no two members
-    /// drive one joint.
+    /// [`sinew_core::MJ_FROM_LAW`]. A plan has one when each member of its
+    /// stage (MuJoCo actuator or law member) has a one-entry path, no
+    /// tendon range couples them and no two members drive one joint.
     pub mj_element_offset: u32,
 }
 
@@ -93,24 +92,27 @@ pub const NO_ELEMENTS: u32 = u32::MAX;
 pub const MJ_LAW_ELEMENT: u32 = 1 << 31;
 
 /// The per-element MuJoCo stage's words ([`Dims::mj_element_offset`]),
-/// when the law stage can compute each member in its own thread: the
-/// stage is [`MjStage::plain`](sinew_core::MjStage::plain) (each force
-/// depends on its own column alone), or has law members alone, each on one
-/// joint, and no tendon range; and no two members drive one joint (each
-/// joint effort has one writer, so no thread sums another's). A joint no
-/// member drives keeps the 0 its buffer was made with: only an env at
-/// fault and the per-env stage write it, and they write 0.
+/// when the law stage can compute each member in its own thread: each
+/// member, a MuJoCo actuator or a law member (MuJoCo 4's `dcmotor` and
+/// `pid`, beside actuators or alone), has a one-entry path, so its force
+/// depends on its own column alone (as in a
+/// [`MjStage::plain`](sinew_core::MjStage::plain) stage); no tendon range
+/// couples them; and no two members drive one joint (each joint effort has
+/// one writer, so no thread sums another's). A joint no member drives
+/// keeps the 0 its buffer was made with: only an env at fault and the
+/// per-env stage write it, and they write 0.
 fn mj_elements(mj: &sinew_core::MjStage, num_ctrl: usize) -> Option<Vec<u32>> {
-    let laws_alone = mj.actuators.is_empty()
-        && mj.tendon_limits.is_empty()
-        && (mj.members.iter()).all(|m| m.path_len == 1 && m.path_offset < MJ_LAW_ELEMENT);
-    if mj.members.is_empty() || !(mj.plain || laws_alone) {
+    let separate = mj.tendon_limits.is_empty()
+        && (mj.members.iter()).all(|m| {
+            m.path_len == 1
+                && (m.actuator != sinew_core::MJ_FROM_LAW || m.path_offset < MJ_LAW_ELEMENT)
+        });
+    if mj.members.is_empty() || !separate {
         return None;
     }
     let mut driven = vec![false; mj.effort_width()];
     let mut words = vec![sinew_core::MJ_FROM_LAW; num_ctrl];
     for m in &mj.members {
-        // A plain stage's member `k` is actuator `k`.
         words[m.ctrl_column as usize] = match m.actuator {
             sinew_core::MJ_FROM_LAW => MJ_LAW_ELEMENT | m.path_offset,
             k => k,
