@@ -6,8 +6,8 @@
 use sinew::{
     ActuatorCmd, BiasType, BuiltinMotorCfg, BuiltinMuscleCfg, BuiltinPositionCfg,
     BuiltinVelocityCfg, DynType, EnvIds, Error, FixedTendon, GainType, GroupCfg, IdealPdCfg,
-    KindId, MjGeneralCfg, MjPositionCfg, NativeActuator, Plan, PlanOptions, Robot, Transmission,
-    Values, WrappedCfg,
+    KindId, MjDcMotorCfg, MjGeneralCfg, MjPidCfg, MjPositionCfg, NativeActuator, Plan, PlanOptions,
+    Robot, Transmission, Values, WrappedCfg,
 };
 
 use crate::support::{backends, joints};
@@ -761,6 +761,73 @@ fn the_mujoco_stage_in_group_order_matches_the_general_path_bit_for_bit() {
         GroupCfg::new("odd", named(&[3, 5, 7]), timeconst_servo(12.0, 0.08)),
     ];
     matches_tiled_and_env_by_env(&robot, mixed, &[("even", 6), ("odd", 3)]);
+}
+
+/// The same beside columns the stage computes no force for: a PD group
+/// (not in the stage) and MuJoCo 4's `pid` and `dcmotor` (law members,
+/// whose values reach their own joints), in three layouts, the last with
+/// one actuator among PDs. The tile's lanes of those columns are computed
+/// and written by none, and MuJoCo's guard zeroes the actuators' controls
+/// alone (column 2, where the guard's huge targets go, is a PD's in the
+/// first and last layouts and an actuator's in the second).
+#[test]
+fn the_mujoco_stage_beside_other_laws_matches_the_general_path_bit_for_bit() {
+    let nj = 12;
+    let mut robot = joints(nj);
+    robot.joint_actuator_force_ranges =
+        vec![("j4".into(), [-3.0, 2.0]), ("j7".into(), [-1.0, 1.0])];
+    let named = |js: &[usize]| js.iter().map(|j| format!("j{j}")).collect::<Vec<_>>();
+    let others = |pd: usize, pid: usize, motor: usize| {
+        [
+            GroupCfg::new("pd", named(&[pd]), IdealPdCfg::new(30.0, 1.0)),
+            GroupCfg::new("pid", named(&[pid]), <MjPidCfg as sinew::Kind>::example()),
+            GroupCfg::new(
+                "motor",
+                named(&[motor]),
+                <MjDcMotorCfg as sinew::Kind>::example(),
+            ),
+        ]
+    };
+    let in_order = [
+        vec![GroupCfg::new(
+            "servos",
+            named(&[0, 1]),
+            timeconst_servo(30.0, 0.03),
+        )],
+        others(2, 7, 11).to_vec(),
+        vec![GroupCfg::new(
+            "rest",
+            named(&[3, 4, 5, 6, 8, 9, 10]),
+            timeconst_servo(12.0, 0.08),
+        )],
+    ]
+    .concat();
+    matches_tiled_and_env_by_env(&robot, in_order, &[("servos", 2), ("rest", 7)]);
+    let group_order = [
+        vec![GroupCfg::new(
+            "even",
+            named(&[0, 2, 4, 6, 8]),
+            timeconst_servo(30.0, 0.03),
+        )],
+        others(9, 1, 5).to_vec(),
+        vec![GroupCfg::new(
+            "odd",
+            named(&[3, 7, 11, 10]),
+            MjGeneralCfg::motor(),
+        )],
+    ]
+    .concat();
+    matches_tiled_and_env_by_env(&robot, group_order, &[("even", 5)]);
+    let lone = vec![
+        GroupCfg::new(
+            "pd",
+            named(&[0, 1, 2, 3, 4, 6, 8, 9, 10, 11]),
+            IdealPdCfg::new(30.0, 1.0),
+        ),
+        GroupCfg::new("pid", named(&[7]), <MjPidCfg as sinew::Kind>::example()),
+        GroupCfg::new("servo", named(&[5]), timeconst_servo(30.0, 0.03)),
+    ];
+    matches_tiled_and_env_by_env(&robot, lone, &[("servo", 1)]);
 }
 
 /// The same for actuators of several laws in ctrl columns of any order:

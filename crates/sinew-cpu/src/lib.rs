@@ -2082,6 +2082,10 @@ impl StepInputs<'_> {
             || {
                 let mut bits = nonfinite_bits(ctrl);
                 if self.mj_tiled {
+                    // Every column's slot: the actuators' activations, and
+                    // in other columns another kind's state or nothing
+                    // (stricter than the general path, which checks no
+                    // law's state; only a non-finite state differs).
                     // SAFETY: these envs' rows are touched by this thread alone.
                     bits |= nonfinite_bits(unsafe { self.next.span(MJ_ACT_SLOT, at, len) });
                 }

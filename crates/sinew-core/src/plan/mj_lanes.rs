@@ -212,9 +212,13 @@ const MJ_TILE_LAWS: usize = 4;
 /// `num_ctrl` wide: one [`MjLanes::repeated`] over every column per law
 /// (at most [`MJ_TILE_LAWS`]), each writing its own law's lanes only
 /// ([`MjLanes::mask`]), and clamping its own controls (from the parameter
-/// table or the compiled ranges, as its law's actuators read them). None
-/// (empty) unless every ctrl column is an actuator the lanes compute, on
-/// one of as many joints, and the lanes gather within [`MJ_GATHER_LANES`].
+/// table or the compiled ranges, as its law's actuators read them). A
+/// column without an actuator (a law not MuJoCo's, or a law member) is a
+/// lane of no law's, computed with the law's values on its own joint and
+/// written by none (even one actuator among 29 columns takes fewer
+/// instructions so than env by env). None (empty) unless every actuator is
+/// one the lanes compute, on one of as many joints as ctrl columns, and the
+/// lanes gather within [`MJ_GATHER_LANES`].
 pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<MjLanes> {
     let acts = &stage.actuators;
     let joint = |a: &MjActuator| stage.path[a.path_offset as usize].column as usize;
@@ -225,18 +229,42 @@ pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<
         }
     }
     let tiles = !acts.is_empty()
-        && acts.len() == num_ctrl
         && stage.num_joints == num_ctrl
         && (acts.iter()).all(|a| in_lanes(a) && joint(a) < num_ctrl)
         && laws.len() <= MJ_TILE_LAWS;
     if !tiles {
         return Vec::new();
     }
+    // Each column's actuator, if it has one.
+    let mut by_column: Vec<Option<&MjActuator>> = vec![None; num_ctrl];
+    for a in acts {
+        by_column[a.ctrl_column as usize] = Some(a);
+    }
+    let whole = acts.len() == num_ctrl;
     let passes: Vec<MjLanes> = (laws.iter())
         .map(|&law| {
-            let mut lanes = MjLanes::new(stage, 0..num_ctrl, law);
-            if laws.len() > 1 {
-                let own = acts.iter().map(|a| u32::from(lane_law(a) == lane_law(law)));
+            // A column without an actuator: the law's, on its own joint.
+            let lanes: Vec<(MjActuator, u32, f32)> = (by_column.iter().enumerate())
+                .map(|(c, a)| match a {
+                    Some(a) => (
+                        **a,
+                        joint(a) as u32,
+                        stage.path[a.path_offset as usize].coef,
+                    ),
+                    None => (
+                        MjActuator {
+                            ctrl_column: c as u32,
+                            ..*law
+                        },
+                        c as u32,
+                        1.0,
+                    ),
+                })
+                .collect();
+            let mut lanes = MjLanes::from_lanes(&lanes, stage.num_joints, law);
+            if laws.len() > 1 || !whole {
+                let own = (by_column.iter())
+                    .map(|a| u32::from(a.is_some_and(|a| lane_law(a) == lane_law(law))));
                 lanes.mask = Some(own.collect());
             }
             lanes
@@ -253,20 +281,36 @@ impl MjLanes {
     /// The lanes of the actuators `range`, of the law of `law` (one of
     /// them): [`lane_law`]'s values and its other shared ones are `law`'s.
     fn new(stage: &MjStage, range: Range<usize>, law: &MjActuator) -> MjLanes {
-        let acts = &stage.actuators[range];
-        let a = *law;
-        let column = |value: &dyn Fn(&MjActuator) -> f32| acts.iter().map(value).collect();
-        let joints: Vec<u32> = (acts.iter())
-            .map(|a| stage.path[a.path_offset as usize].column)
+        let lanes: Vec<(MjActuator, u32, f32)> = (stage.actuators[range].iter())
+            .map(|a| {
+                let e = stage.path[a.path_offset as usize];
+                (*a, e.column, e.coef)
+            })
             .collect();
+        MjLanes::from_lanes(&lanes, stage.num_joints, law)
+    }
+
+    /// The lanes of `lanes` (each an actuator on consecutive ctrl columns,
+    /// its joint among `num_joints` and its transmission coefficient), of
+    /// the law of `law`: [`lane_law`]'s values and its other shared ones
+    /// are `law`'s.
+    fn from_lanes(
+        lanes: &[(MjActuator, u32, f32)],
+        num_joints: usize,
+        law: &MjActuator,
+    ) -> MjLanes {
+        let a = *law;
+        let column =
+            |value: &dyn Fn(&MjActuator) -> f32| lanes.iter().map(|(a, ..)| value(a)).collect();
+        let joints: Vec<u32> = lanes.iter().map(|&(_, j, _)| j).collect();
         let first = joints[0] as usize;
         let consecutive = (joints.iter().enumerate()).all(|(i, &j)| j as usize == first + i);
         MjLanes {
-            ctrl_column: acts[0].ctrl_column as usize,
+            ctrl_column: lanes[0].0.ctrl_column as usize,
             joint_rows: if consecutive {
                 first..first + joints.len()
             } else {
-                0..stage.num_joints
+                0..num_joints
             },
             gather: (!consecutive).then_some(joints),
             proto: MjActuator {
@@ -276,9 +320,7 @@ impl MjLanes {
             },
             slots: std::array::from_fn(|k| column(&|a| slot_values(a)[k])),
             act_step: column(&|a| a.act_step),
-            coef: (acts.iter())
-                .map(|a| stage.path[a.path_offset as usize].coef)
-                .collect(),
+            coef: lanes.iter().map(|&(.., coef)| coef).collect(),
             curve: [
                 column(&|a| a.length_lo),
                 column(&|a| a.length_hi),
@@ -368,34 +410,44 @@ impl MjLanes {
         for (((u, &lo), &hi), &mine) in ctrl.iter_mut().zip(lo).zip(hi).zip(mask) {
             let clamped = clip(*u, lo, hi);
             *u = if mine != 0 { clamped } else { *u };
-            wild |= u32::from(mine != 0 && clamped.abs() > MJ_MAX_CTRL);
+            // (No `&&`: its branch keeps the loop out of vector lanes.)
+            wild |= u32::from(mine != 0) & u32::from(clamped.abs() > MJ_MAX_CTRL);
         }
         wild
     }
 
     /// Clamps the controls of consecutive envs' rows `ctrl` (of table
     /// columns `at..`) for [`tile_passes`]' `passes`: each pass has every
-    /// column's own ranges, so where all read them from one source (the
-    /// table, or the compiled values) the first clamps them all; else each
-    /// clamps its own law's. Non-zero when a control is beyond MuJoCo's
-    /// bad-control bound.
+    /// actuator's own ranges, so where every column is an actuator's
+    /// (`whole`) and all read them from one source (the table, or the
+    /// compiled values) the first clamps them all; else each clamps its own
+    /// law's. Non-zero when a control is beyond MuJoCo's bad-control bound.
+    /// In the widest vectors the CPU has.
     #[inline(always)]
     pub(super) fn clamp_tile(
         passes: &[MjLanes],
+        whole: bool,
         ctrl: &mut [f32],
         table: Option<&MjTable<'_>>,
         at: usize,
     ) -> u32 {
         let source = |lanes: &MjLanes| lanes.proto.flags & MJ_TABLE_PARAMS;
-        if passes
-            .iter()
-            .all(|lanes| source(lanes) == source(&passes[0]))
-        {
-            return passes[0].clamp_controls(ctrl, table, at, false);
-        }
-        (passes.iter()).fold(0, |wild, lanes| {
-            wild | lanes.clamp_controls(ctrl, table, at, true)
-        })
+        let one = whole && (passes.iter()).all(|lanes| source(lanes) == source(&passes[0]));
+        crate::simd::widest(
+            #[inline(always)]
+            || match one {
+                true => passes[0].clamp_controls(ctrl, table, at, false),
+                false => {
+                    // (A loop, not a `fold`, whose closure the compiler
+                    // leaves outside this vector form.)
+                    let mut wild = 0;
+                    for lanes in passes {
+                        wild |= lanes.clamp_controls(ctrl, table, at, true);
+                    }
+                    wild
+                }
+            },
+        )
     }
 
     /// Their forces, as [`MjStage`]'s one-actuator loop computes them, for

@@ -109,17 +109,26 @@ pub struct MjStage {
     /// True when some actuator reads its gain and bias from the parameter
     /// table ([`MJ_TABLE_PARAMS`](crate::MJ_TABLE_PARAMS)).
     pub table_params: bool,
-    /// True when every member is a MuJoCo-law actuator (member `k` is
-    /// actuator `k`) on a one-entry path and no tendon range couples
-    /// them: each actuator's force then depends on its own column alone,
-    /// and [`MjStage::env_forces`] takes a single pass over them.
+    /// True when every member is on a one-entry path, no tendon range
+    /// couples them, and each law member drives a joint no other member
+    /// drives: each actuator's force then depends on its own column alone,
+    /// each law member's joint effort on its own value, and
+    /// [`MjStage::env_forces`] takes a single pass over the actuators.
     pub plain: bool,
     /// A [`MjStage::plain`] stage's actuators, in stretches computed a
     /// vector lane each or one at a time (empty when not plain).
     segments: Vec<MjSegment>,
+    /// A [`MjStage::plain`] stage's law members (MuJoCo 4's `dcmotor` and
+    /// `pid`), whose values reach their joints after the actuators'.
+    law_members: Vec<MjMember>,
     /// The passes of [`MjStage::tile_forces`] over [`MJ_TILE_ENVS`] envs'
     /// rows, one per law ([`tile_passes`]; empty when it does not tile).
     tiled: Vec<MjLanes>,
+    /// Where the tiled stage's actuators lie among the ctrl columns when
+    /// they are not all of them (the other columns' laws are not MuJoCo's,
+    /// or are law members): MuJoCo's bad-control guard reads and zeroes
+    /// these alone.
+    tiled_actuators: Option<Vec<bool>>,
 }
 
 /// Envs whose rows [`MjStage::tile_forces`] computes in one loop.
@@ -196,7 +205,9 @@ impl MjStage {
     pub(super) fn one_at_a_time(&mut self) {
         self.plain = false;
         self.segments.clear();
+        self.law_members.clear();
         self.tiled.clear();
+        self.tiled_actuators = None;
     }
 
     /// True when a step must run the stage: it computes forces, or a
@@ -273,22 +284,22 @@ impl MjStage {
         }
     }
 
-    /// True when [`MjStage::tile_forces`] computes the stage: actuators of
-    /// laws the vector lanes compute on every ctrl column, each on one
-    /// joint in any order, as many joints as ctrl columns, of at most four
-    /// laws (see [`MjStage::plain`]).
+    /// True when [`MjStage::tile_forces`] computes the stage: a
+    /// [`MjStage::plain`] stage whose actuators are of laws the vector
+    /// lanes compute, at most four, each on one joint in any order, with
+    /// as many joints as ctrl columns; the other columns' laws are not
+    /// MuJoCo's, or are law members.
     pub fn tiles(&self) -> bool {
         !self.tiled.is_empty()
     }
 
-    /// True when [`MjStage::tiles`] and the actuator of each ctrl column
-    /// `c` is on joint `index[c]`: the command's positions and velocities
+    /// True when [`MjStage::tiles`] and each actuator of ctrl column `c`
+    /// is on joint `index[c]`: the command's positions and velocities
     /// gathered into ctrl order by `index` then hold each actuator's own
     /// in its column ([`MjTileRows::ctrl_order`]), and the tiles need not
     /// gather them.
     pub fn tiles_in_ctrl_order(&self, index: &[u32]) -> bool {
         self.tiles()
-            && self.actuators.len() == index.len()
             && (self.actuators.iter()).all(|a| {
                 index.get(a.ctrl_column as usize) == Some(&self.path[a.path_offset as usize].column)
             })
@@ -339,12 +350,30 @@ impl MjStage {
         let len = ctrl.len();
         for start in (0..len).step_by(MJ_TILE_ENVS * nc) {
             let r = start..len.min(start + MJ_TILE_ENVS * nc);
-            if MjLanes::clamp_tile(passes, &mut ctrl[r.clone()], table.as_ref(), r.start) != 0 {
+            let own = self.tiled_actuators.as_deref();
+            if MjLanes::clamp_tile(
+                passes,
+                own.is_none(),
+                &mut ctrl[r.clone()],
+                table.as_ref(),
+                r.start,
+            ) != 0
+            {
                 // MuJoCo's guard: such an env's every control enters its
-                // law as 0.
+                // law as 0 (its actuators' controls: the other columns'
+                // values are not MuJoCo's).
                 for row in ctrl[r.clone()].chunks_exact_mut(nc) {
-                    if row.iter().any(|u| u.abs() > MJ_MAX_CTRL) {
-                        row.fill(0.0);
+                    match own {
+                        None if row.iter().any(|u| u.abs() > MJ_MAX_CTRL) => row.fill(0.0),
+                        None => {}
+                        Some(own) => {
+                            let mut mine = row.iter_mut().zip(own).filter(|(_, &a)| a);
+                            if mine.any(|(u, _)| u.abs() > MJ_MAX_CTRL) {
+                                for (u, _) in row.iter_mut().zip(own).filter(|(_, &a)| a) {
+                                    *u = 0.0;
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -360,6 +389,11 @@ impl MjStage {
                 act_dot: &mut act_dot[r.clone()],
             };
             MjLanes::passes(passes, false, rows, table.as_ref(), r.start);
+        }
+        if !self.law_members.is_empty() {
+            for (ctrl, effort) in ctrl.chunks_exact(nc).zip(effort.chunks_exact_mut(nc)) {
+                self.law_member_efforts(ctrl, effort);
+            }
         }
         if !self.joint_limits.is_empty() {
             for row in effort.chunks_exact_mut(nc) {
@@ -443,10 +477,23 @@ impl MjStage {
                 }
             }
         }
+        self.law_member_efforts(ctrl, effort);
         for &(j, [lo, hi]) in &self.joint_limits {
             effort[j as usize] = crate::kinds::clip(effort[j as usize], lo, hi);
         }
         next_finite
+    }
+
+    /// A [`MjStage::plain`] stage's law members' `moment·value` added to
+    /// one env's joint efforts `effort` from its ctrl row `ctrl`, as
+    /// [`MjStage::forces`] adds them: each drives a joint no other member
+    /// drives, so the order of the sums is theirs.
+    #[inline(always)]
+    fn law_member_efforts(&self, ctrl: &[f32], effort: &mut [f32]) {
+        for m in &self.law_members {
+            // A law member's ctrl is its effort already.
+            self.add_effort(m, 1.0, ctrl[m.ctrl_column as usize], effort);
+        }
     }
 
     /// One actuator of [`MjStage::plain_forces`] (`a` with the env's
@@ -772,13 +819,27 @@ pub(super) fn mj_stage(
             stage.joint_limits.push((j as u32, *range));
         }
     }
+    let joint_of = |m: &MjMember| stage.member_path(m)[0].column;
+    let shared = |m: &MjMember| {
+        (stage.members.iter()).any(|o| o.ctrl_column != m.ctrl_column && joint_of(o) == joint_of(m))
+    };
     stage.plain = stage.tendon_limits.is_empty()
-        && stage.members.len() == stage.actuators.len()
-        && (stage.members.iter().enumerate())
-            .all(|(k, m)| m.actuator == k as u32 && m.path_len == 1);
+        && (stage.members.iter()).all(|m| m.path_len == 1)
+        && (stage.members.iter()).all(|m| m.actuator != MJ_FROM_LAW || !shared(m));
     if stage.plain {
         stage.segments = segments(&stage);
+        stage.law_members = (stage.members.iter())
+            .filter(|m| m.actuator == MJ_FROM_LAW)
+            .copied()
+            .collect();
         stage.tiled = tile_passes(&stage, ctrl.len(), MJ_TILE_ENVS);
+        if !stage.tiled.is_empty() && stage.actuators.len() < ctrl.len() {
+            let mut own = vec![false; ctrl.len()];
+            for a in &stage.actuators {
+                own[a.ctrl_column as usize] = true;
+            }
+            stage.tiled_actuators = Some(own);
+        }
     }
     Ok(stage)
 }
