@@ -61,9 +61,10 @@ pub(super) struct MjLanes {
     /// table: once the step reads `dynprm[0]` there, each lane's step
     /// follows its env's time constant ([`MjActuator::with_params`]).
     exact: bool,
-    /// Where lanes of other laws lie among them ([`tile_passes`]): non-zero
-    /// for each lane of the prototype's law. The others are computed as if
-    /// theirs, and nothing of theirs is written.
+    /// Where lanes of other laws, or of columns without an actuator, lie
+    /// among them ([`tile_passes`]): non-zero for each lane of the
+    /// prototype's law. The others are computed as if theirs, and nothing
+    /// of theirs is written.
     mask: Option<Vec<u32>>,
 }
 
@@ -290,8 +291,9 @@ impl MjLanes {
         MjLanes::from_lanes(&lanes, stage.num_joints, law)
     }
 
-    /// The lanes of `lanes` (each an actuator on consecutive ctrl columns,
-    /// its joint among `num_joints` and its transmission coefficient), of
+    /// The lanes of `lanes` (each the actuator of one of consecutive ctrl
+    /// columns, or a stand-in for a column without one, its joint among
+    /// `num_joints` and its transmission coefficient), of
     /// the law of `law`: [`lane_law`]'s values and its other shared ones
     /// are `law`'s.
     fn from_lanes(

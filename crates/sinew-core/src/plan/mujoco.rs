@@ -367,8 +367,7 @@ impl MjStage {
                         None if row.iter().any(|u| u.abs() > MJ_MAX_CTRL) => row.fill(0.0),
                         None => {}
                         Some(own) => {
-                            let mut mine = row.iter_mut().zip(own).filter(|(_, &a)| a);
-                            if mine.any(|(u, _)| u.abs() > MJ_MAX_CTRL) {
+                            if (row.iter().zip(own)).any(|(u, &a)| a && u.abs() > MJ_MAX_CTRL) {
                                 for (u, _) in row.iter_mut().zip(own).filter(|(_, &a)| a) {
                                     *u = 0.0;
                                 }
