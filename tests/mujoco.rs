@@ -695,16 +695,24 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
 
 /// [`one_pass_matches_general_path`] for `groups`, as many actuators as
 /// `robot` has joints, each on one joint (`acts` names the groups whose
-/// activations it compares): tiled (40 envs: a partial tile, and blocks of 16 envs), and with a joint
-/// no actuator drives added to the robot (24 envs), which leaves the stage
-/// to run env by env.
+/// activations it compares): tiled (40 envs: a partial tile, and blocks of
+/// 16 envs); tiled with two joints no column drives added to the robot (40
+/// envs: joint rows wider than the ctrl rows); and with a site added to
+/// the robot (24 envs), which leaves the stage to run env by env.
 fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&str, usize)]) {
     let p = plan(robot, groups.clone(), 40, 0.002);
     assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, acts);
     let mut passive = robot.clone();
-    passive.joints.push("passive".into());
-    let p = plan(&passive, groups, 24, 0.002);
+    passive
+        .joints
+        .extend(["passive".into(), "passive_end".into()]);
+    let p = plan(&passive, groups.clone(), 40, 0.002);
+    assert!(p.mj().tiles());
+    one_pass_matches_general_path(&p, acts);
+    let mut site = robot.clone();
+    site.sites.push("tip".into());
+    let p = plan(&site, groups, 24, 0.002);
     assert!(p.mj().plain && !p.mj().tiles());
     one_pass_matches_general_path(&p, acts);
 }
@@ -1160,6 +1168,8 @@ fn filter_servo() -> MjGeneralCfg {
 fn one_pass_matches_general_path(p: &Plan, acts: &[(&str, usize)]) {
     use sinew::{Backend, CpuBackend};
     let (num_envs, nj, nc) = (p.num_envs(), p.num_targets(), p.num_ctrl());
+    // The last ctrl column's target (a joint some column reads).
+    let last = p.ctrl_columns().last().unwrap().cmd_column;
     let mut one_pass = CpuBackend::new(p.clone());
     let mut general = CpuBackend::new(p.clone().without_mj_lanes());
     let mut seed = 7u32;
@@ -1205,14 +1215,14 @@ fn one_pass_matches_general_path(p: &Plan, acts: &[(&str, usize)]) {
         cmd.velocity_target[wild] = 2e10;
         cmd.effort_target[wild] = 2e10;
         cmd.vel[((step + 5) % num_envs) * nj + 1] = f32::NAN;
-        cmd.pos[((step + 9) % num_envs) * nj + nj - 1] = f32::INFINITY;
+        cmd.pos[((step + 9) % num_envs) * nj + last] = f32::INFINITY;
         // ctrl, joint efforts, act_dot and the activations, per backend
         // (filled with different values, so a value not written differs).
         let mut out = [0.0f32, 1.0].map(|v| {
             let states: Vec<Vec<f32>> = acts.iter().map(|&(_, w)| vec![v; num_envs * w]).collect();
             (
                 vec![v; num_envs * nc],
-                vec![v; num_envs * nj],
+                vec![v; num_envs * p.mj().effort_width()],
                 vec![v; num_envs * nc],
                 states,
             )

@@ -691,8 +691,7 @@ impl CpuBackend {
             gather: &self.gather,
             tile_envs: self.tile_envs,
             mj_wide: self.mj_wide,
-            // The stage's rows line up with the command's and the ctrl's.
-            mj_tiled: plan.mj().tiles() && plan.learned().is_empty() && plan.num_targets() == nc,
+            mj_tiled: plan.mj().tiles() && plan.learned().is_empty(),
             learned_tiled: plan.learned().runs_by_rows(nc, plan.num_targets()),
             law_passes: self.law_passes.as_ref(),
         };
@@ -1830,7 +1829,7 @@ impl StepInputs<'_> {
                 self.learned_tile(e0, out);
             }
             if self.mj_tiled {
-                let effort = &mut rows.effort[local * nc..(local + n) * nc];
+                let effort = &mut rows.effort[local * effort_width..(local + n) * effort_width];
                 self.tile_stage(e0, out, effort, [g[3], g[4]]);
             }
             // After a tile's own stage, the per-env stages are only their
@@ -1838,7 +1837,7 @@ impl StepInputs<'_> {
             // third of the MuJoCo law's step), env by env only when that
             // finds something.
             let effort: &[f32] = match self.mj_tiled {
-                true => &rows.effort[local * nc..(local + n) * nc],
+                true => &rows.effort[local * effort_width..(local + n) * effort_width],
                 false => &[],
             };
             // (Without per-env stages, an env's are its checks alone.)
@@ -2043,17 +2042,20 @@ impl StepInputs<'_> {
         let ctrl_order = self.gather.mj_ctrl_order;
         // SAFETY: these envs' rows are touched by this thread alone; the
         // three spans are rows of three tables.
+        // The command's rows of the same envs (of every joint).
+        let t = self.plan.num_targets();
+        let cmd = e0 * t..e0 * t + len / nc * t;
         let rows = unsafe {
             MjTileRows {
                 ctrl,
                 effort,
                 pos: match ctrl_order {
                     true => tile[0],
-                    false => &self.cmd[3][at..at + len],
+                    false => &self.cmd[3][cmd.clone()],
                 },
                 vel: match ctrl_order {
                     true => tile[1],
-                    false => &self.cmd[4][at..at + len],
+                    false => &self.cmd[4][cmd],
                 },
                 ctrl_order,
                 act: self.state.span(MJ_ACT_SLOT, at, len),

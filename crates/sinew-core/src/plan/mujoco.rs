@@ -124,6 +124,9 @@ pub struct MjStage {
     /// The passes of [`MjStage::tile_forces`] over [`MJ_TILE_ENVS`] envs'
     /// rows, one per law ([`tile_passes`]; empty when it does not tile).
     tiled: Vec<MjLanes>,
+    /// The width of the ctrl rows [`MjStage::tile_forces`] reads (the
+    /// joint rows are [`MjStage::num_joints`] wide, as wide or wider).
+    num_ctrl: usize,
     /// Where the tiled stage's actuators lie among the ctrl columns when
     /// they are not all of them (the other columns' laws are not MuJoCo's,
     /// or are law members): MuJoCo's bad-control guard reads and zeroes
@@ -136,7 +139,8 @@ const MJ_TILE_ENVS: usize = 16;
 
 /// The rows the MuJoCo stage's vector lanes read and write: for
 /// [`MjStage::tile_forces`], consecutive envs' rows back to back,
-/// `num_ctrl` values per env.
+/// `num_ctrl` values per env (the joint efforts, and the positions and
+/// velocities unless in ctrl order, `num_joints`).
 pub struct MjTileRows<'r> {
     /// The forwarded controls on entry, the actuator forces on exit.
     pub ctrl: &'r mut [f32],
@@ -287,8 +291,8 @@ impl MjStage {
     /// True when [`MjStage::tile_forces`] computes the stage: a
     /// [`MjStage::plain`] stage whose actuators are of laws the vector
     /// lanes compute, at most four, each on one joint in any order, with
-    /// as many joints as ctrl columns; the other columns' laws are not
-    /// MuJoCo's, or are law members.
+    /// at least as many joints as ctrl columns and no other targets; the
+    /// other columns' laws are not MuJoCo's, or are law members.
     pub fn tiles(&self) -> bool {
         !self.tiled.is_empty()
     }
@@ -336,7 +340,7 @@ impl MjStage {
         let passes = &self.tiled[..];
         assert!(!passes.is_empty(), "a stage that tiles");
         let table = self.table::<WIDE>(param);
-        let nc = self.num_joints;
+        let (nc, nj) = (self.num_ctrl, self.num_joints);
         let MjTileRows {
             ctrl,
             effort,
@@ -350,6 +354,10 @@ impl MjStage {
         let len = ctrl.len();
         for start in (0..len).step_by(MJ_TILE_ENVS * nc) {
             let r = start..len.min(start + MJ_TILE_ENVS * nc);
+            // The same envs' joint rows, and rows of positions and
+            // velocities (in ctrl order, or of every joint).
+            let rj = r.start / nc * nj..r.end / nc * nj;
+            let rp = if ctrl_order { r.clone() } else { rj.clone() };
             let own = self.tiled_actuators.as_deref();
             if MjLanes::clamp_tile(
                 passes,
@@ -365,23 +373,23 @@ impl MjStage {
                 for row in ctrl[r.clone()].chunks_exact_mut(nc) {
                     match own {
                         None if row.iter().any(|u| u.abs() > MJ_MAX_CTRL) => row.fill(0.0),
-                        None => {}
-                        Some(own) => {
-                            if (row.iter().zip(own)).any(|(u, &a)| a && u.abs() > MJ_MAX_CTRL) {
-                                for (u, _) in row.iter_mut().zip(own).filter(|(_, &a)| a) {
-                                    *u = 0.0;
-                                }
+                        Some(own)
+                            if (row.iter().zip(own)).any(|(u, &a)| a && u.abs() > MJ_MAX_CTRL) =>
+                        {
+                            for (u, _) in row.iter_mut().zip(own).filter(|(_, &a)| a) {
+                                *u = 0.0;
                             }
                         }
+                        _ => {}
                     }
                 }
             }
-            effort[r.clone()].fill(0.0);
+            effort[rj.clone()].fill(0.0);
             let rows = MjTileRows {
                 ctrl: &mut ctrl[r.clone()],
-                effort: &mut effort[r.clone()],
-                pos: &pos[r.clone()],
-                vel: &vel[r.clone()],
+                effort: &mut effort[rj],
+                pos: &pos[rp.clone()],
+                vel: &vel[rp],
                 ctrl_order,
                 act: &act[r.clone()],
                 act_next: &mut act_next[r.clone()],
@@ -390,12 +398,12 @@ impl MjStage {
             MjLanes::passes(passes, false, rows, table.as_ref(), r.start);
         }
         if !self.law_members.is_empty() {
-            for (ctrl, effort) in ctrl.chunks_exact(nc).zip(effort.chunks_exact_mut(nc)) {
+            for (ctrl, effort) in ctrl.chunks_exact(nc).zip(effort.chunks_exact_mut(nj)) {
                 self.law_member_efforts(ctrl, effort);
             }
         }
         if !self.joint_limits.is_empty() {
-            for row in effort.chunks_exact_mut(nc) {
+            for row in effort.chunks_exact_mut(nj) {
                 for &(j, [lo, hi]) in &self.joint_limits {
                     row[j as usize] = crate::kinds::clip(row[j as usize], lo, hi);
                 }
@@ -731,6 +739,7 @@ pub(super) fn mj_stage(
 ) -> Result<MjStage, Error> {
     let mut stage = MjStage {
         num_joints: robot.joints.len(),
+        num_ctrl: ctrl.len(),
         ..MjStage::default()
     };
     let mut on_tendon: Vec<(String, u32)> = Vec::new();
@@ -831,7 +840,12 @@ pub(super) fn mj_stage(
             .filter(|m| m.actuator == MJ_FROM_LAW)
             .copied()
             .collect();
-        stage.tiled = tile_passes(&stage, ctrl.len(), MJ_TILE_ENVS);
+        // The tile reads the command's rows of positions and velocities
+        // where it writes its rows of joint efforts: so they must line up
+        // (no tendon or site target).
+        if robot.num_targets() == stage.num_joints {
+            stage.tiled = tile_passes(&stage, ctrl.len(), MJ_TILE_ENVS);
+        }
         if !stage.tiled.is_empty() && stage.actuators.len() < ctrl.len() {
             let mut own = vec![false; ctrl.len()];
             for a in &stage.actuators {
