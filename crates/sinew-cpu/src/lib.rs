@@ -2040,11 +2040,11 @@ impl StepInputs<'_> {
         let plane = self.plan.num_envs() * nc;
         let mj = self.plan.mj();
         let ctrl_order = self.gather.mj_ctrl_order;
-        // SAFETY: these envs' rows are touched by this thread alone; the
-        // three spans are rows of three tables.
         // The command's rows of the same envs (of every joint).
         let t = self.plan.num_targets();
         let cmd = e0 * t..e0 * t + len / nc * t;
+        // SAFETY: these envs' rows are touched by this thread alone; the
+        // three spans are rows of three tables.
         let rows = unsafe {
             MjTileRows {
                 ctrl,
