@@ -208,6 +208,13 @@ impl MjSegment {
 /// The most laws a tile of envs runs a pass of each over its whole rows.
 const MJ_TILE_LAWS: usize = 4;
 
+/// Actuator `a` as a lane of [`MjLanes::from_lanes`]: itself, its joint
+/// and its transmission coefficient.
+fn lane(stage: &MjStage, a: &MjActuator) -> (MjActuator, u32, f32) {
+    let e = stage.path[a.path_offset as usize];
+    (*a, e.column, e.coef)
+}
+
 /// The passes of [`MjStage::tile_forces`] over the rows of `envs`
 /// consecutive envs of a [`MjStage::plain`] stage whose ctrl rows are
 /// `num_ctrl` wide: one [`MjLanes::repeated`] over every column per law
@@ -215,11 +222,11 @@ const MJ_TILE_LAWS: usize = 4;
 /// ([`MjLanes::mask`]), and clamping its own controls (from the parameter
 /// table or the compiled ranges, as its law's actuators read them). A
 /// column without an actuator (a law not MuJoCo's, or a law member) is a
-/// lane of no law's, computed with the law's values on its own joint and
-/// written by none (even one actuator among 29 columns takes fewer
-/// instructions so than env by env). None (empty) unless every actuator is
-/// one the lanes compute, on one of as many joints as ctrl columns, and the
-/// lanes gather within [`MJ_GATHER_LANES`].
+/// lane of no law's, computed with the law's values and written by none
+/// (even one actuator among 29 columns takes fewer instructions so than env
+/// by env). None (empty) unless every actuator is one the lanes compute, on
+/// one of at least as many joints as ctrl columns, and the lanes gather
+/// within [`MJ_GATHER_LANES`].
 pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<MjLanes> {
     let acts = &stage.actuators;
     let joint = |a: &MjActuator| stage.path[a.path_offset as usize].column as usize;
@@ -242,16 +249,16 @@ pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<
         by_column[a.ctrl_column as usize] = Some(a);
     }
     let whole = acts.len() == num_ctrl;
+    // Rows of joints wider than the ctrl rows (joints no column drives)
+    // are reached through the gather.
+    let gather = stage.num_joints > num_ctrl;
     let passes: Vec<MjLanes> = (laws.iter())
         .map(|&law| {
-            // A column without an actuator: the law's, on its own joint.
+            // A column without an actuator: the law's, on joint `c` (any
+            // joint would do: it writes nothing, and adds 0 to its effort).
             let lanes: Vec<(MjActuator, u32, f32)> = (by_column.iter().enumerate())
                 .map(|(c, a)| match a {
-                    Some(a) => (
-                        **a,
-                        joint(a) as u32,
-                        stage.path[a.path_offset as usize].coef,
-                    ),
+                    Some(a) => lane(stage, a),
                     None => (
                         MjActuator {
                             ctrl_column: c as u32,
@@ -262,9 +269,6 @@ pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<
                     ),
                 })
                 .collect();
-            // Rows of joints wider than the ctrl rows (joints no column
-            // drives) are reached through the gather.
-            let gather = stage.num_joints > num_ctrl;
             let mut lanes = MjLanes::from_lanes(&lanes, stage.num_joints, law, gather);
             if laws.len() > 1 || !whole {
                 let own = (by_column.iter())
@@ -286,10 +290,7 @@ impl MjLanes {
     /// them): [`lane_law`]'s values and its other shared ones are `law`'s.
     fn new(stage: &MjStage, range: Range<usize>, law: &MjActuator) -> MjLanes {
         let lanes: Vec<(MjActuator, u32, f32)> = (stage.actuators[range].iter())
-            .map(|a| {
-                let e = stage.path[a.path_offset as usize];
-                (*a, e.column, e.coef)
-            })
+            .map(|a| lane(stage, a))
             .collect();
         MjLanes::from_lanes(&lanes, stage.num_joints, law, false)
     }

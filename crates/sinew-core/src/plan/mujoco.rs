@@ -352,13 +352,13 @@ impl MjStage {
             act_dot,
         } = rows;
         let len = ctrl.len();
+        let own = self.tiled_actuators.as_deref();
         for start in (0..len).step_by(MJ_TILE_ENVS * nc) {
             let r = start..len.min(start + MJ_TILE_ENVS * nc);
             // The same envs' joint rows, and rows of positions and
             // velocities (in ctrl order, or of every joint).
             let rj = r.start / nc * nj..r.end / nc * nj;
             let rp = if ctrl_order { r.clone() } else { rj.clone() };
-            let own = self.tiled_actuators.as_deref();
             if MjLanes::clamp_tile(
                 passes,
                 own.is_none(),
