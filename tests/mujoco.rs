@@ -695,14 +695,25 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
 
 /// [`one_pass_matches_general_path`] for `groups`, as many actuators as
 /// `robot` has joints, each on one joint (`acts` names the groups whose
-/// activations it compares): tiled (40 envs: a partial tile, and blocks of
-/// 16 envs); tiled with two joints no column drives added to the robot (40
-/// envs: joint rows wider than the ctrl rows); and with a site added to
-/// the robot (24 envs), which leaves the stage to run env by env.
+/// activations it compares), in five forms: tiled (40 envs: a partial
+/// tile, and blocks of 16 envs); tiled with two joints no column drives
+/// added to the robot (joint rows wider than the ctrl rows); tiled with a
+/// tendon and a site no column drives (command rows wider than the joint
+/// rows: the lanes read the command gathered into ctrl order); tiled with
+/// actuators the tile computes one at a time after its passes (on a tendon
+/// of two joints of its own, on a site, and a `dcmotor` with an electrical
+/// time constant on a joint of its own; the first before the others' columns, then a position
+/// servo on a joint of its own); and env by env (24
+/// envs), with an actuator on a tendon that shares the first actuator's
+/// joint, and with one on a tendon of one joint (in lanes, but not on its
+/// column's target, where the lanes read the command in ctrl order).
 fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&str, usize)]) {
     let p = plan(robot, groups.clone(), 40, 0.002);
     assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, acts);
+    // The first actuator's joint.
+    let mj = p.mj();
+    let first = &robot.joints[mj.path_of(&mj.actuators[0])[0].column as usize];
     let mut passive = robot.clone();
     passive
         .joints
@@ -710,9 +721,86 @@ fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&
     let p = plan(&passive, groups.clone(), 40, 0.002);
     assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, acts);
-    let mut site = robot.clone();
-    site.sites.push("tip".into());
-    let p = plan(&site, groups, 24, 0.002);
+    let mut targets = robot.clone();
+    targets.tendons.push("t".into());
+    targets.sites.push("tip".into());
+    targets.fixed_tendons.push(FixedTendon {
+        name: "t".into(),
+        joints: vec![("j0".into(), 0.5), ("j1".into(), -0.5)],
+        actuator_force_range: None,
+    });
+    let p = plan(&targets, groups.clone(), 40, 0.002);
+    assert!(p.mj().tiles());
+    one_pass_matches_general_path(&p, acts);
+    // (No control range: its wild controls reach MuJoCo's guard.)
+    let grip = MjGeneralCfg {
+        ctrl_range: None,
+        ..filter_servo()
+    };
+    // (A control range no lane's holds.)
+    let thrust = MjGeneralCfg {
+        ctrl_range: Some([0.2, 3.0]),
+        ..MjGeneralCfg::motor().with_gear(2.0)
+    };
+    let mut apart = robot.clone();
+    apart
+        .joints
+        .extend(["f1".into(), "f2".into(), "d".into(), "r".into()]);
+    apart.tendons.push("split".into());
+    apart.sites.push("tip".into());
+    apart.fixed_tendons.push(FixedTendon {
+        name: "split".into(),
+        joints: vec![("f1".into(), 0.5), ("f2".into(), -0.7)],
+        actuator_force_range: None,
+    });
+    // (The first pass's law with a control range, which is not the
+    // others' to clamp: most layouts' law.)
+    let ranged = MjGeneralCfg {
+        ctrl_range: Some([-1.0, 1.0]),
+        ..timeconst_servo(20.0, 0.05)
+    };
+    let mut each = vec![
+        GroupCfg::new("grip", ["split"], grip).with_transmission(Transmission::Tendon),
+        GroupCfg::new("ranged", ["r"], ranged),
+    ];
+    each.extend(groups.iter().cloned());
+    each.push(GroupCfg::new("thrust", ["tip"], thrust).with_transmission(Transmission::Site));
+    // (A `dcmotor` with an electrical time constant: a law outside lanes.)
+    let coil = MjGeneralCfg {
+        dyn_type: DynType::Filter,
+        dynprm: prm10(&[0.01]),
+        ..cogging_dcmotor()
+    };
+    each.push(GroupCfg::new("coil", ["d"], coil));
+    let p = plan(&apart, each, 40, 0.002);
+    assert!(p.mj().tiles());
+    let mut each_acts = vec![("grip", 1), ("ranged", 1), ("coil", 1)];
+    each_acts.extend(acts);
+    one_pass_matches_general_path(&p, &each_acts);
+    let mut shared = robot.clone();
+    shared.joints.push("g".into());
+    shared.tendons.push("couple".into());
+    shared.fixed_tendons.push(FixedTendon {
+        name: "couple".into(),
+        joints: vec![("g".into(), 1.5), (first.clone(), 0.5)],
+        actuator_force_range: None,
+    });
+    let mut coupled = groups.clone();
+    coupled.push(GroupCfg::new("couple", ["couple"], grip).with_transmission(Transmission::Tendon));
+    let p = plan(&shared, coupled, 24, 0.002);
+    assert!(p.mj().plain && !p.mj().tiles());
+    one_pass_matches_general_path(&p, acts);
+    let mut solo = robot.clone();
+    solo.joints.push("h".into());
+    solo.tendons.push("solo".into());
+    solo.fixed_tendons.push(FixedTendon {
+        name: "solo".into(),
+        joints: vec![("h".into(), -2.0)],
+        actuator_force_range: None,
+    });
+    let mut single = groups;
+    single.push(GroupCfg::new("solo", ["solo"], grip).with_transmission(Transmission::Tendon));
+    let p = plan(&solo, single, 24, 0.002);
     assert!(p.mj().plain && !p.mj().tiles());
     one_pass_matches_general_path(&p, acts);
 }
@@ -1168,7 +1256,9 @@ fn filter_servo() -> MjGeneralCfg {
 fn one_pass_matches_general_path(p: &Plan, acts: &[(&str, usize)]) {
     use sinew::{Backend, CpuBackend};
     let (num_envs, nj, nc) = (p.num_envs(), p.num_targets(), p.num_ctrl());
-    // The last ctrl column's target (a joint some column reads).
+    // The first and last ctrl columns' targets (the last a joint some
+    // column reads).
+    let first = p.ctrl_columns()[0].cmd_column;
     let last = p.ctrl_columns().last().unwrap().cmd_column;
     let mut one_pass = CpuBackend::new(p.clone());
     let mut general = CpuBackend::new(p.clone().without_mj_lanes());
@@ -1211,9 +1301,13 @@ fn one_pass_matches_general_path(p: &Plan, acts: &[(&str, usize)]) {
         // MuJoCo's guard, whichever target a column reads (column 2 has no
         // control range).
         let wild = (step % num_envs) * nj + 2;
-        cmd.position_target[wild] = 2e10;
-        cmd.velocity_target[wild] = 2e10;
-        cmd.effort_target[wild] = 2e10;
+        // And at the first ctrl column's target, in another env.
+        let first = ((step + 3) % num_envs) * nj + first;
+        for wild in [wild, first] {
+            cmd.position_target[wild] = 2e10;
+            cmd.velocity_target[wild] = 2e10;
+            cmd.effort_target[wild] = 2e10;
+        }
         cmd.vel[((step + 5) % num_envs) * nj + 1] = f32::NAN;
         cmd.pos[((step + 9) % num_envs) * nj + last] = f32::INFINITY;
         // ctrl, joint efforts, act_dot and the activations, per backend

@@ -275,8 +275,9 @@ struct Gather {
     /// from their delayed frames alone. (Delayed targets always fill the
     /// tile.)
     copied: [bool; 5],
-    /// True when a tile's positions and velocities, gathered into ctrl
-    /// order (`index`), are the tiled MuJoCo stage's own
+    /// True when a tile's positions and velocities, in ctrl order
+    /// (gathered by `index`, or the command's own rows), are the tiled
+    /// MuJoCo stage's own
     /// ([`MjStage::tiles_in_ctrl_order`](sinew_core::plan::MjStage::tiles_in_ctrl_order)).
     mj_ctrl_order: bool,
 }
@@ -338,7 +339,8 @@ impl Gather {
         let full = identity && covered == columns.len();
         let index: Option<Vec<u32>> = (!identity).then(cmd_columns);
         Gather {
-            mj_ctrl_order: (index.as_deref()).is_some_and(|i| plan.mj().tiles_in_ctrl_order(i)),
+            // (A scattered tile's rows are in command order.)
+            mj_ctrl_order: !scatter && plan.mj().tiles_in_ctrl_order(&cmd_columns()),
             index,
             scatter: scatter.then(cmd_columns),
             pieces,
@@ -2040,23 +2042,18 @@ impl StepInputs<'_> {
         let plane = self.plan.num_envs() * nc;
         let mj = self.plan.mj();
         let ctrl_order = self.gather.mj_ctrl_order;
-        // The command's rows of the same envs (of every joint).
+        // The command's rows of the same envs (of every target).
         let t = self.plan.num_targets();
         let cmd = e0 * t..e0 * t + len / nc * t;
+        let cmd = [&self.cmd[3][cmd.clone()], &self.cmd[4][cmd]];
         // SAFETY: these envs' rows are touched by this thread alone; the
         // three spans are rows of three tables.
         let rows = unsafe {
             MjTileRows {
                 ctrl,
                 effort,
-                pos: match ctrl_order {
-                    true => tile[0],
-                    false => &self.cmd[3][cmd.clone()],
-                },
-                vel: match ctrl_order {
-                    true => tile[1],
-                    false => &self.cmd[4][cmd],
-                },
+                pos: if ctrl_order { tile[0] } else { cmd[0] },
+                vel: if ctrl_order { tile[1] } else { cmd[1] },
                 ctrl_order,
                 act: self.state.span(MJ_ACT_SLOT, at, len),
                 act_next: self.next.span_mut(MJ_ACT_SLOT, at, len),
@@ -2065,6 +2062,7 @@ impl StepInputs<'_> {
         };
         mj.tile_forces(
             rows,
+            cmd,
             |slot| &self.params[slot * plane + at..][..len],
             self.mj_wide,
         );

@@ -140,15 +140,19 @@ fn is_dc_motor(a: &MjActuator) -> bool {
     has_types(a, DynType::None, GainType::DcMotor, BiasType::DcMotor)
 }
 
-/// True when the lane loop computes this actuator's law: a muscle, a
-/// `dcmotor` without dynamics, or `none`, `integrator` or `filter`
-/// dynamics with a fixed or affine gain and no or an affine bias.
-fn in_lanes(a: &MjActuator) -> bool {
-    is_muscle(a)
-        || is_dc_motor(a)
-        || (lane_dyn(a).is_some_and(|d| d != DynType::Muscle as u32)
-            && [GainType::Fixed as u32, GainType::Affine as u32].contains(&a.gain_type)
-            && [BiasType::None as u32, BiasType::Affine as u32].contains(&a.bias_type))
+/// True when the lane loop computes this actuator of `stage`: on one
+/// joint (a path of one entry, a joint's), and a muscle, a `dcmotor`
+/// without dynamics, or of `none`, `integrator` or `filter` dynamics with a
+/// fixed or affine gain and no or an affine bias.
+pub(super) fn in_lanes(stage: &MjStage, a: &MjActuator) -> bool {
+    let on_joint =
+        a.path_len == 1 && (stage.path[a.path_offset as usize].column as usize) < stage.num_joints;
+    on_joint
+        && (is_muscle(a)
+            || is_dc_motor(a)
+            || (lane_dyn(a).is_some_and(|d| d != DynType::Muscle as u32)
+                && [GainType::Fixed as u32, GainType::Affine as u32].contains(&a.gain_type)
+                && [BiasType::None as u32, BiasType::Affine as u32].contains(&a.bias_type)))
 }
 
 /// The flags lanes must share.
@@ -161,23 +165,21 @@ const MJ_GATHER_LANES: usize = 512;
 /// A [`MjStage::plain`] stage's actuators as segments.
 pub(super) fn segments(stage: &MjStage) -> Vec<MjSegment> {
     let acts = &stage.actuators;
-    let joint = |k: usize| stage.path[acts[k].path_offset as usize].column as usize;
     // The next actuator joins the stretch `first..k` when it computes the
     // same law on the next ctrl column (on any joint).
     let joins = |first: usize, k: usize| {
         let (a, b) = (&acts[first], &acts[k]);
         let d = k - first;
-        in_lanes(b)
+        in_lanes(stage, b)
             && lane_law(a) == lane_law(b)
             && b.ctrl_column as usize == a.ctrl_column as usize + d
-            && joint(k) < stage.num_joints
             && d < MJ_GATHER_LANES
     };
     let mut out = Vec::new();
     let mut k = 0;
     while k < acts.len() {
         let first = k;
-        if in_lanes(&acts[k]) && joint(k) < stage.num_joints {
+        if in_lanes(stage, &acts[k]) {
             k += 1;
             while k < acts.len() && joins(first, k) {
                 k += 1;
@@ -224,28 +226,28 @@ fn lane(stage: &MjStage, a: &MjActuator) -> (MjActuator, u32, f32) {
 /// column without an actuator (a law not MuJoCo's, or a law member) is a
 /// lane of no law's, computed with the law's values and written by none
 /// (even one actuator among 29 columns takes fewer instructions so than env
-/// by env). None (empty) unless every actuator is one the lanes compute, on
-/// one of at least as many joints as ctrl columns, and the lanes gather
-/// within [`MJ_GATHER_LANES`].
+/// by env); so is the column of an actuator the lanes do not compute (the
+/// caller computes those one at a time). None (empty) without an actuator
+/// the lanes compute, with more than [`MJ_TILE_LAWS`] laws or more ctrl
+/// columns than joints, or unless the lanes gather within
+/// [`MJ_GATHER_LANES`].
 pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<MjLanes> {
-    let acts = &stage.actuators;
-    let joint = |a: &MjActuator| stage.path[a.path_offset as usize].column as usize;
+    let acts: Vec<&MjActuator> = (stage.actuators.iter())
+        .filter(|a| in_lanes(stage, a))
+        .collect();
     let mut laws: Vec<&MjActuator> = Vec::new();
-    for a in acts {
+    for &a in &acts {
         if !laws.iter().any(|l| lane_law(l) == lane_law(a)) {
             laws.push(a);
         }
     }
-    let tiles = !acts.is_empty()
-        && stage.num_joints >= num_ctrl
-        && (acts.iter()).all(|a| in_lanes(a) && joint(a) < stage.num_joints)
-        && laws.len() <= MJ_TILE_LAWS;
+    let tiles = !acts.is_empty() && stage.num_joints >= num_ctrl && laws.len() <= MJ_TILE_LAWS;
     if !tiles {
         return Vec::new();
     }
-    // Each column's actuator, if it has one.
+    // Each column's actuator in lanes, if it has one.
     let mut by_column: Vec<Option<&MjActuator>> = vec![None; num_ctrl];
-    for a in acts {
+    for &a in &acts {
         by_column[a.ctrl_column as usize] = Some(a);
     }
     let whole = acts.len() == num_ctrl;

@@ -1,7 +1,7 @@
 //! The MuJoCo stage of a plan: MuJoCo-law columns compiled into
 //! [`MjActuator`]s with their transmission paths and force ranges.
 
-use super::mj_lanes::{segments, tile_passes, MjLanes, MjSegment};
+use super::mj_lanes::{in_lanes, segments, tile_passes, MjLanes, MjSegment};
 use super::*;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -109,10 +109,10 @@ pub struct MjStage {
     /// True when some actuator reads its gain and bias from the parameter
     /// table ([`MJ_TABLE_PARAMS`](crate::MJ_TABLE_PARAMS)).
     pub table_params: bool,
-    /// True when every member is on a one-entry path, no tendon range
-    /// couples them, and each law member drives a joint no other member
-    /// drives: each actuator's force then depends on its own column alone,
-    /// each law member's joint effort on its own value, and
+    /// True when no tendon range couples the members and no other
+    /// member's path reaches a law member's joints: each actuator's force
+    /// then depends on its own column (and its path's joints) alone, each
+    /// law member's joint effort on its own value, and
     /// [`MjStage::env_forces`] takes a single pass over the actuators.
     pub plain: bool,
     /// A [`MjStage::plain`] stage's actuators, in stretches computed a
@@ -124,9 +124,17 @@ pub struct MjStage {
     /// The passes of [`MjStage::tile_forces`] over [`MJ_TILE_ENVS`] envs'
     /// rows, one per law ([`tile_passes`]; empty when it does not tile).
     tiled: Vec<MjLanes>,
+    /// The actuators [`MjStage::tile_forces`] computes one at a time after
+    /// its passes (those not in vector lanes: on a tendon of several
+    /// joints, on a site, or of a law the lanes do not compute), by index
+    /// in [`MjStage::actuators`]; no other member's path reaches their
+    /// joints.
+    tile_each: Vec<usize>,
     /// The width of the ctrl rows [`MjStage::tile_forces`] reads (the
     /// joint rows are [`MjStage::num_joints`] wide, as wide or wider).
     num_ctrl: usize,
+    /// The width of the command's rows: the robot's targets.
+    num_targets: usize,
     /// Where the tiled stage's actuators lie among the ctrl columns when
     /// they are not all of them (the other columns' laws are not MuJoCo's,
     /// or are law members): MuJoCo's bad-control guard reads and zeroes
@@ -211,6 +219,7 @@ impl MjStage {
         self.segments.clear();
         self.law_members.clear();
         self.tiled.clear();
+        self.tile_each.clear();
         self.tiled_actuators = None;
     }
 
@@ -289,44 +298,54 @@ impl MjStage {
     }
 
     /// True when [`MjStage::tile_forces`] computes the stage: a
-    /// [`MjStage::plain`] stage whose actuators are of laws the vector
-    /// lanes compute, at most four, each on one joint in any order, with
-    /// at least as many joints as ctrl columns and no other targets; the
-    /// other columns' laws are not MuJoCo's, or are law members.
+    /// [`MjStage::plain`] stage with actuators of laws the vector lanes
+    /// compute, at most four, each on one joint in any order, and at least
+    /// as many joints as ctrl columns; its other actuators (on tendons of
+    /// several joints, on sites, of other laws) reach joints no other
+    /// member's path reaches; where the robot has tendons or sites, each
+    /// actuator in lanes is on its ctrl column's target. The other columns'
+    /// laws are not MuJoCo's, or are law members.
     pub fn tiles(&self) -> bool {
         !self.tiled.is_empty()
     }
 
-    /// True when [`MjStage::tiles`] and each actuator of ctrl column `c`
-    /// is on joint `index[c]`: the command's positions and velocities
-    /// gathered into ctrl order by `index` then hold each actuator's own
-    /// in its column ([`MjTileRows::ctrl_order`]), and the tiles need not
-    /// gather them.
+    /// True when [`MjStage::tiles`] and each actuator in vector lanes of
+    /// ctrl column `c` is on joint `index[c]`: the command's positions and
+    /// velocities gathered into ctrl order by `index` then hold each one's
+    /// own in its column ([`MjTileRows::ctrl_order`]), and the tiles need
+    /// not gather them. Always so where the robot has tendons or sites
+    /// (`index` being the ctrl columns' targets).
     pub fn tiles_in_ctrl_order(&self, index: &[u32]) -> bool {
         self.tiles()
             && (self.actuators.iter()).all(|a| {
-                index.get(a.ctrl_column as usize) == Some(&self.path[a.path_offset as usize].column)
+                !in_lanes(self, a)
+                    || index.get(a.ctrl_column as usize)
+                        == Some(&self.path[a.path_offset as usize].column)
             })
     }
 
     /// [`MjStage::env_forces`] for consecutive envs at once when
-    /// [`MjStage::tiles`]: `rows` are their rows, `param(slot)` their rows
-    /// of parameter slot `slot`. Writes what `env_forces` writes for each
+    /// [`MjStage::tiles`]: `rows` are their rows, `cmd` their command rows
+    /// of positions and velocities (every target's; `rows.pos` and
+    /// `rows.vel` are these unless in ctrl order, which they must be where
+    /// the robot has tendons or sites), `param(slot)` their rows of
+    /// parameter slot `slot`. Writes what `env_forces` writes for each
     /// env, in the same bits; where `env_forces` would return false, some
     /// value of the env's row of `rows.act_next` is not finite.
     ///
     /// # Panics
-    /// When the stage does not tile.
+    /// When the stage does not tile, or the rows are not as above.
     pub fn tile_forces<'p>(
         &self,
         rows: MjTileRows<'_>,
+        cmd: [&[f32]; 2],
         param: impl Fn(usize) -> &'p [f32],
         wide: bool,
     ) {
         if wide {
-            self.tile_forces_as::<true>(rows, param);
+            self.tile_forces_as::<true>(rows, cmd, param);
         } else {
-            self.tile_forces_as::<false>(rows, param);
+            self.tile_forces_as::<false>(rows, cmd, param);
         }
     }
 
@@ -334,13 +353,14 @@ impl MjStage {
     fn tile_forces_as<'p, const WIDE: bool>(
         &self,
         rows: MjTileRows<'_>,
+        cmd: [&[f32]; 2],
         param: impl Fn(usize) -> &'p [f32],
     ) {
-        use crate::kinds::MJ_MAX_CTRL;
+        use crate::kinds::{mj_ctrl, MJ_MAX_CTRL};
         let passes = &self.tiled[..];
         assert!(!passes.is_empty(), "a stage that tiles");
         let table = self.table::<WIDE>(param);
-        let (nc, nj) = (self.num_ctrl, self.num_joints);
+        let (nc, nj, nt) = (self.num_ctrl, self.num_joints, self.num_targets);
         let MjTileRows {
             ctrl,
             effort,
@@ -352,6 +372,18 @@ impl MjStage {
             act_dot,
         } = rows;
         let len = ctrl.len();
+        let envs = len / nc;
+        assert!(cmd.iter().all(|rows| rows.len() == envs * nt));
+        assert!(
+            ctrl_order || nt == nj,
+            "rows of joints alone, or in ctrl order"
+        );
+        // An actuator outside the lanes in the env of ctrl row `at`: its
+        // table columns and activation slots are the env's.
+        let each = |k: usize, at: usize| MjActuator {
+            ctrl_column: (at + self.actuators[k].ctrl_column as usize) as u32,
+            ..self.actuators[k]
+        };
         let own = self.tiled_actuators.as_deref();
         for start in (0..len).step_by(MJ_TILE_ENVS * nc) {
             let r = start..len.min(start + MJ_TILE_ENVS * nc);
@@ -359,14 +391,23 @@ impl MjStage {
             // velocities (in ctrl order, or of every joint).
             let rj = r.start / nc * nj..r.end / nc * nj;
             let rp = if ctrl_order { r.clone() } else { rj.clone() };
-            if MjLanes::clamp_tile(
+            let mut wild = MjLanes::clamp_tile(
                 passes,
                 own.is_none(),
                 &mut ctrl[r.clone()],
                 table.as_ref(),
                 r.start,
-            ) != 0
-            {
+            );
+            for at in r.clone().step_by(nc) {
+                for &k in &self.tile_each {
+                    let a = each(k, at);
+                    let a = env_actuator::<WIDE>(&a, &table, false);
+                    let c = a.ctrl_column as usize;
+                    ctrl[c] = mj_ctrl(&a, ctrl[c]);
+                    wild |= u32::from(ctrl[c].abs() > MJ_MAX_CTRL);
+                }
+            }
+            if wild != 0 {
                 // MuJoCo's guard: such an env's every control enters its
                 // law as 0 (its actuators' controls: the other columns'
                 // values are not MuJoCo's).
@@ -396,6 +437,23 @@ impl MjStage {
                 act_dot: &mut act_dot[r.clone()],
             };
             MjLanes::passes(passes, false, rows, table.as_ref(), r.start);
+            if self.tile_each.is_empty() {
+                continue;
+            }
+            for at in r.step_by(nc) {
+                let e = at / nc;
+                let (pos, vel) = (&cmd[0][e * nt..][..nt], &cmd[1][e * nt..][..nt]);
+                let effort = &mut effort[e * nj..][..nj];
+                for &k in &self.tile_each {
+                    let a = each(k, at);
+                    let a = env_actuator::<WIDE>(&a, &table, false);
+                    let c = a.ctrl_column as usize;
+                    // (A wild env's controls are 0 already.)
+                    let (dot, next) =
+                        self.plain_force(&a, false, pos, vel, ctrl, effort, &table, act[c]);
+                    (act_dot[c], act_next[c]) = (dot, next);
+                }
+            }
         }
         if !self.law_members.is_empty() {
             for (ctrl, effort) in ctrl.chunks_exact(nc).zip(effort.chunks_exact_mut(nj)) {
@@ -478,8 +536,11 @@ impl MjStage {
                 Err(k) => {
                     for a in &self.actuators[k] {
                         let a = env_actuator::<WIDE>(a, &table, false);
-                        next_finite &=
-                            self.plain_force(&a, wild, pos, vel, ctrl, effort, &table, env);
+                        let c = a.ctrl_column as usize;
+                        let (act_dot, act_next) =
+                            self.plain_force(&a, wild, pos, vel, ctrl, effort, &table, env.act(c));
+                        env.set_act(c, act_dot, act_next);
+                        next_finite &= act_next.is_finite();
                     }
                 }
             }
@@ -505,8 +566,8 @@ impl MjStage {
 
     /// One actuator of [`MjStage::plain_forces`] (`a` with the env's
     /// parameters when wide; `ctrl[c]` its clamped control on entry, its
-    /// force on exit). Returns false when its next activation is not
-    /// finite.
+    /// force on exit; `act` its activation), its `moment·force` added to
+    /// `effort`. Returns its `act_dot` and next activation.
     #[inline(always)]
     #[allow(clippy::too_many_arguments, reason = "one env's rows of every table")]
     fn plain_force(
@@ -518,19 +579,14 @@ impl MjStage {
         ctrl: &mut [f32],
         effort: &mut [f32],
         table: &Option<MjTable<'_>>,
-        env: &mut impl MjDriver,
-    ) -> bool {
+        act: f32,
+    ) -> (f32, f32) {
         use crate::kinds::{mj_force_after, mj_force_limit, mj_force_with};
         let c = a.ctrl_column as usize;
         let u = if wild { 0.0 } else { ctrl[c] };
-        let e = self.path[a.path_offset as usize];
-        let j = e.column as usize;
-        // As `length_velocity` sums them, from 0.
-        let length = a.gear * (0.0 + e.coef * pos[j]);
-        let velocity = a.gear * (0.0 + e.coef * vel[j]);
+        let (length, velocity) = self.length_velocity(a, pos, vel);
         let (gain3, bias3) = gain_bias(a, table);
-        let out = mj_force_with(a, gain3, bias3, u, env.act(c), length, velocity);
-        env.set_act(c, out.act_dot, out.act_next);
+        let out = mj_force_with(a, gain3, bias3, u, act, length, velocity);
         let mut force = mj_force_limit(a, out.force);
         if a.bias_type == crate::BiasType::DcMotor as u32 {
             let mut own = *a;
@@ -538,10 +594,12 @@ impl MjStage {
             force = mj_force_after(&own, force, length);
         }
         ctrl[c] = force;
-        if j < self.num_joints {
-            effort[j] += a.gear * e.coef * force;
+        for e in self.path_of(a) {
+            if (e.column as usize) < self.num_joints {
+                effort[e.column as usize] += a.gear * e.coef * force;
+            }
         }
-        out.act_next.is_finite()
+        (out.act_dot, out.act_next)
     }
 
     /// [`MjStage::env_forces`] for `wide == WIDE`.
@@ -740,6 +798,7 @@ pub(super) fn mj_stage(
     let mut stage = MjStage {
         num_joints: robot.joints.len(),
         num_ctrl: ctrl.len(),
+        num_targets: robot.num_targets(),
         ..MjStage::default()
     };
     let mut on_tendon: Vec<(String, u32)> = Vec::new();
@@ -827,26 +886,48 @@ pub(super) fn mj_stage(
             stage.joint_limits.push((j as u32, *range));
         }
     }
-    let joint_of = |m: &MjMember| stage.member_path(m)[0].column;
-    let shared = |m: &MjMember| {
-        (stage.members.iter()).any(|o| o.ctrl_column != m.ctrl_column && joint_of(o) == joint_of(m))
+    // How many members' paths reach each joint.
+    let mut reach = vec![0u32; stage.num_joints];
+    for m in &stage.members {
+        for e in stage.member_path(m) {
+            if let Some(r) = reach.get_mut(e.column as usize) {
+                *r += 1;
+            }
+        }
+    }
+    // True when no other member's path reaches the joints of `path`.
+    let apart = |path: &[MjPathEntry]| {
+        (path.iter()).all(|e| reach.get(e.column as usize).is_none_or(|&r| r == 1))
     };
     stage.plain = stage.tendon_limits.is_empty()
-        && (stage.members.iter()).all(|m| m.path_len == 1)
-        && (stage.members.iter()).all(|m| m.actuator != MJ_FROM_LAW || !shared(m));
+        && (stage.members.iter()).all(|m| m.actuator != MJ_FROM_LAW || apart(stage.member_path(m)));
     if stage.plain {
         stage.segments = segments(&stage);
         stage.law_members = (stage.members.iter())
             .filter(|m| m.actuator == MJ_FROM_LAW)
             .copied()
             .collect();
-        // The tile reads the command's rows of positions and velocities
-        // where it writes its rows of joint efforts: so they must line up
-        // (no tendon or site target).
-        if robot.num_targets() == stage.num_joints {
+        // The tile computes the actuators outside lanes one at a time after
+        // its passes: so no other member may reach their joints. Its lanes
+        // read the command's rows of positions and velocities where they
+        // write their rows of joint efforts, unless in ctrl order: so where
+        // the robot has tendons or sites, they must be on their columns'
+        // targets (which the CPU step then gathers into ctrl order).
+        let (lanes, each): (Vec<usize>, Vec<usize>) =
+            (0..stage.actuators.len()).partition(|&k| in_lanes(&stage, &stage.actuators[k]));
+        let on_target = |k: &usize| {
+            let a = &stage.actuators[*k];
+            ctrl[a.ctrl_column as usize].cmd_column == stage.path_of(a)[0].column as usize
+        };
+        if (each.iter()).all(|&k| apart(stage.path_of(&stage.actuators[k])))
+            && (robot.num_targets() == stage.num_joints || lanes.iter().all(on_target))
+        {
             stage.tiled = tile_passes(&stage, ctrl.len(), MJ_TILE_ENVS);
         }
-        if !stage.tiled.is_empty() && stage.actuators.len() < ctrl.len() {
+        if !stage.tiled.is_empty() {
+            stage.tile_each = each;
+        }
+        if !stage.tiled.is_empty() && lanes.len() < ctrl.len() {
             let mut own = vec![false; ctrl.len()];
             for a in &stage.actuators {
                 own[a.ctrl_column as usize] = true;
