@@ -168,8 +168,8 @@ struct MjElement {
 // (`Dims.mj_element_offset`), `forwarded` its law's value: what
 // `mj_env_stage` computes for it when no control of the env is past
 // MuJoCo's bound, in the same operations (twin of `MjStage::plain_force`).
-// Writes its act_dot, next activation and the joint effort it alone
-// drives.
+// Writes its act_dot, next activation and the effort of each joint of its
+// path, which it alone drives.
 fn mj_element(env: u32, k: u32, forwarded: f32) -> MjElement {
     let row = env * dims.num_ctrl;
     let a = mj_env_actuator(k, row);
@@ -185,7 +185,9 @@ fn mj_element(env: u32, k: u32, forwarded: f32) -> MjElement {
     if a.bias_type == MJ_BIAS_DCMOTOR {
         force = mj_force_after(a, force, lv.x);
     }
-    bad |= mj_element_effort(env, a.path_offset, a.gear, force);
+    for (var p = 0u; p < a.path_len; p++) {
+        bad |= mj_element_effort(env, a.path_offset + p, a.gear, force);
+    }
     return MjElement(force, bad, abs(u) > MJ_MAX_CTRL);
 }
 
@@ -198,7 +200,7 @@ fn mj_law_element(env: u32, entry: u32, value: f32) -> u32 {
 }
 
 // Writes the joint effort of a member of a stage computed per element
-// (its joint's one writer), `entry` its one path entry, `factor` its gear
+// (its joint's one writer), `entry` its path entry of that joint, `factor` its gear
 // (1 for a law member) and `value` its force, as `mj_env_stage` sums it
 // from 0 and clips it to the joint's range. Returns 1 when that effort is
 // not finite.

@@ -1113,10 +1113,11 @@ fn muscle(smooth: bool) -> MjGeneralCfg {
     cfg.compile().unwrap()
 }
 
-/// On the GPU, a stage whose actuators drive one joint each is computed
-/// by each actuator's own thread of the law stage, and an env with a wild
-/// control by the per-env stage. Both must match the CPU: filters with
-/// every range, a dcmotor with cogging, an integrator, two joint ranges, a
+/// On the GPU, a stage whose actuators' paths reach joints no other's
+/// reaches is computed by each actuator's own thread of the law stage, and
+/// an env with a wild control by the per-env stage. Both must match the
+/// CPU: filters with every range, a dcmotor with cogging, an integrator, a
+/// filter on a tendon of two joints, a motor on a site, two joint ranges, a
 /// joint no actuator drives, wild controls and non-finite values.
 #[test]
 fn the_gpu_per_actuator_mujoco_stage_matches_the_cpu() {
@@ -1124,19 +1125,29 @@ fn the_gpu_per_actuator_mujoco_stage_matches_the_cpu() {
     let Some(ctx) = crate::support::gpu() else {
         return;
     };
-    let (nj, num_envs) = (12, 24);
-    let mut robot = joints(nj);
+    let (joints_n, num_envs) = (14, 24);
+    let mut robot = joints(joints_n);
     robot.joint_actuator_force_ranges =
         vec![("j4".into(), [-3.0, 2.0]), ("j9".into(), [-0.5, 0.4])];
+    robot.tendons.push("split".into());
+    robot.sites.push("tip".into());
+    robot.fixed_tendons.push(FixedTendon {
+        name: "split".into(),
+        joints: vec![("j12".into(), 0.5), ("j13".into(), -0.7)],
+        actuator_force_range: None,
+    });
     let filters: Vec<String> = (0..9).map(|j| format!("j{j}")).collect();
     let groups = vec![
         GroupCfg::new("filters", filters, filter_servo()),
         GroupCfg::new("dcmotor", ["j9"], cogging_dcmotor()),
         GroupCfg::new("integrator", ["j11"], integrator()),
+        GroupCfg::new("grip", ["split"], filter_servo()).with_transmission(Transmission::Tendon),
+        GroupCfg::new("thrust", ["tip"], MjGeneralCfg::motor().with_gear(2.0))
+            .with_transmission(Transmission::Site),
     ];
     let p = plan(&robot, groups, num_envs, 0.002);
     assert!(p.mj().plain);
-    let nc = p.num_ctrl();
+    let (nc, nj) = (p.num_ctrl(), p.num_targets());
     let mut cpu = CpuBackend::new(p.clone());
     let mut gpu = WgpuBackend::new(&ctx, p).unwrap();
     let mut rng = crate::support::Rng(11);
@@ -1155,15 +1166,16 @@ fn the_gpu_per_actuator_mujoco_stage_matches_the_cpu() {
         cmd.effort_target[wild] = 2e10;
         cmd.vel[((step + 5) % num_envs) * nj + 1] = f32::NAN;
         cmd.pos[((step + 9) % num_envs) * nj + 3] = f32::INFINITY;
-        let mut out: Vec<[Vec<f32>; 5]> = Vec::new();
+        let mut out: Vec<[Vec<f32>; 6]> = Vec::new();
         for b in [&mut cpu as &mut dyn Backend, &mut gpu] {
             b.step(&cmd).unwrap();
-            let mut o = [nc, nj, nc, 9, 1].map(|w| vec![f32::NAN; num_envs * w]);
+            let mut o = [nc, joints_n, nc, 9, 1, 1].map(|w| vec![f32::NAN; num_envs * w]);
             b.read_ctrl(&mut o[0]).unwrap();
             b.read_joint_effort(&mut o[1]).unwrap();
             b.read_output("act_dot", &mut o[2]).unwrap();
             b.read_state("filters", "act", &mut o[3]).unwrap();
             b.read_state("integrator", "act", &mut o[4]).unwrap();
+            b.read_state("grip", "act", &mut o[5]).unwrap();
             out.push(o);
         }
         for (k, what) in [
@@ -1172,6 +1184,7 @@ fn the_gpu_per_actuator_mujoco_stage_matches_the_cpu() {
             "act_dot",
             "filter acts",
             "integrator acts",
+            "tendon filter acts",
         ]
         .into_iter()
         .enumerate()

@@ -93,19 +93,21 @@ pub const MJ_LAW_ELEMENT: u32 = 1 << 31;
 
 /// The per-element MuJoCo stage's words ([`Dims::mj_element_offset`]),
 /// when the law stage can compute each member in its own thread: each
-/// member, a MuJoCo actuator or a law member (MuJoCo 4's `dcmotor` and
-/// `pid`, beside actuators or alone), has a one-entry path, so its force
-/// depends on its own column alone (as in a
-/// [`MjStage::plain`](sinew_core::MjStage::plain) stage); no tendon range
-/// couples them; and no two members drive one joint (each joint effort has
-/// one writer, so no thread sums another's). A joint no member drives
+/// member's force depends on its own column (and its path's joints) alone,
+/// as in a [`MjStage::plain`](sinew_core::MjStage::plain) stage: no tendon
+/// range couples them; each law member (MuJoCo 4's `dcmotor` and `pid`,
+/// beside actuators or alone) has a one-entry path; and no two members'
+/// paths reach one joint (each joint effort has one writer, so no thread
+/// sums another's). A joint no member drives
 /// keeps the 0 its buffer was made with: only an env at fault and the
 /// per-env stage write it, and they write 0.
 fn mj_elements(mj: &sinew_core::MjStage, num_ctrl: usize) -> Option<Vec<u32>> {
+    // (An actuator's thread writes the effort of each joint of its path;
+    // a law member's element word holds its one path entry.)
     let separate = mj.tendon_limits.is_empty()
         && (mj.members.iter()).all(|m| {
-            m.path_len == 1
-                && (m.actuator != sinew_core::MJ_FROM_LAW || m.path_offset < MJ_LAW_ELEMENT)
+            m.actuator != sinew_core::MJ_FROM_LAW
+                || (m.path_len == 1 && m.path_offset < MJ_LAW_ELEMENT)
         });
     if mj.members.is_empty() || !separate {
         return None;
@@ -117,10 +119,11 @@ fn mj_elements(mj: &sinew_core::MjStage, num_ctrl: usize) -> Option<Vec<u32>> {
             sinew_core::MJ_FROM_LAW => MJ_LAW_ELEMENT | m.path_offset,
             k => k,
         };
-        let joint = mj.member_path(m)[0].column as usize;
-        if let Some(seen) = driven.get_mut(joint) {
-            if std::mem::replace(seen, true) {
-                return None;
+        for e in mj.member_path(m) {
+            if let Some(seen) = driven.get_mut(e.column as usize) {
+                if std::mem::replace(seen, true) {
+                    return None;
+                }
             }
         }
     }
