@@ -136,9 +136,10 @@ pub struct MjStage {
     /// The width of the command's rows: the robot's targets.
     num_targets: usize,
     /// Where the tiled stage's actuators lie among the ctrl columns when
-    /// they are not all of them (the other columns' laws are not MuJoCo's,
-    /// or are law members): MuJoCo's bad-control guard reads and zeroes
-    /// these alone.
+    /// those in lanes are not all of them (the other columns' laws are not
+    /// MuJoCo's, or are law members, or the actuators are outside lanes):
+    /// MuJoCo's bad-control guard reads and zeroes these alone (the
+    /// actuators outside lanes among them), and each pass clamps its own.
     tiled_actuators: Option<Vec<bool>>,
 }
 
