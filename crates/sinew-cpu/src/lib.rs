@@ -1227,7 +1227,7 @@ fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
             // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F;
             // rows of at most 32 values, every index below their length
             // (asserted).
-            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, values, out) },
+            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, nc, values, out) },
             // SAFETY: as above, with AVX2.
             Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, values, out) },
             Form::Baseline => {}
@@ -1251,36 +1251,43 @@ unsafe fn to_ctrl_rows_scalar(index: &[u32], values: &[f32], out: &mut [f32]) {
     }
 }
 
-/// [`to_ctrl_rows`] with AVX-512F: each row's (at most 32) values in two
-/// registers, each half of the row in ctrl order one two-source permute
-/// of them (a row of at most 16: one register, one permute).
+/// [`to_ctrl_rows`] with AVX-512F, from rows of `width` values (the
+/// command's, as wide as the ctrl rows or wider: a tile's fields where the
+/// robot has targets no column drives): each row's (at most 32) values in
+/// two registers, each half of the row in ctrl order one two-source
+/// permute of them (rows of at most 16: one register, one permute).
 ///
 /// # Safety
 /// The CPU must have AVX-512F; `index` holds at most 32 indices, each
-/// below `index.len()`, and `values` and `out` are rows of that length.
+/// below `width ≤ 32`; `values` are rows of `width` values and `out` as
+/// many rows of `index.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn to_ctrl_rows_avx512(index: &[u32], values: &[f32], out: &mut [f32]) {
+unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
     use std::arch::x86_64::{
         _mm512_loadu_epi32, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_permutex2var_ps,
         _mm512_permutexvar_ps,
     };
-    let nc = index.len().max(1);
+    let (nc, width) = (index.len().max(1), width.max(1));
     let mut padded = [0u32; 32];
     padded[..index.len()].copy_from_slice(index);
     // SAFETY: 32 values in `padded`.
     let [lo_index, hi_index] =
         [0, 16].map(|k| unsafe { _mm512_loadu_epi32(padded[k..].as_ptr().cast()) });
-    // The row's first 16 columns and the rest.
-    let lo_mask = ((1u32 << nc.min(16)) - 1) as u16;
-    let hi_mask = ((1u32 << nc.saturating_sub(16)) - 1) as u16;
-    let rows = out.chunks_exact_mut(nc).zip(values.chunks_exact(nc));
+    // A row's first 16 columns and the rest, of the ctrl rows (`nc`) and of
+    // the rows read (`width`).
+    let mask = |n: usize| {
+        let [lo, hi] = [n.min(16), n.saturating_sub(16)];
+        [((1u32 << lo) - 1) as u16, ((1u32 << hi) - 1) as u16]
+    };
+    let ([lo_mask, hi_mask], [lo_load, hi_load]) = (mask(nc), mask(width));
+    let rows = out.chunks_exact_mut(nc).zip(values.chunks_exact(width));
     // SAFETY (both loops): a masked load or store touches the lanes of its
-    // mask alone, which lie in the row (`nc` values).
-    if nc <= 16 {
+    // mask alone, which lie in the row (`width` values read, `nc` written).
+    if nc <= 16 && width <= 16 {
         for (dst, src) in rows {
             unsafe {
-                let row = _mm512_maskz_loadu_ps(lo_mask, src.as_ptr());
+                let row = _mm512_maskz_loadu_ps(lo_load, src.as_ptr());
                 let row = _mm512_permutexvar_ps(lo_index, row);
                 _mm512_mask_storeu_ps(dst.as_mut_ptr(), lo_mask, row);
             }
@@ -1290,8 +1297,8 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], values: &[f32], out: &mut [f32]) {
     for (dst, src) in rows {
         let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
         unsafe {
-            let lo = _mm512_maskz_loadu_ps(lo_mask, s);
-            let hi = _mm512_maskz_loadu_ps(hi_mask, s.wrapping_add(16));
+            let lo = _mm512_maskz_loadu_ps(lo_load, s);
+            let hi = _mm512_maskz_loadu_ps(hi_load, s.wrapping_add(16));
             _mm512_mask_storeu_ps(d, lo_mask, _mm512_permutex2var_ps(lo, lo_index, hi));
             let upper = _mm512_permutex2var_ps(lo, hi_index, hi);
             _mm512_mask_storeu_ps(d.wrapping_add(16), hi_mask, upper);
@@ -2204,20 +2211,21 @@ impl StepInputs<'_> {
             }
             return;
         };
-        // Rows that are a permutation of the ctrl row, of at most 32 values
-        // (mjlab's robots in group order), where the CPU has AVX-512F: each
-        // field's rows in two vector permutes each. (One value at a time,
-        // the five fields took 290 of the 1 245 instructions per env of
-        // the G1's tiled MuJoCo step at 1024 × 29, and a fifth of its time
-        // on this form. AVX2's permutes and blends counted 1 458 against
-        // 1 240: its form keeps the copies below.)
+        // Rows of at most 32 values in and out (mjlab's robots in group
+        // order, a robot's joints beside its tendons and sites), where the
+        // CPU has AVX-512F: each field's rows in two vector permutes each.
+        // (One value at a time, the five fields took 290 of the 1 245
+        // instructions per env of the G1's tiled MuJoCo step at 1024 × 29,
+        // and a fifth of its time on this form. AVX2's permutes and blends
+        // counted 1 458 against 1 240: its form keeps the copies below.)
         #[cfg(target_arch = "x86_64")]
-        if t == nc && nc <= 32 && form() == Form::Avx512 {
+        if (1..=32).contains(&nc) && t <= 32 && form() == Form::Avx512 {
             for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
-                // SAFETY: the CPU has AVX-512F ([`form`]); rows
-                // of `nc <= 32` values, every index below `t == nc`
+                let src = &self.cmd[f][e0 * t..(e0 + n) * t];
+                // SAFETY: the CPU has AVX-512F ([`form`]); rows of `t ≤ 32`
+                // values in, of `nc ≤ 32` out, every index below `t`
                 // ([`Gather::new`]).
-                unsafe { to_ctrl_rows_avx512(index, &self.cmd[f][e0 * t..(e0 + n) * t], dst) };
+                unsafe { to_ctrl_rows_avx512(index, t, src, dst) };
             }
             return;
         }
@@ -2660,9 +2668,40 @@ mod tests {
                     if std::arch::is_x86_feature_detected!("avx512f") {
                         got.fill(f32::NAN);
                         // SAFETY: as above, with AVX-512F.
-                        unsafe { to_ctrl_rows_avx512(&index, &values, &mut got) };
+                        unsafe { to_ctrl_rows_avx512(&index, nc, &values, &mut got) };
                         assert_eq!(got, want, "AVX-512, {nc} columns, {rows} rows");
                     }
+                }
+            }
+        }
+    }
+
+    /// The AVX-512 form from rows wider than the ctrl rows (the command's,
+    /// where the robot has targets no column drives) takes each ctrl
+    /// column's value from its own command column, for every pair of widths
+    /// up to 32 and a few row counts.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx512_permutation_reads_rows_wider_than_the_ctrl_rows() {
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            return;
+        }
+        for width in 1..=32usize {
+            for nc in 1..=width {
+                // Reversed and rotated over the wider rows: columns past the
+                // ctrl rows' width, and across registers.
+                let index: Vec<u32> = (0..nc)
+                    .map(|c| ((2 * width + 3 - c) % width) as u32)
+                    .collect();
+                for rows in [1, 2, 5] {
+                    let values: Vec<f32> = (0..rows * width).map(|v| v as f32 + 0.5).collect();
+                    let want: Vec<f32> = (0..rows * nc)
+                        .map(|k| values[k / nc * width + index[k % nc] as usize])
+                        .collect();
+                    let mut got = vec![f32::NAN; rows * nc];
+                    // SAFETY: the CPU has AVX-512F; indices below `width ≤ 32`.
+                    unsafe { to_ctrl_rows_avx512(&index, width, &values, &mut got) };
+                    assert_eq!(got, want, "{nc} columns of rows of {width}, {rows} rows");
                 }
             }
         }
