@@ -695,15 +695,15 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
 
 /// [`one_pass_matches_general_path`] for `groups`, as many actuators as
 /// `robot` has joints, each on one joint (`acts` names the groups whose
-/// activations it compares), in five forms: tiled (40 envs: a partial
+/// activations it compares), in six forms: tiled (40 envs: a partial
 /// tile, and blocks of 16 envs); tiled with two joints no column drives
 /// added to the robot (joint rows wider than the ctrl rows); tiled with a
 /// tendon and a site no column drives (command rows wider than the joint
 /// rows: the lanes read the command gathered into ctrl order); tiled with
 /// actuators the tile computes one at a time after its passes (on a tendon
-/// of two joints of its own, on a site, and a `dcmotor` with an electrical
-/// time constant on a joint of its own; the first before the others' columns, then a position
-/// servo on a joint of its own); and env by env (24
+/// of two joints of its own, first among the columns, then a position
+/// servo on a joint of its own; on a site; and a `dcmotor` with an
+/// electrical time constant on a joint of its own); and env by env (24
 /// envs), with an actuator on a tendon that shares the first actuator's
 /// joint, and with one on a tendon of one joint (in lanes, but not on its
 /// column's target, where the lanes read the command in ctrl order).
