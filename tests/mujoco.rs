@@ -722,13 +722,8 @@ fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&
     assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, acts);
     let mut targets = robot.clone();
-    targets.tendons.push("t".into());
     targets.sites.push("tip".into());
-    targets.fixed_tendons.push(FixedTendon {
-        name: "t".into(),
-        joints: vec![("j0".into(), 0.5), ("j1".into(), -0.5)],
-        actuator_force_range: None,
-    });
+    add_tendon(&mut targets, "t", &[("j0", 0.5), ("j1", -0.5)]);
     let p = plan(&targets, groups.clone(), 40, 0.002);
     assert!(p.mj().tiles());
     one_pass_matches_general_path(&p, acts);
@@ -746,13 +741,8 @@ fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&
     apart
         .joints
         .extend(["f1".into(), "f2".into(), "d".into(), "r".into()]);
-    apart.tendons.push("split".into());
     apart.sites.push("tip".into());
-    apart.fixed_tendons.push(FixedTendon {
-        name: "split".into(),
-        joints: vec![("f1".into(), 0.5), ("f2".into(), -0.7)],
-        actuator_force_range: None,
-    });
+    add_tendon(&mut apart, "split", &[("f1", 0.5), ("f2", -0.7)]);
     // (The first pass's law with a control range, which is not the
     // others' to clamp: most layouts' law.)
     let ranged = MjGeneralCfg {
@@ -779,12 +769,7 @@ fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&
     one_pass_matches_general_path(&p, &each_acts);
     let mut shared = robot.clone();
     shared.joints.push("g".into());
-    shared.tendons.push("couple".into());
-    shared.fixed_tendons.push(FixedTendon {
-        name: "couple".into(),
-        joints: vec![("g".into(), 1.5), (first.clone(), 0.5)],
-        actuator_force_range: None,
-    });
+    add_tendon(&mut shared, "couple", &[("g", 1.5), (first.as_str(), 0.5)]);
     let mut coupled = groups.clone();
     coupled.push(GroupCfg::new("couple", ["couple"], grip).with_transmission(Transmission::Tendon));
     let p = plan(&shared, coupled, 24, 0.002);
@@ -792,12 +777,7 @@ fn matches_tiled_and_env_by_env(robot: &Robot, groups: Vec<GroupCfg>, acts: &[(&
     one_pass_matches_general_path(&p, acts);
     let mut solo = robot.clone();
     solo.joints.push("h".into());
-    solo.tendons.push("solo".into());
-    solo.fixed_tendons.push(FixedTendon {
-        name: "solo".into(),
-        joints: vec![("h".into(), -2.0)],
-        actuator_force_range: None,
-    });
+    add_tendon(&mut solo, "solo", &[("h", -2.0)]);
     let mut single = groups;
     single.push(GroupCfg::new("solo", ["solo"], grip).with_transmission(Transmission::Tendon));
     let p = plan(&solo, single, 24, 0.002);
@@ -1129,13 +1109,8 @@ fn the_gpu_per_actuator_mujoco_stage_matches_the_cpu() {
     let mut robot = joints(joints_n);
     robot.joint_actuator_force_ranges =
         vec![("j4".into(), [-3.0, 2.0]), ("j9".into(), [-0.5, 0.4])];
-    robot.tendons.push("split".into());
     robot.sites.push("tip".into());
-    robot.fixed_tendons.push(FixedTendon {
-        name: "split".into(),
-        joints: vec![("j12".into(), 0.5), ("j13".into(), -0.7)],
-        actuator_force_range: None,
-    });
+    add_tendon(&mut robot, "split", &[("j12", 0.5), ("j13", -0.7)]);
     let filters: Vec<String> = (0..9).map(|j| format!("j{j}")).collect();
     let groups = vec![
         GroupCfg::new("filters", filters, filter_servo()),
@@ -1241,6 +1216,17 @@ fn timeconst_servo(kp: f32, timeconst: f32) -> MjGeneralCfg {
     }
     .position()
     .unwrap()
+}
+
+/// Adds a fixed tendon `name` over `joints` (`(joint, coefficient)`), no
+/// force range, to `robot`.
+fn add_tendon(robot: &mut Robot, name: &str, joints: &[(&str, f32)]) {
+    robot.tendons.push(name.into());
+    robot.fixed_tendons.push(FixedTendon {
+        name: name.into(),
+        joints: (joints.iter()).map(|&(j, coef)| (j.into(), coef)).collect(),
+        actuator_force_range: None,
+    });
 }
 
 /// A filter servo with every range: a stretch of lanes.
