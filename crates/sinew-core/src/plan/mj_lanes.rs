@@ -8,7 +8,7 @@
 //! A tile of envs runs one pass per law over its whole rows
 //! ([`tile_passes`]).
 
-use super::mujoco::{MjStage, MjTable, MjTileRows};
+use super::mujoco::{MjPathEntry, MjStage, MjTable, MjTileRows};
 use crate::kinds::{
     clip, filter_exact_step, mj_force_after, mj_force_limit, mj_force_with, MjActuator,
     MJ_ACT_EARLY, MJ_ACT_LIMITED, MJ_CTRL_LIMITED, MJ_FORCE_LIMITED, MJ_GENERAL_SLOTS, MJ_MAX_CTRL,
@@ -66,6 +66,36 @@ pub(super) struct MjLanes {
     /// prototype's law. The others are computed as if theirs, and nothing
     /// of theirs is written.
     mask: Option<Vec<u32>>,
+    /// The lanes of the prototype's law whose actuators' paths are not one
+    /// joint ([`on_path_lane`]; only in [`tile_passes`]), in one env's row.
+    paths: Vec<MjLanePath>,
+    /// Where [`MjLanes::repeated`], each of their lanes in the rows and its
+    /// env's index among them, env by env.
+    path_lanes: Vec<(u32, u32)>,
+    /// Where [`MjLanes::repeated`], each entry of their paths, after its
+    /// lane and env's index as in `path_lanes` (in path order, env by env).
+    path_entries: Vec<PathEntryAt>,
+    /// The lanes of one env's row: all of them but where
+    /// [`MjLanes::repeated`].
+    row: usize,
+}
+
+/// An entry of a [`MjLanePath`] in [`MjLanes::repeated`] rows: its lane
+/// there, its env's index among them, the entry.
+type PathEntryAt = (u32, u32, MjPathEntry);
+
+/// A lane of [`tile_passes`] whose actuator's path is not one joint (a
+/// fixed tendon of several joints, a site's empty path): the lane reads
+/// its path's sums of positions and velocities in place of one joint's,
+/// with a coefficient of 1 (`gear·(0 + 1·Σ)` is `gear·Σ`: a sum from +0
+/// is never −0), and its `moment·force` reaches its path's joints after
+/// the lanes', as [`MjStage`]'s one-actuator loop adds it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct MjLanePath {
+    /// Its lane in an env's row (its ctrl column).
+    lane: usize,
+    /// Its path.
+    entries: Vec<MjPathEntry>,
 }
 
 /// Actuator `a`'s compiled value of each parameter slot (ranges ±inf where
@@ -140,19 +170,34 @@ fn is_dc_motor(a: &MjActuator) -> bool {
     has_types(a, DynType::None, GainType::DcMotor, BiasType::DcMotor)
 }
 
+/// True when the lane loop computes this actuator's law: a muscle, a
+/// `dcmotor` without dynamics, or of `none`, `integrator` or `filter`
+/// dynamics with a fixed or affine gain and no or an affine bias.
+fn lane_computes(a: &MjActuator) -> bool {
+    is_muscle(a)
+        || is_dc_motor(a)
+        || (lane_dyn(a).is_some_and(|d| d != DynType::Muscle as u32)
+            && [GainType::Fixed as u32, GainType::Affine as u32].contains(&a.gain_type)
+            && [BiasType::None as u32, BiasType::Affine as u32].contains(&a.bias_type))
+}
+
+/// True when actuator `a` of `stage` is on one joint (a path of one entry,
+/// a joint's).
+fn on_joint(stage: &MjStage, a: &MjActuator) -> bool {
+    a.path_len == 1 && (stage.path[a.path_offset as usize].column as usize) < stage.num_joints
+}
+
 /// True when the lane loop computes this actuator of `stage`: on one
-/// joint (a path of one entry, a joint's), and a muscle, a `dcmotor`
-/// without dynamics, or of `none`, `integrator` or `filter` dynamics with a
-/// fixed or affine gain and no or an affine bias.
+/// joint, of a law it computes ([`lane_computes`]).
 pub(super) fn in_lanes(stage: &MjStage, a: &MjActuator) -> bool {
-    let on_joint =
-        a.path_len == 1 && (stage.path[a.path_offset as usize].column as usize) < stage.num_joints;
-    on_joint
-        && (is_muscle(a)
-            || is_dc_motor(a)
-            || (lane_dyn(a).is_some_and(|d| d != DynType::Muscle as u32)
-                && [GainType::Fixed as u32, GainType::Affine as u32].contains(&a.gain_type)
-                && [BiasType::None as u32, BiasType::Affine as u32].contains(&a.bias_type)))
+    on_joint(stage, a) && lane_computes(a)
+}
+
+/// True when a tile's lanes compute this actuator of `stage` from its
+/// path's sums ([`MjLanePath`]): of a law the lane loop computes, on a
+/// path that is not one joint (a fixed tendon of several joints, a site).
+pub(super) fn on_path_lane(stage: &MjStage, a: &MjActuator) -> bool {
+    !on_joint(stage, a) && lane_computes(a)
 }
 
 /// The flags lanes must share.
@@ -227,18 +272,36 @@ fn lane(stage: &MjStage, a: &MjActuator) -> (MjActuator, u32, f32) {
 /// lane of no law's, computed with the law's values and written by none
 /// (even one actuator among 29 columns takes fewer instructions so than env
 /// by env); so is the column of an actuator the lanes do not compute (the
-/// caller computes those one at a time). None (empty) without an actuator
-/// the lanes compute, with more than [`MJ_TILE_LAWS`] laws or more ctrl
-/// columns than joints, or unless the lanes gather within
-/// [`MJ_GATHER_LANES`].
+/// caller computes those one at a time). An actuator of a law the lanes
+/// compute on a path that is not one joint is a lane of its law from its
+/// path's sums ([`MjLanePath`]; then the lanes gather) where its law has a
+/// pass, or room is left for one: else the caller computes it too. None
+/// (empty) without an actuator the lanes compute, with more than
+/// [`MJ_TILE_LAWS`] laws of actuators on joints or more ctrl columns than
+/// joints, or unless the lanes gather within [`MJ_GATHER_LANES`].
 pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<MjLanes> {
-    let acts: Vec<&MjActuator> = (stage.actuators.iter())
+    let mut acts: Vec<&MjActuator> = (stage.actuators.iter())
         .filter(|a| in_lanes(stage, a))
         .collect();
+    // Adds `a`'s law to `laws` unless there already, or (with `room`) no
+    // room is left; false when not added for want of room.
+    fn join<'a>(laws: &mut Vec<&'a MjActuator>, a: &'a MjActuator, room: bool) -> bool {
+        let new = !laws.iter().any(|l| lane_law(l) == lane_law(a));
+        if new && room && laws.len() == MJ_TILE_LAWS {
+            return false;
+        }
+        if new {
+            laws.push(a);
+        }
+        true
+    }
     let mut laws: Vec<&MjActuator> = Vec::new();
     for &a in &acts {
-        if !laws.iter().any(|l| lane_law(l) == lane_law(a)) {
-            laws.push(a);
+        join(&mut laws, a, false);
+    }
+    for a in stage.actuators.iter().filter(|a| on_path_lane(stage, a)) {
+        if join(&mut laws, a, true) {
+            acts.push(a);
         }
     }
     let tiles = !acts.is_empty() && stage.num_joints >= num_ctrl && laws.len() <= MJ_TILE_LAWS;
@@ -251,16 +314,27 @@ pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<
         by_column[a.ctrl_column as usize] = Some(a);
     }
     let whole = acts.len() == num_ctrl;
+    let paths: Vec<(&MjActuator, MjLanePath)> = (acts.iter())
+        .filter(|a| !in_lanes(stage, a))
+        .map(|&a| {
+            let lane = a.ctrl_column as usize;
+            let entries = stage.path_of(a).to_vec();
+            (a, MjLanePath { lane, entries })
+        })
+        .collect();
     // Rows of joints wider than the ctrl rows (joints no column drives)
-    // are reached through the gather.
-    let gather = stage.num_joints > num_ctrl;
+    // are reached through the gather, and so are the sums of paths.
+    let gather = stage.num_joints > num_ctrl || !paths.is_empty();
     let passes: Vec<MjLanes> = (laws.iter())
         .map(|&law| {
             // A column without an actuator: the law's, on joint `c` (any
-            // joint would do: it writes nothing, and adds 0 to its effort).
+            // joint would do: it writes nothing, and adds 0 to its effort);
+            // a path's lane too is on joint `c`, whose value it replaces
+            // and whose effort it does not write.
             let lanes: Vec<(MjActuator, u32, f32)> = (by_column.iter().enumerate())
                 .map(|(c, a)| match a {
-                    Some(a) => lane(stage, a),
+                    Some(a) if in_lanes(stage, a) => lane(stage, a),
+                    Some(a) => (**a, c as u32, 1.0),
                     None => (
                         MjActuator {
                             ctrl_column: c as u32,
@@ -272,6 +346,10 @@ pub(super) fn tile_passes(stage: &MjStage, num_ctrl: usize, envs: usize) -> Vec<
                 })
                 .collect();
             let mut lanes = MjLanes::from_lanes(&lanes, stage.num_joints, law, gather);
+            lanes.paths = (paths.iter())
+                .filter(|(a, _)| lane_law(a) == lane_law(law))
+                .map(|(_, path)| path.clone())
+                .collect();
             if laws.len() > 1 || !whole {
                 let own = (by_column.iter())
                     .map(|a| u32::from(a.is_some_and(|a| lane_law(a) == lane_law(law))));
@@ -339,7 +417,17 @@ impl MjLanes {
             ],
             exact: a.flags & MJ_TABLE_PARAMS != 0 && is_exact(&a),
             mask: None,
+            paths: Vec::new(),
+            path_lanes: Vec::new(),
+            path_entries: Vec::new(),
+            row: lanes.len(),
         }
+    }
+
+    /// The lanes of their [`MjLanePath`]s in an env's row: their actuators'
+    /// ctrl columns.
+    pub(super) fn path_lanes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.paths.iter().map(|path| path.lane)
     }
 
     /// Their ctrl columns.
@@ -372,6 +460,18 @@ impl MjLanes {
             coef: rep(&self.coef),
             curve: self.curve.each_ref().map(rep),
             mask: self.mask.as_ref().map(|mask| mask.repeat(times)),
+            paths: self.paths.clone(),
+            path_lanes: (0..times)
+                .flat_map(|e| self.paths.iter().map(move |p| (e, p)))
+                .map(|(e, p)| ((e * self.row + p.lane) as u32, e as u32))
+                .collect(),
+            path_entries: (0..times)
+                .flat_map(|e| self.paths.iter().map(move |p| (e, p)))
+                .flat_map(|(e, p)| {
+                    let k = (e * self.row + p.lane) as u32;
+                    p.entries.iter().map(move |&entry| (k, e as u32, entry))
+                })
+                .collect(),
             gather: (self.gather.as_ref()).map(|joints| {
                 (0..times as u32)
                     .flat_map(|e| joints.iter().map(move |&j| e * width + j))
@@ -481,13 +581,16 @@ impl MjLanes {
         table: Option<&MjTable<'t>>,
         at: usize,
     ) -> u32 {
-        Self::passes(std::slice::from_ref(self), wild, rows, table, at)
+        debug_assert!(self.paths.is_empty(), "a stretch's lanes are on joints");
+        Self::passes(std::slice::from_ref(self), wild, rows, table, at, [&[]; 2])
     }
 
     /// [`MjLanes::forces`] of each of `passes` in turn: lanes on the same
     /// columns and joints, each law's written where its
     /// [`MjLanes::mask`] says (those of [`tile_passes`]). Their
-    /// `moment·force`s reach the joint efforts in lane order.
+    /// `moment·force`s reach the joint efforts in lane order, then those
+    /// of their [`MjLanePath`]s, whose sums read `targets`: the envs'
+    /// command rows of positions and velocities (every target's).
     #[inline(always)]
     pub(super) fn passes<'t>(
         passes: &'t [MjLanes],
@@ -495,8 +598,10 @@ impl MjLanes {
         mut rows: MjTileRows<'_>,
         table: Option<&MjTable<'t>>,
         at: usize,
+        targets: [&[f32]; 2],
     ) -> u32 {
         let Some(joints) = &passes[0].gather else {
+            // (Lanes of paths gather.)
             let mut bad = 0;
             for lanes in passes {
                 let reads = LaneReads {
@@ -515,27 +620,29 @@ impl MjLanes {
         // (The last tile of envs may be short.)
         let joints = &joints[..rows.ctrl.len()];
         // Arrays no longer than needed: zeroing them is part of the cost.
+        let reads = (wild, table, at, targets);
         match joints.len() {
-            0..=32 => Self::gathered::<32>(passes, joints, wild, rows, table, at),
-            33..=128 => Self::gathered::<128>(passes, joints, wild, rows, table, at),
-            _ => Self::gathered::<MJ_GATHER_LANES>(passes, joints, wild, rows, table, at),
+            0..=32 => Self::gathered::<32>(passes, joints, rows, reads),
+            33..=128 => Self::gathered::<128>(passes, joints, rows, reads),
+            _ => Self::gathered::<MJ_GATHER_LANES>(passes, joints, rows, reads),
         }
     }
 
     /// [`MjLanes::passes`] of lanes on `joints` (at most `B`): their
     /// positions and velocities gathered into arrays (unless the rows are
-    /// in ctrl order already) and their `moment·force`s scattered from
-    /// one, in lane order. A lane adds its `moment·force` to 0 first: the
-    /// same value (0 + −0 is +0, which adds to a joint's sum as −0 does,
-    /// the sum starting at +0 and never −0).
+    /// in ctrl order already and no lane is a path's), a path's lane's
+    /// replaced by its sums, and their `moment·force`s scattered from
+    /// one, in lane order, a path's lane's 0 (its path's then added to its
+    /// joints). A lane adds its `moment·force` to 0 first: the same value
+    /// (0 + −0 is +0, which adds to a joint's sum as −0 does, the sum
+    /// starting at +0 and never −0); so a path's lane's 0 leaves its joint's
+    /// sum as it was.
     #[inline(always)]
     fn gathered<'t, const B: usize>(
         passes: &'t [MjLanes],
         joints: &[u32],
-        wild: bool,
         mut rows: MjTileRows<'_>,
-        table: Option<&MjTable<'t>>,
-        at: usize,
+        (wild, table, at, targets): (bool, Option<&MjTable<'t>>, usize, [&[f32]; 2]),
     ) -> u32 {
         let n = joints.len();
         assert!(n <= B, "gathered lanes are cut to blocks");
@@ -552,18 +659,27 @@ impl MjLanes {
         );
         let last = rows_effort.len() - 1;
         let mut effort = [0.0f32; B];
+        let paths = passes.iter().any(|lanes| !lanes.paths.is_empty());
         // Filled (and zeroed first) only where the rows need a gather.
         let mut gathered: [[f32; B]; 2];
-        let (pos, vel): (&[f32], &[f32]) = if rows.ctrl_order {
+        let (pos, vel): (&[f32], &[f32]) = if rows.ctrl_order && !paths {
             (rows.pos, rows.vel)
         } else {
-            let last = last.min(rows.pos.len() - 1).min(rows.vel.len() - 1);
             gathered = [[0.0f32; B]; 2];
             let [pos, vel] = &mut gathered;
-            for k in 0..n {
-                let j = (joints[k] as usize).min(last);
-                pos[k] = rows.pos[j];
-                vel[k] = rows.vel[j];
+            if rows.ctrl_order {
+                pos[..n].copy_from_slice(&rows.pos[..n]);
+                vel[..n].copy_from_slice(&rows.vel[..n]);
+            } else {
+                let last = last.min(rows.pos.len() - 1).min(rows.vel.len() - 1);
+                for k in 0..n {
+                    let j = (joints[k] as usize).min(last);
+                    pos[k] = rows.pos[j];
+                    vel[k] = rows.vel[j];
+                }
+            }
+            for lanes in passes {
+                lanes.path_sums(targets, &mut pos[..n], &mut vel[..n]);
             }
             (&gathered[0][..n], &gathered[1][..n])
         };
@@ -583,13 +699,76 @@ impl MjLanes {
                 ..rows.writes()
             });
         }
+        if paths {
+            for lanes in passes {
+                for &(k, _) in lanes.cut_paths(n).0 {
+                    effort[k as usize] = 0.0;
+                }
+            }
+        }
         let base = rows_effort.as_mut_ptr();
         for k in 0..n {
             let j = (joints[k] as usize).min(last);
             // SAFETY: `j ≤ last`, within the non-empty rows (asserted).
             unsafe { *base.add(j) += effort[k] };
         }
+        if paths {
+            for lanes in passes {
+                lanes.path_efforts(rows.ctrl, rows_effort, table, at);
+            }
+        }
         bad
+    }
+
+    /// Of [`MjLanes::path_lanes`] and [`MjLanes::path_entries`], those of
+    /// the envs of `n` lanes (whole env rows).
+    #[inline(always)]
+    fn cut_paths(&self, n: usize) -> (&[(u32, u32)], &[PathEntryAt]) {
+        let envs = (n / self.row) as u32;
+        let lanes = self.path_lanes.partition_point(|&(_, e)| e < envs);
+        let entries = self.path_entries.partition_point(|&(_, e, _)| e < envs);
+        (&self.path_lanes[..lanes], &self.path_entries[..entries])
+    }
+
+    /// Writes each [`MjLanePath`]'s sums along its path of its env's
+    /// positions and velocities of `targets` (its command rows, every
+    /// target's) into its lane of `pos` and `vel` (whole env rows), summed
+    /// as [`MjStage`]'s one-actuator loop sums them, from 0.
+    #[inline(always)]
+    fn path_sums(&self, targets: [&[f32]; 2], pos: &mut [f32], vel: &mut [f32]) {
+        let (lanes, entries) = self.cut_paths(pos.len());
+        let nt = targets[0].len() / (pos.len() / self.row).max(1);
+        for &(k, _) in lanes {
+            (pos[k as usize], vel[k as usize]) = (0.0, 0.0);
+        }
+        for &(k, e, entry) in entries {
+            let t = e as usize * nt + entry.column as usize;
+            pos[k as usize] += entry.coef * targets[0][t];
+            vel[k as usize] += entry.coef * targets[1][t];
+        }
+    }
+
+    /// Adds each [`MjLanePath`]'s `gear·coef·force` to each joint of its
+    /// path in `effort` (whole env rows of every joint), its force its
+    /// lane's of `ctrl` and its gear [`MjLanes::slot`]'s, as [`MjStage`]'s
+    /// one-actuator loop adds them.
+    #[inline(always)]
+    fn path_efforts(
+        &self,
+        ctrl: &[f32],
+        effort: &mut [f32],
+        table: Option<&MjTable<'_>>,
+        at: usize,
+    ) {
+        let n = ctrl.len();
+        let gear = self.slot(table, MJ_SLOT_GEAR, at..at + n);
+        let nj = effort.len() / (n / self.row).max(1);
+        for &(k, e, entry) in self.cut_paths(n).1 {
+            let (k, j) = (k as usize, entry.column as usize);
+            if j < nj {
+                effort[e as usize * nj + j] += gear[k] * entry.coef * ctrl[k];
+            }
+        }
     }
 }
 

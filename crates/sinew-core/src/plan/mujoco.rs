@@ -125,10 +125,10 @@ pub struct MjStage {
     /// rows, one per law ([`tile_passes`]; empty when it does not tile).
     tiled: Vec<MjLanes>,
     /// The actuators [`MjStage::tile_forces`] computes one at a time after
-    /// its passes (those not in vector lanes: on a tendon of several
-    /// joints, on a site, or of a law the lanes do not compute), by index
-    /// in [`MjStage::actuators`]; no other member's path reaches their
-    /// joints.
+    /// its passes (those of a law the lanes do not compute), by index in
+    /// [`MjStage::actuators`]; no other member's path reaches their joints
+    /// (nor those of the lanes' actuators on tendons of several joints or
+    /// on sites).
     tile_each: Vec<usize>,
     /// The width of the ctrl rows [`MjStage::tile_forces`] reads (the
     /// joint rows are [`MjStage::num_joints`] wide, as wide or wider).
@@ -440,7 +440,9 @@ impl MjStage {
                 act_next: &mut act_next[r.clone()],
                 act_dot: &mut act_dot[r.clone()],
             };
-            MjLanes::passes(passes, false, rows, table.as_ref(), r.start);
+            let re = r.start / nc * nt..r.end / nc * nt;
+            let targets = [&cmd[0][re.clone()], &cmd[1][re]];
+            MjLanes::passes(passes, false, rows, table.as_ref(), r.start, targets);
             if self.tile_each.is_empty() {
                 continue;
             }
@@ -929,7 +931,11 @@ pub(super) fn mj_stage(
             stage.tiled = tile_passes(&stage, ctrl.len(), MJ_TILE_ENVS);
         }
         if !stage.tiled.is_empty() {
-            stage.tile_each = each;
+            // (Less those the lanes compute from their paths.)
+            let paths: Vec<usize> = stage.tiled.iter().flat_map(MjLanes::path_lanes).collect();
+            stage.tile_each = (each.into_iter())
+                .filter(|&k| !paths.contains(&(stage.actuators[k].ctrl_column as usize)))
+                .collect();
         }
         if !stage.tiled.is_empty() && lanes.len() < ctrl.len() {
             let mut own = vec![false; ctrl.len()];
@@ -961,5 +967,73 @@ impl Plan {
             got,
             self.num_envs * self.mj.num_joints,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DynType, FixedTendon, MjGeneralCfg, PlanOptions, Transmission};
+
+    /// Arm joints `a0..a3`, two fingers coupled by the tendon `split`, a
+    /// site `tip`.
+    fn gripper_arm() -> Robot {
+        let mut robot = Robot::from_joints(["a0", "a1", "a2", "a3", "f1", "f2"]);
+        robot.tendons.push("split".into());
+        robot.fixed_tendons.push(FixedTendon {
+            name: "split".into(),
+            joints: vec![("f1".into(), 0.5), ("f2".into(), -0.5)],
+            actuator_force_range: None,
+        });
+        robot.sites.push("tip".into());
+        robot
+    }
+
+    /// A motor with `dyn` dynamics: a law of its own in lanes.
+    fn motor_with(dyn_type: DynType) -> MjGeneralCfg {
+        let mut dynprm = [0.0; 10];
+        dynprm[0] = 0.05;
+        MjGeneralCfg {
+            dyn_type,
+            dynprm,
+            ..MjGeneralCfg::motor()
+        }
+    }
+
+    /// The ctrl columns of the tile's lanes that read their paths' sums,
+    /// and the actuators it computes one at a time after its passes.
+    fn tiled(robot: &Robot, groups: Vec<GroupCfg>) -> (Vec<usize>, Vec<usize>) {
+        let plan = Plan::new(robot, groups, 32, PlanOptions::default()).expect("a plan");
+        let mj = plan.mj();
+        assert!(mj.tiles());
+        let paths = mj.tiled.iter().flat_map(MjLanes::path_lanes).collect();
+        (paths, mj.tile_each.clone())
+    }
+
+    #[test]
+    fn actuators_on_tendons_and_sites_are_lanes_of_their_laws_where_a_pass_has_room() {
+        let robot = gripper_arm();
+        let arm = GroupCfg::new("arm", ["a0", "a1"], MjGeneralCfg::velocity(3.0));
+        let grip = GroupCfg::new("grip", ["split"], MjGeneralCfg::velocity(2.0))
+            .with_transmission(Transmission::Tendon);
+        let thrust = GroupCfg::new("thrust", ["tip"], MjGeneralCfg::motor())
+            .with_transmission(Transmission::Site);
+        // The grip joins the arm's pass; the thrust's law gets one.
+        let groups = vec![arm.clone(), grip.clone(), thrust.clone()];
+        assert_eq!(tiled(&robot, groups), (vec![2, 3], vec![]));
+        // Four laws on joints leave no room for the thrust's: the grip
+        // still joins the arm's pass, but not once it is a motor too.
+        let four = vec![
+            GroupCfg::new("arm", ["a0"], MjGeneralCfg::velocity(3.0)),
+            GroupCfg::new("damper", ["a1"], MjGeneralCfg::damper(2.0, [0.0, 1.0])),
+            GroupCfg::new("filter", ["a2"], motor_with(DynType::Filter)),
+            GroupCfg::new("integrator", ["a3"], motor_with(DynType::Integrator)),
+        ];
+        let groups = [&four[..], &[grip, thrust.clone()]].concat();
+        assert_eq!(tiled(&robot, groups), (vec![4], vec![5]));
+        let grip = GroupCfg::new("grip", ["split"], MjGeneralCfg::motor())
+            .with_transmission(Transmission::Tendon);
+        let groups = [&four[..], &[grip, thrust]].concat();
+        assert_eq!(tiled(&robot, groups), (vec![], vec![4, 5]));
     }
 }
