@@ -700,10 +700,11 @@ fn the_tiled_mujoco_stage_matches_the_general_path_bit_for_bit() {
 /// added to the robot (joint rows wider than the ctrl rows); tiled with a
 /// tendon and a site no column drives (command rows wider than the joint
 /// rows: the lanes read the command gathered into ctrl order); tiled with
-/// actuators the tile computes one at a time after its passes (on a tendon
-/// of two joints of its own, first among the columns, then a position
-/// servo on a joint of its own; on a site; and a `dcmotor` with an
-/// electrical time constant on a joint of its own); and env by env (24
+/// actuators outside the lanes of joints (on a tendon of two joints of its
+/// own, first among the columns, then a position servo on a joint of its
+/// own; on a site: lanes of their paths where their laws have room; and a
+/// `dcmotor` with an electrical time constant on a joint of its own, which
+/// the tile computes one at a time after its passes); and env by env (24
 /// envs), with an actuator on a tendon that shares the first actuator's
 /// joint, and with one on a tendon of one joint (in lanes, but not on its
 /// column's target, where the lanes read the command in ctrl order).

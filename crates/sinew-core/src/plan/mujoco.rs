@@ -302,8 +302,9 @@ impl MjStage {
     /// [`MjStage::plain`] stage with actuators of laws the vector lanes
     /// compute, at most four, each on one joint in any order, and at least
     /// as many joints as ctrl columns; its other actuators (on tendons of
-    /// several joints, on sites, of other laws) reach joints no other
-    /// member's path reaches; where the robot has tendons or sites, each
+    /// several joints or on sites, which are lanes of their paths where
+    /// their law has a pass or room for one, and those of other laws)
+    /// reach joints no other member's path reaches; where the robot has tendons or sites, each
     /// actuator in lanes is on its ctrl column's target. The other columns'
     /// laws are not MuJoCo's, or are law members.
     pub fn tiles(&self) -> bool {
@@ -914,7 +915,9 @@ pub(super) fn mj_stage(
             .copied()
             .collect();
         // The tile computes the actuators outside lanes one at a time after
-        // its passes: so no other member may reach their joints. Its lanes
+        // its passes, or as lanes of their paths (whose forces reach their
+        // joints after the passes): so no other member may reach their
+        // joints. Its lanes
         // read the command's rows of positions and velocities where they
         // write their rows of joint efforts, unless in ctrl order: so where
         // the robot has tendons or sites, they must be on their columns'
