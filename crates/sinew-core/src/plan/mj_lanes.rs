@@ -454,6 +454,11 @@ impl MjLanes {
         let rep = |v: &Vec<f32>| v.repeat(times);
         // (Gathered lanes' rows are every joint.)
         let width = self.joint_rows.len() as u32;
+        // Each path's lane and env's index, env by env.
+        let row = self.row;
+        let paths = (0..times).flat_map(|e| {
+            (self.paths.iter()).map(move |p| ((e * row + p.lane) as u32, e as u32, p))
+        });
         MjLanes {
             slots: self.slots.each_ref().map(rep),
             act_step: rep(&self.act_step),
@@ -461,16 +466,8 @@ impl MjLanes {
             curve: self.curve.each_ref().map(rep),
             mask: self.mask.as_ref().map(|mask| mask.repeat(times)),
             paths: self.paths.clone(),
-            path_lanes: (0..times)
-                .flat_map(|e| self.paths.iter().map(move |p| (e, p)))
-                .map(|(e, p)| ((e * self.row + p.lane) as u32, e as u32))
-                .collect(),
-            path_entries: (0..times)
-                .flat_map(|e| self.paths.iter().map(move |p| (e, p)))
-                .flat_map(|(e, p)| {
-                    let k = (e * self.row + p.lane) as u32;
-                    p.entries.iter().map(move |&entry| (k, e as u32, entry))
-                })
+            path_lanes: paths.clone().map(|(k, e, _)| (k, e)).collect(),
+            path_entries: (paths.flat_map(|(k, e, p)| p.entries.iter().map(move |&x| (k, e, x))))
                 .collect(),
             gather: (self.gather.as_ref()).map(|joints| {
                 (0..times as u32)
