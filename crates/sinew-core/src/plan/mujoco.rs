@@ -1022,11 +1022,11 @@ mod tests {
         let thrust = GroupCfg::new("thrust", ["tip"], MjGeneralCfg::motor())
             .with_transmission(Transmission::Site);
         // The grip joins the arm's pass; the thrust's law gets one.
-        let groups = vec![arm.clone(), grip.clone(), thrust.clone()];
+        let groups = vec![arm, grip.clone(), thrust.clone()];
         assert_eq!(tiled(&robot, groups), (vec![2, 3], vec![]));
         // Four laws on joints leave no room for the thrust's: the grip
         // still joins the arm's pass, but not once it is a motor too.
-        let four = vec![
+        let four = [
             GroupCfg::new("arm", ["a0"], MjGeneralCfg::velocity(3.0)),
             GroupCfg::new("damper", ["a1"], MjGeneralCfg::damper(2.0, [0.0, 1.0])),
             GroupCfg::new("filter", ["a2"], motor_with(DynType::Filter)),
