@@ -352,9 +352,6 @@ impl Gather {
             }
             (!runs.is_empty() && runs.iter().all(|&(.., len)| len >= RUN_COPY)).then_some(runs)
         });
-        // `StepInputs::gather_tile`'s run copies rely on this.
-        let (t, nc) = (plan.num_targets(), columns.len());
-        assert!((runs.iter().flatten()).all(|&(c, j, len)| c + len <= nc && j + len <= t));
         Gather {
             runs,
             // (A scattered tile's rows are in command order.)
@@ -2237,7 +2234,15 @@ impl StepInputs<'_> {
         // one): each run's rows copied whole. (Value by value, 29 servos on
         // a robot with a site took 445 instructions per env in the copies.)
         if let Some(runs) = &self.gather.runs {
-            return self.copy_runs(runs, e0, n, tile);
+            for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
+                let src = &self.cmd[f][e0 * t..(e0 + n) * t];
+                for (dst, src) in dst.chunks_exact_mut(nc).zip(src.chunks_exact(t)) {
+                    for &(c, j, len) in runs {
+                        dst[c..c + len].copy_from_slice(&src[j..j + len]);
+                    }
+                }
+            }
+            return;
         }
         // All five fields per (env, column): the column's index is loaded
         // once for five independent copies, without bounds checks.
@@ -2269,28 +2274,6 @@ impl StepInputs<'_> {
                 }
             }
         }
-    }
-
-    /// [`StepInputs::gather_tile`] where the ctrl columns are `runs` of
-    /// consecutive command columns ([`Gather::runs`]): each run's rows
-    /// copied whole, one run of up to 32 values as fixed-size copies
-    /// (through `memcpy`, 29 servos on a robot with a site took 106
-    /// instructions per env in its calls). Not inlined: in
-    /// `gather_tile`, it cost the plans without runs 2.5 instructions per
-    /// env.
-    #[inline(never)]
-    fn copy_runs(&self, runs: &[(usize, usize, usize)], e0: usize, n: usize, tile: &mut [f32]) {
-        let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
-        with_row_copy!(runs, rows => {
-            for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
-                let src = &self.cmd[f][e0 * t..(e0 + n) * t];
-                for (dst, src) in dst.chunks_exact_mut(nc).zip(src.chunks_exact(t)) {
-                    // SAFETY: each run lies in a command row of `t` and a
-                    // tile row of `nc` ([`Gather::new`]).
-                    unsafe { rows.copy(src.as_ptr(), dst.as_mut_ptr(), false) };
-                }
-            }
-        })
     }
 
     /// One buffer's pushes, lag draws and delayed frames for a tile's envs
