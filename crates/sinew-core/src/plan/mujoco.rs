@@ -304,9 +304,10 @@ impl MjStage {
     /// as many joints as ctrl columns; its other actuators (on tendons of
     /// several joints or on sites, which are lanes of their paths where
     /// their law has a pass or room for one, and those of other laws)
-    /// reach joints no other member's path reaches; where the robot has tendons or sites, each
-    /// actuator in lanes is on its ctrl column's target. The other columns'
-    /// laws are not MuJoCo's, or are law members.
+    /// reach joints no other member's path reaches; where the robot has
+    /// tendons or sites, each actuator in lanes is on its ctrl column's
+    /// target. The other columns' laws are not MuJoCo's, or are law
+    /// members.
     pub fn tiles(&self) -> bool {
         !self.tiled.is_empty()
     }
@@ -917,11 +918,11 @@ pub(super) fn mj_stage(
         // The tile computes the actuators outside lanes one at a time after
         // its passes, or as lanes of their paths (whose forces reach their
         // joints after the passes): so no other member may reach their
-        // joints. Its lanes
-        // read the command's rows of positions and velocities where they
-        // write their rows of joint efforts, unless in ctrl order: so where
-        // the robot has tendons or sites, they must be on their columns'
-        // targets (which the CPU step then gathers into ctrl order).
+        // joints. Its lanes read the command's rows of positions and
+        // velocities where they write their rows of joint efforts, unless
+        // in ctrl order: so where the robot has tendons or sites, they must
+        // be on their columns' targets (which the CPU step then gathers
+        // into ctrl order).
         let (lanes, each): (Vec<usize>, Vec<usize>) =
             (0..stage.actuators.len()).partition(|&k| in_lanes(&stage, &stage.actuators[k]));
         let on_target = |k: &usize| {
