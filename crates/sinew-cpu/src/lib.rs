@@ -1229,23 +1229,23 @@ fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
             // (asserted).
             Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, nc, values, out) },
             // SAFETY: as above, with AVX2.
-            Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, values, out) },
+            Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, nc, values, out) },
             Form::Baseline => {}
         }
     }
     // SAFETY: every index below the rows' length (asserted).
-    unsafe { to_ctrl_rows_scalar(index, values, out) };
+    unsafe { to_ctrl_rows_scalar(index, nc, values, out) };
 }
 
-/// [`to_ctrl_rows`] one value at a time.
+/// [`to_ctrl_rows`] one value at a time, from rows of `width` values.
 ///
 /// # Safety
-/// Every index is below `index.len()`.
-unsafe fn to_ctrl_rows_scalar(index: &[u32], values: &[f32], out: &mut [f32]) {
-    let nc = index.len().max(1);
-    for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(nc)) {
+/// Every index is below `width`.
+unsafe fn to_ctrl_rows_scalar(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
+    let (nc, width) = (index.len().max(1), width.max(1));
+    for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(width)) {
         for (d, &j) in dst.iter_mut().zip(index) {
-            // SAFETY: the caller's (a row holds `index.len()` values).
+            // SAFETY: the caller's (a row holds `width` values).
             *d = unsafe { *src.get_unchecked(j as usize) };
         }
     }
@@ -1306,62 +1306,107 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, values: &[f32], out: 
     }
 }
 
-/// [`to_ctrl_rows`] with AVX2: each row's (at most 32) values in up to
-/// four 8-lane registers; each 8 values of the row in ctrl order are one
+/// [`to_ctrl_rows`] with AVX2, from rows of `width` values (as
+/// [`to_ctrl_rows_avx512`]): each row's (at most 32) values in up to four
+/// 8-lane registers; each 8 values of the row in ctrl order are one
 /// in-register permute (`vpermps`) of each register, blended by which
-/// register their index falls in. A row whose registers would reach past
-/// the end of `values` (the last rows) goes through padded copies. (G1's
-/// 29 columns stepped 12 % faster than with the scalar permutation, Go1's
-/// 12 as fast.)
+/// register their index falls in ([`permute_rows_avx2`], its register
+/// counts constants of the loop).
 ///
 /// # Safety
 /// As [`to_ctrl_rows_avx512`], with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn to_ctrl_rows_avx2(index: &[u32], values: &[f32], out: &mut [f32]) {
+unsafe fn to_ctrl_rows_avx2(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
+    let (nc, width) = (index.len().max(1), width.max(1));
+    // The loop with its register counts (of the rows read, of the rows
+    // written) known: unrolled, with its registers kept in registers. (With
+    // the counts read at run time, Go1's 12 columns took 58 instructions
+    // per env.)
+    // SAFETY (each call): the caller's, with rows of at most `8·S` values
+    // read and `8·K` written.
+    macro_rules! written {
+        ($s:literal) => {
+            match nc.div_ceil(8) {
+                1 => unsafe { permute_rows_avx2::<$s, 1>(index, width, values, out) },
+                2 => unsafe { permute_rows_avx2::<$s, 2>(index, width, values, out) },
+                3 => unsafe { permute_rows_avx2::<$s, 3>(index, width, values, out) },
+                4 => unsafe { permute_rows_avx2::<$s, 4>(index, width, values, out) },
+                _ => unsafe { to_ctrl_rows_scalar(index, width, values, out) },
+            }
+        };
+    }
+    match width.div_ceil(8) {
+        1 => written!(1),
+        2 => written!(2),
+        3 => written!(3),
+        4 => written!(4),
+        // SAFETY: the caller's.
+        _ => unsafe { to_ctrl_rows_scalar(index, width, values, out) },
+    }
+}
+
+/// [`to_ctrl_rows_avx2`] from rows of `width ≤ 8·S` values into rows of
+/// `index.len() ≤ 8·K`. A row whose registers would reach past the end of
+/// `values` or `out` (the last rows) goes through padded copies.
+///
+/// # Safety
+/// As [`to_ctrl_rows_avx2`], with `width ≤ 8·S`, `index.len() ≤ 8·K` and
+/// `S, K ≤ 4`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
+    index: &[u32],
+    width: usize,
+    values: &[f32],
+    out: &mut [f32],
+) {
     use std::arch::x86_64::{
-        __m256, __m256i, _mm256_blendv_ps, _mm256_castsi256_ps, _mm256_cmpeq_epi32,
-        _mm256_loadu_ps, _mm256_loadu_si256, _mm256_permutevar8x32_ps, _mm256_set1_epi32,
-        _mm256_setzero_ps, _mm256_srli_epi32, _mm256_storeu_ps,
+        _mm256_blendv_ps, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_loadu_ps,
+        _mm256_loadu_si256, _mm256_permutevar8x32_ps, _mm256_set1_epi32, _mm256_setzero_ps,
+        _mm256_setzero_si256, _mm256_srli_epi32, _mm256_storeu_ps,
     };
-    let nc = index.len().max(1);
-    let regs = nc.div_ceil(8);
+    let (nc, width) = (index.len().max(1), width.max(1));
+    assert!(S <= 4 && K <= 4 && width <= 8 * S && nc <= 8 * K);
     let mut padded = [0u32; 32];
     padded[..index.len()].copy_from_slice(index);
     // Per 8 outputs: the lane within its register, and per register a
     // mask of the outputs that take their value from it.
-    // SAFETY: 32 values in `padded`.
-    let lanes: [__m256i; 4] =
-        std::array::from_fn(|k| unsafe { _mm256_loadu_si256(padded[8 * k..].as_ptr().cast()) });
-    let from: [[__m256; 4]; 4] = std::array::from_fn(|k| {
+    let mut lanes = [_mm256_setzero_si256(); K];
+    let mut from = [[_mm256_setzero_ps(); S]; K];
+    for k in 0..K {
+        // SAFETY: 8 values of `padded` from `8·k ≤ 24`.
+        lanes[k] = unsafe { _mm256_loadu_si256(padded[8 * k..].as_ptr().cast()) };
         let reg = _mm256_srli_epi32::<3>(lanes[k]);
-        std::array::from_fn(|r| {
-            _mm256_castsi256_ps(_mm256_cmpeq_epi32(reg, _mm256_set1_epi32(r as i32)))
-        })
-    });
-    let (len, room) = (values.len(), 8 * regs);
+        for (r, from) in from[k].iter_mut().enumerate() {
+            *from = _mm256_castsi256_ps(_mm256_cmpeq_epi32(reg, _mm256_set1_epi32(r as i32)));
+        }
+    }
+    let rows = values.len() / width;
+    assert!(out.len() == rows * nc);
     let (mut sbuf, mut dbuf) = ([0f32; 32], [0f32; 32]);
-    for at in (0..len).step_by(nc) {
+    for row in 0..rows {
+        let (at, to) = (row * width, row * nc);
         // The registers may reach into the next rows: their values are only
         // read, and their outputs are written after this row's. The last
         // rows, where they would reach past the end, go through the buffers.
-        let fast = at + room <= len;
+        let fast = at + 8 * S <= values.len() && to + 8 * K <= out.len();
         let (src, dst) = if fast {
-            (values[at..].as_ptr(), out[at..].as_mut_ptr())
+            (values[at..].as_ptr(), out[to..].as_mut_ptr())
         } else {
-            sbuf[..nc].copy_from_slice(&values[at..at + nc]);
+            sbuf[..width].copy_from_slice(&values[at..at + width]);
             (sbuf.as_ptr(), dbuf.as_mut_ptr())
         };
-        // SAFETY: `src` and `dst` have room for `8 × regs` values (`fast`,
-        // or the 32-value buffers).
+        // SAFETY: `src` has room for `8·S` values and `dst` for `8·K`
+        // (`fast`, or the 32-value buffers).
         unsafe {
-            let mut v = [_mm256_setzero_ps(); 4];
-            for (r, v) in v.iter_mut().enumerate().take(regs) {
+            let mut v = [_mm256_setzero_ps(); S];
+            for (r, v) in v.iter_mut().enumerate() {
                 *v = _mm256_loadu_ps(src.add(8 * r));
             }
-            for k in 0..regs {
+            for k in 0..K {
                 let mut o = _mm256_permutevar8x32_ps(v[0], lanes[k]);
-                for r in 1..regs {
+                for r in 1..S {
                     let p = _mm256_permutevar8x32_ps(v[r], lanes[k]);
                     o = _mm256_blendv_ps(o, p, from[k][r]);
                 }
@@ -1369,7 +1414,7 @@ unsafe fn to_ctrl_rows_avx2(index: &[u32], values: &[f32], out: &mut [f32]) {
             }
         }
         if !fast {
-            out[at..at + nc].copy_from_slice(&dbuf[..nc]);
+            out[to..to + nc].copy_from_slice(&dbuf[..nc]);
         }
     }
 }
@@ -2216,23 +2261,16 @@ impl StepInputs<'_> {
         // CPU has AVX-512F: each field's rows in two vector permutes each.
         // (One value at a time, the five fields took 290 of the 1 245
         // instructions per env of the G1's tiled MuJoCo step at 1024 × 29,
-        // and a fifth of its time on this form. AVX2's permutes and blends
-        // counted 1 458 against 1 240: its form keeps the copies below.)
-        #[cfg(target_arch = "x86_64")]
-        if (1..=32).contains(&nc) && t <= 32 && form() == Form::Avx512 {
-            for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
-                let src = &self.cmd[f][e0 * t..(e0 + n) * t];
-                // SAFETY: the CPU has AVX-512F ([`form`]); rows of `t ≤ 32`
-                // values in, of `nc ≤ 32` out, every index below `t`
-                // ([`Gather::new`]).
-                unsafe { to_ctrl_rows_avx512(index, t, src, dst) };
-            }
-            return;
+        // and a fifth of its time on this form.)
+        let permutes = cfg!(target_arch = "x86_64") && (1..=32).contains(&nc) && t <= 32;
+        if permutes && form() == Form::Avx512 {
+            return self.permute_tile(e0, n, tile);
         }
         // Runs of consecutive command columns (a robot whose columns are
         // its joints but not its tendons or sites, a PD on all joints but
         // one): each run's rows copied whole. (Value by value, 29 servos on
-        // a robot with a site took 445 instructions per env in the copies.)
+        // a robot with a site took 445 instructions per env in the copies;
+        // AVX2's permutes, 998 per env in all against 873 so.)
         if let Some(runs) = &self.gather.runs {
             for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
                 let src = &self.cmd[f][e0 * t..(e0 + n) * t];
@@ -2243,6 +2281,11 @@ impl StepInputs<'_> {
                 }
             }
             return;
+        }
+        // Otherwise AVX2's permutes and blends, up to four per 8 values
+        // (mjlab's G1 in group order: 196 instructions per env against 154).
+        if permutes && form() == Form::Avx2 {
+            return self.permute_tile(e0, n, tile);
         }
         // All five fields per (env, column): the column's index is loaded
         // once for five independent copies, without bounds checks.
@@ -2273,6 +2316,34 @@ impl StepInputs<'_> {
                     *d4 = *src[4].get_unchecked(j);
                 }
             }
+        }
+    }
+
+    /// [`StepInputs::gather_tile`] by vector permutes of each field's rows,
+    /// where the CPU has AVX-512F or AVX2 and the rows in and out hold at
+    /// most 32 values each.
+    fn permute_tile(&self, e0: usize, n: usize, tile: &mut [f32]) {
+        let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
+        let index = self.gather.index.as_deref().expect("a gathered tile");
+        assert!((1..=32).contains(&nc) && t <= 32);
+        for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
+            let src = &self.cmd[f][e0 * t..(e0 + n) * t];
+            // SAFETY: the CPU has the form's features ([`form`]); rows of
+            // `t ≤ 32` values in, of `nc ≤ 32` out (asserted), every index
+            // below `t` ([`Gather::new`]).
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                match form() {
+                    Form::Avx512 => to_ctrl_rows_avx512(index, t, src, dst),
+                    Form::Avx2 => to_ctrl_rows_avx2(index, t, src, dst),
+                    Form::Baseline => to_ctrl_rows_scalar(index, t, src, dst),
+                }
+            };
+            // SAFETY: every index below `t` ([`Gather::new`]).
+            #[cfg(not(target_arch = "x86_64"))]
+            unsafe {
+                to_ctrl_rows_scalar(index, t, src, dst)
+            };
         }
     }
 
@@ -2641,57 +2712,19 @@ mod tests {
     use super::*;
 
     /// Every vector form of [`to_ctrl_rows`] the CPU has gives the scalar
-    /// form's values, for every row width it takes and a few row counts.
+    /// form's values, which take each ctrl column's value from its own
+    /// column of the rows read: for every pair of widths up to 32 (rows read
+    /// narrower than, as wide as and wider than the ctrl rows: a tile's
+    /// fields where two ctrl columns drive one target, or where the robot
+    /// has targets no column drives) and a few row counts.
     #[test]
     fn vector_permutations_match_the_scalar_one() {
-        for nc in 1..=32usize {
-            // The columns reversed and rotated: most values cross registers.
-            let index: Vec<u32> = (0..nc).map(|c| ((2 * nc + 3 - c) % nc) as u32).collect();
-            for rows in [1, 2, 5] {
-                let values: Vec<f32> = (0..rows * nc).map(|v| v as f32 + 0.5).collect();
-                let mut want = vec![f32::NAN; values.len()];
-                // SAFETY: every index is below `nc`.
-                unsafe { to_ctrl_rows_scalar(&index, &values, &mut want) };
-                for (j, row) in want.chunks(nc).enumerate() {
-                    for (c, &v) in row.iter().enumerate() {
-                        assert_eq!(v, values[j * nc + index[c] as usize]);
-                    }
-                }
-                #[cfg(target_arch = "x86_64")]
-                {
-                    let mut got = vec![f32::NAN; values.len()];
-                    if std::arch::is_x86_feature_detected!("avx2") {
-                        // SAFETY: the CPU has AVX2; indices below `nc ≤ 32`.
-                        unsafe { to_ctrl_rows_avx2(&index, &values, &mut got) };
-                        assert_eq!(got, want, "AVX2, {nc} columns, {rows} rows");
-                    }
-                    if std::arch::is_x86_feature_detected!("avx512f") {
-                        got.fill(f32::NAN);
-                        // SAFETY: as above, with AVX-512F.
-                        unsafe { to_ctrl_rows_avx512(&index, nc, &values, &mut got) };
-                        assert_eq!(got, want, "AVX-512, {nc} columns, {rows} rows");
-                    }
-                }
-            }
-        }
-    }
-
-    /// The AVX-512 form from rows wider than the ctrl rows (the command's,
-    /// where the robot has targets no column drives) takes each ctrl
-    /// column's value from its own command column, for every pair of widths
-    /// up to 32 and a few row counts.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_avx512_permutation_reads_rows_wider_than_the_ctrl_rows() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            return;
-        }
         for width in 1..=32usize {
-            for nc in 1..=width {
-                // Reversed and rotated over the wider rows: columns past the
+            for nc in 1..=32usize {
+                // Reversed and rotated over the rows read: columns past the
                 // ctrl rows' width, and across registers.
                 let index: Vec<u32> = (0..nc)
-                    .map(|c| ((2 * width + 3 - c) % width) as u32)
+                    .map(|c| ((2 * width + 3 - c % width) % width) as u32)
                     .collect();
                 for rows in [1, 2, 5] {
                     let values: Vec<f32> = (0..rows * width).map(|v| v as f32 + 0.5).collect();
@@ -2699,9 +2732,33 @@ mod tests {
                         .map(|k| values[k / nc * width + index[k % nc] as usize])
                         .collect();
                     let mut got = vec![f32::NAN; rows * nc];
-                    // SAFETY: the CPU has AVX-512F; indices below `width ≤ 32`.
-                    unsafe { to_ctrl_rows_avx512(&index, width, &values, &mut got) };
-                    assert_eq!(got, want, "{nc} columns of rows of {width}, {rows} rows");
+                    // SAFETY: every index is below `width`.
+                    unsafe { to_ctrl_rows_scalar(&index, width, &values, &mut got) };
+                    assert_eq!(
+                        got, want,
+                        "scalar, {nc} columns of rows of {width}, {rows} rows"
+                    );
+                    #[cfg(target_arch = "x86_64")]
+                    {
+                        if std::arch::is_x86_feature_detected!("avx2") {
+                            got.fill(f32::NAN);
+                            // SAFETY: the CPU has AVX2; indices below `width ≤ 32`.
+                            unsafe { to_ctrl_rows_avx2(&index, width, &values, &mut got) };
+                            assert_eq!(
+                                got, want,
+                                "AVX2, {nc} columns of rows of {width}, {rows} rows"
+                            );
+                        }
+                        if std::arch::is_x86_feature_detected!("avx512f") {
+                            got.fill(f32::NAN);
+                            // SAFETY: as above, with AVX-512F.
+                            unsafe { to_ctrl_rows_avx512(&index, width, &values, &mut got) };
+                            assert_eq!(
+                                got, want,
+                                "AVX-512, {nc} columns of rows of {width}, {rows} rows"
+                            );
+                        }
+                    }
                 }
             }
         }
