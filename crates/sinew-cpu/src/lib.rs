@@ -1384,25 +1384,15 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
     }
     let rows = values.len() / width;
     assert!(out.len() == rows * nc);
-    let (mut sbuf, mut dbuf) = ([0f32; 32], [0f32; 32]);
-    for row in 0..rows {
-        let (at, to) = (row * width, row * nc);
-        // The registers may reach into the next rows: their values are only
-        // read, and their outputs are written after this row's. The last
-        // rows, where they would reach past the end, go through the buffers.
-        let fast = at + 8 * S <= values.len() && to + 8 * K <= out.len();
-        let (src, dst) = if fast {
-            (values[at..].as_ptr(), out[to..].as_mut_ptr())
-        } else {
-            sbuf[..width].copy_from_slice(&values[at..at + width]);
-            (sbuf.as_ptr(), dbuf.as_mut_ptr())
-        };
-        // SAFETY: `src` has room for `8·S` values and `dst` for `8·K`
-        // (`fast`, or the 32-value buffers).
-        unsafe {
+    // The row whose `len` values start at `src` into the row at `dst`.
+    // SAFETY (each use): `src` has room for `8·S` values and `dst` for
+    // `8·K`.
+    macro_rules! row {
+        ($src:expr, $dst:expr) => {{
+            let (src, dst): (*const f32, *mut f32) = ($src, $dst);
             let mut v = [_mm256_setzero_ps(); S];
             for (r, v) in v.iter_mut().enumerate() {
-                *v = _mm256_loadu_ps(src.add(8 * r));
+                *v = unsafe { _mm256_loadu_ps(src.add(8 * r)) };
             }
             for k in 0..K {
                 let mut o = _mm256_permutevar8x32_ps(v[0], lanes[k]);
@@ -1410,12 +1400,33 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
                     let p = _mm256_permutevar8x32_ps(v[r], lanes[k]);
                     o = _mm256_blendv_ps(o, p, from[k][r]);
                 }
-                _mm256_storeu_ps(dst.add(8 * k), o);
+                unsafe { _mm256_storeu_ps(dst.add(8 * k), o) };
             }
-        }
-        if !fast {
-            out[to..to + nc].copy_from_slice(&dbuf[..nc]);
-        }
+        }};
+    }
+    // The rows whose registers stay within `values` and `out`: their
+    // registers may reach into the next rows, whose values are only read
+    // and whose outputs are written after this row's. (Pointers checked
+    // once, and no call in the loop: the C library's copies below would
+    // take the registers above to the stack.)
+    let room = |len: usize, width: usize, regs: usize| match len.checked_sub(8 * regs) {
+        Some(past) => past / width + 1,
+        None => 0,
+    };
+    let fast = room(values.len(), width, S)
+        .min(room(out.len(), nc, K))
+        .min(rows);
+    let (src, dst) = (values.as_ptr(), out.as_mut_ptr());
+    for row in 0..fast {
+        row!(src.wrapping_add(row * width), dst.wrapping_add(row * nc));
+    }
+    // The last rows, where they would reach past the end, through padded
+    // copies.
+    let (mut sbuf, mut dbuf) = ([0f32; 32], [0f32; 32]);
+    for row in fast..rows {
+        sbuf[..width].copy_from_slice(&values[row * width..][..width]);
+        row!(sbuf.as_ptr(), dbuf.as_mut_ptr());
+        out[row * nc..][..nc].copy_from_slice(&dbuf[..nc]);
     }
 }
 
