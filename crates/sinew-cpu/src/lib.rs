@@ -2732,6 +2732,20 @@ mod tests {
     /// has targets no column drives) and a few row counts.
     #[test]
     fn vector_permutations_match_the_scalar_one() {
+        // Each form the CPU has; each safe to call with indices below the
+        // rows' width, which is at most 32.
+        type Permute = unsafe fn(&[u32], usize, &[f32], &mut [f32]);
+        #[allow(unused_mut, reason = "the vector forms are x86-64's")]
+        let mut forms: Vec<(&str, Permute)> = vec![("scalar", to_ctrl_rows_scalar)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                forms.push(("AVX2", to_ctrl_rows_avx2));
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                forms.push(("AVX-512", to_ctrl_rows_avx512));
+            }
+        }
         for width in 1..=32usize {
             for nc in 1..=32usize {
                 // Reversed and rotated over the rows read: columns past the
@@ -2744,33 +2758,15 @@ mod tests {
                     let want: Vec<f32> = (0..rows * nc)
                         .map(|k| values[k / nc * width + index[k % nc] as usize])
                         .collect();
-                    let mut got = vec![f32::NAN; rows * nc];
-                    // SAFETY: every index is below `width`.
-                    unsafe { to_ctrl_rows_scalar(&index, width, &values, &mut got) };
-                    assert_eq!(
-                        got, want,
-                        "scalar, {nc} columns of rows of {width}, {rows} rows"
-                    );
-                    #[cfg(target_arch = "x86_64")]
-                    {
-                        if std::arch::is_x86_feature_detected!("avx2") {
-                            got.fill(f32::NAN);
-                            // SAFETY: the CPU has AVX2; indices below `width ≤ 32`.
-                            unsafe { to_ctrl_rows_avx2(&index, width, &values, &mut got) };
-                            assert_eq!(
-                                got, want,
-                                "AVX2, {nc} columns of rows of {width}, {rows} rows"
-                            );
-                        }
-                        if std::arch::is_x86_feature_detected!("avx512f") {
-                            got.fill(f32::NAN);
-                            // SAFETY: as above, with AVX-512F.
-                            unsafe { to_ctrl_rows_avx512(&index, width, &values, &mut got) };
-                            assert_eq!(
-                                got, want,
-                                "AVX-512, {nc} columns of rows of {width}, {rows} rows"
-                            );
-                        }
+                    for &(form, permute) in &forms {
+                        let mut got = vec![f32::NAN; rows * nc];
+                        // SAFETY: the CPU has the form's features; every
+                        // index is below `width ≤ 32`.
+                        unsafe { permute(&index, width, &values, &mut got) };
+                        assert_eq!(
+                            got, want,
+                            "{form}, {nc} columns of rows of {width}, {rows} rows"
+                        );
                     }
                 }
             }
