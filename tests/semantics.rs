@@ -797,6 +797,89 @@ fn the_cpu_paths_agree_on_every_layout() {
     }
 }
 
+/// Rows of more than 32 values (a humanoid with hands has 40 joints or more)
+/// put in ctrl order by the widest vector permutes: two laws on every other
+/// joint of 40, their values scattered into ctrl order, and the same beside a
+/// spare joint, the command gathered into ctrl order, give each joint, bit
+/// for bit, the value it takes on a robot whose joints are in ctrl order
+/// already (no permute).
+#[test]
+fn rows_of_more_than_32_joints_in_another_order_step_as_in_order() {
+    let names: Vec<String> = (0..40).map(|j| format!("j{j}")).collect();
+    let (even, odd): (Vec<&String>, Vec<&String>) = names
+        .iter()
+        .partition(|n| n[1..].parse::<usize>().unwrap() % 2 == 0);
+    let groups = || {
+        vec![
+            GroupCfg::new(
+                "pd",
+                even.iter().map(|n| n.as_str()),
+                IdealPdCfg::new(7.0, 0.5),
+            ),
+            GroupCfg::new("dc", odd.iter().map(|n| n.as_str()), test_dc()),
+        ]
+    };
+    let in_ctrl_order = Robot::from_joints(even.iter().chain(&odd).map(|n| n.as_str()));
+    let scattered = Robot::from_joints(names.iter().map(String::as_str));
+    let spare = Robot::from_joints(names.iter().map(String::as_str).chain(["spare"]));
+    let layouts = [in_ctrl_order, scattered, spare];
+    for num_envs in [150, 3000] {
+        let mut engines: Vec<CpuBackend> = (layouts.iter())
+            .map(|robot| {
+                let plan = Plan::new(robot, groups(), num_envs, PlanOptions::default()).unwrap();
+                CpuBackend::new(plan)
+            })
+            .collect();
+        // Only the first robot's command columns are its ctrl columns.
+        let identity = |e: &CpuBackend| {
+            let cols = e.plan().ctrl_columns();
+            cols.len() == e.plan().num_targets()
+                && cols.iter().enumerate().all(|(c, col)| col.cmd_column == c)
+        };
+        assert_eq!(
+            engines.iter().map(identity).collect::<Vec<_>>(),
+            [true, false, false]
+        );
+        assert!(engines.iter().all(|e| e.plan().num_ctrl() == 40));
+        let mut rng = Rng(11);
+        for step in 0..6 {
+            // Each joint's five values, placed at its column in each robot.
+            let values: Vec<[f32; 5]> = (0..num_envs * 40)
+                .map(|_| std::array::from_fn(|_| rng.range(-1.5, 1.5)))
+                .collect();
+            for (e, robot) in engines.iter_mut().zip(&layouts) {
+                let t = e.plan().num_targets();
+                let mut cmd = ActuatorCmd::zeros(num_envs, t);
+                let columns: Vec<usize> = (names.iter())
+                    .map(|n| robot.joints.iter().position(|j| j == n).unwrap())
+                    .collect();
+                for (f, field) in cmd.fields_mut().into_iter().enumerate() {
+                    for env in 0..num_envs {
+                        for (j, &c) in columns.iter().enumerate() {
+                            field[env * t + c] = values[env * 40 + j][f];
+                        }
+                    }
+                }
+                e.step(&cmd).unwrap();
+                assert!(e.nonfinite_envs().unwrap().is_empty());
+            }
+            // Each joint's values in every env, by its ctrl column.
+            let by_joint = |e: &CpuBackend, name: &str| {
+                let cols = e.plan().ctrl_columns();
+                let at = cols.iter().position(|c| c.target == name).unwrap();
+                (e.ctrl().iter().skip(at).step_by(cols.len()).copied()).collect::<Vec<f32>>()
+            };
+            for name in &names {
+                let want = by_joint(&engines[0], name);
+                for (e, layout) in engines[1..].iter().zip(["scattered", "spare"]) {
+                    let got = by_joint(e, name);
+                    assert_eq!(got, want, "{layout}, {num_envs} envs, step {step}, {name}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn a_tile_of_several_laws_gives_each_group_its_plan_alone_values() {
     // Seven laws on eight joints, one group per joint ([`five_laws`] and

@@ -1222,19 +1222,29 @@ fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
     let nc = index.len().max(1);
     assert!(values.len() == out.len() && index.iter().all(|&j| (j as usize) < nc));
     #[cfg(target_arch = "x86_64")]
-    if index.len() <= 32 {
+    if index.len() <= permute_width(form()) {
         match form() {
             // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F;
-            // rows of at most 32 values, every index below their length
-            // (asserted).
+            // rows of at most 64 values ([`permute_width`]), every index
+            // below their length (asserted).
             Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, nc, values, out) },
-            // SAFETY: as above, with AVX2.
+            // SAFETY: as above, with AVX2 and rows of at most 32.
             Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, nc, values, out) },
             Form::Baseline => {}
         }
     }
     // SAFETY: every index below the rows' length (asserted).
     unsafe { to_ctrl_rows_scalar(index, nc, values, out) };
+}
+
+/// The most values a row read or written may hold for [`to_ctrl_rows`]'s
+/// vector permutes in `form` (0: none).
+fn permute_width(form: Form) -> usize {
+    match form {
+        Form::Avx512 => 64,
+        Form::Avx2 => 32,
+        Form::Baseline => 0,
+    }
 }
 
 /// [`to_ctrl_rows`] one value at a time, from rows of `width` values.
@@ -1255,11 +1265,12 @@ unsafe fn to_ctrl_rows_scalar(index: &[u32], width: usize, values: &[f32], out: 
 /// command's, as wide as the ctrl rows or wider: a tile's fields where the
 /// robot has targets no column drives): each row's (at most 32) values in
 /// two registers, each half of the row in ctrl order one two-source
-/// permute of them (rows of at most 16: one register, one permute).
+/// permute of them (rows of at most 16: one register, one permute); wider
+/// rows, up to 64, in [`to_ctrl_rows_avx512_wide`].
 ///
 /// # Safety
-/// The CPU must have AVX-512F; `index` holds at most 32 indices, each
-/// below `width ≤ 32`; `values` are rows of `width` values and `out` as
+/// The CPU must have AVX-512F; `index` holds at most 64 indices, each
+/// below `width ≤ 64`; `values` are rows of `width` values and `out` as
 /// many rows of `index.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
@@ -1269,6 +1280,10 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, values: &[f32], out: 
         _mm512_permutexvar_ps,
     };
     let (nc, width) = (index.len().max(1), width.max(1));
+    if nc > 32 || width > 32 {
+        // SAFETY: the caller's.
+        return unsafe { to_ctrl_rows_avx512_wide(index, width, values, out) };
+    }
     let mut padded = [0u32; 32];
     padded[..index.len()].copy_from_slice(index);
     // SAFETY: 32 values in `padded`.
@@ -1302,6 +1317,58 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, values: &[f32], out: 
             _mm512_mask_storeu_ps(d, lo_mask, _mm512_permutex2var_ps(lo, lo_index, hi));
             let upper = _mm512_permutex2var_ps(lo, hi_index, hi);
             _mm512_mask_storeu_ps(d.wrapping_add(16), hi_mask, upper);
+        }
+    }
+}
+
+/// [`to_ctrl_rows_avx512`] where a row read or written holds more than 32
+/// values (at most 64: a humanoid's joints and its hands'): each row's
+/// values in four registers, each 16 values of the row in ctrl order the
+/// two-source permute of the first pair or of the second, by whether their
+/// index is below 32. (One value at a time, 43 columns are 430 loads and
+/// stores per env for the five fields.)
+///
+/// # Safety
+/// The CPU must have AVX-512F; `index` holds at most 64 indices, each
+/// below `width ≤ 64`; `values` are rows of `width` values and `out` as
+/// many rows of `index.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn to_ctrl_rows_avx512_wide(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
+    use std::arch::x86_64::{
+        _mm512_loadu_epi32, _mm512_mask_blend_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
+        _mm512_permutex2var_ps, _mm512_set1_epi32, _mm512_test_epi32_mask,
+    };
+    let (nc, width) = (index.len().max(1), width.max(1));
+    assert!(nc <= 64 && width <= 64);
+    let mut padded = [0u32; 64];
+    padded[..index.len()].copy_from_slice(index);
+    // SAFETY: 16 values of `padded` from each of 0, 16, 32, 48.
+    let lanes = [0, 16, 32, 48].map(|k| unsafe { _mm512_loadu_epi32(padded[k..].as_ptr().cast()) });
+    // Per 16 outputs, those whose index is 32 or more (the second pair).
+    let upper = lanes.map(|lanes| _mm512_test_epi32_mask(lanes, _mm512_set1_epi32(32)));
+    // Per 16 columns, the lanes in the row read and in the row written.
+    let mask = |n: usize, k: usize| ((1u32 << n.saturating_sub(16 * k).min(16)) - 1) as u16;
+    let loads = [0, 1, 2, 3].map(|k| mask(width, k));
+    let stores = [0, 1, 2, 3].map(|k| mask(nc, k));
+    let written = nc.div_ceil(16);
+    for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(width)) {
+        let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+        // SAFETY: a masked load or store touches the lanes of its mask
+        // alone, which lie in the row (`width` values read, `nc` written).
+        unsafe {
+            let v = [
+                _mm512_maskz_loadu_ps(loads[0], s),
+                _mm512_maskz_loadu_ps(loads[1], s.wrapping_add(16)),
+                _mm512_maskz_loadu_ps(loads[2], s.wrapping_add(32)),
+                _mm512_maskz_loadu_ps(loads[3], s.wrapping_add(48)),
+            ];
+            for k in 0..written {
+                let lo = _mm512_permutex2var_ps(v[0], lanes[k], v[1]);
+                let hi = _mm512_permutex2var_ps(v[2], lanes[k], v[3]);
+                let row = _mm512_mask_blend_ps(upper[k], lo, hi);
+                _mm512_mask_storeu_ps(d.wrapping_add(16 * k), stores[k], row);
+            }
         }
     }
 }
@@ -2267,13 +2334,15 @@ impl StepInputs<'_> {
             }
             return;
         };
-        // Rows of at most 32 values in and out (mjlab's robots in group
-        // order, a robot's joints beside its tendons and sites), where the
-        // CPU has AVX-512F: each field's rows in two vector permutes each.
-        // (One value at a time, the five fields took 290 of the 1 245
+        // Rows in and out within the vector permutes' width (mjlab's robots
+        // in group order, a robot's joints beside its tendons and sites),
+        // where the CPU has AVX-512F: each field's rows in two vector
+        // permutes each (up to 32 values; four, and their blends, up to
+        // 64). (One value at a time, the five fields took 290 of the 1 245
         // instructions per env of the G1's tiled MuJoCo step at 1024 × 29,
         // and a fifth of its time on this form.)
-        let permutes = cfg!(target_arch = "x86_64") && (1..=32).contains(&nc) && t <= 32;
+        let width = permute_width(form());
+        let permutes = cfg!(target_arch = "x86_64") && (1..=width).contains(&nc) && t <= width;
         if permutes && form() == Form::Avx512 {
             return self.permute_tile(e0, n, tile);
         }
@@ -2333,17 +2402,18 @@ impl StepInputs<'_> {
     }
 
     /// [`StepInputs::gather_tile`] by vector permutes of each field's rows,
-    /// where the CPU has AVX-512F or AVX2 and the rows in and out hold at
-    /// most 32 values each.
+    /// where the CPU has AVX-512F or AVX2 and the rows in and out hold no
+    /// more values each than its permutes take ([`permute_width`]).
     fn permute_tile(&self, e0: usize, n: usize, tile: &mut [f32]) {
         let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
         let index = self.gather.index.as_deref().expect("a gathered tile");
-        assert!((1..=32).contains(&nc) && t <= 32);
+        let width = permute_width(form());
+        assert!((1..=width).contains(&nc) && t <= width);
         for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
             let src = &self.cmd[f][e0 * t..(e0 + n) * t];
             // SAFETY: the CPU has the form's features ([`form`]); rows of
-            // `t ≤ 32` values in, of `nc ≤ 32` out (asserted), every index
-            // below `t` ([`Gather::new`]).
+            // `t` values in and `nc` out, within the form's permutes
+            // (asserted); every index below `t` ([`Gather::new`]).
             #[cfg(target_arch = "x86_64")]
             unsafe {
                 match form() {
@@ -2726,28 +2796,28 @@ mod tests {
 
     /// Every vector form of [`to_ctrl_rows`] the CPU has gives the scalar
     /// form's values, which take each ctrl column's value from its own
-    /// column of the rows read: for every pair of widths up to 32 (rows read
-    /// narrower than, as wide as and wider than the ctrl rows: a tile's
-    /// fields where two ctrl columns drive one target, or where the robot
-    /// has targets no column drives) and a few row counts.
+    /// column of the rows read: for every pair of widths each form takes
+    /// (rows read narrower than, as wide as and wider than the rows
+    /// written: a tile's fields where two ctrl columns drive one target, or
+    /// where the robot has targets no column drives) and a few row counts.
     #[test]
     fn vector_permutations_match_the_scalar_one() {
         // Each form the CPU has; each safe to call with indices below the
         // rows' width, which is at most 32.
         type Permute = unsafe fn(&[u32], usize, &[f32], &mut [f32]);
         #[allow(unused_mut, reason = "the vector forms are x86-64's")]
-        let mut forms: Vec<(&str, Permute)> = vec![("scalar", to_ctrl_rows_scalar)];
+        let mut forms: Vec<(&str, Permute, usize)> = vec![("scalar", to_ctrl_rows_scalar, 64)];
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx2") {
-                forms.push(("AVX2", to_ctrl_rows_avx2));
+                forms.push(("AVX2", to_ctrl_rows_avx2, permute_width(Form::Avx2)));
             }
             if std::arch::is_x86_feature_detected!("avx512f") {
-                forms.push(("AVX-512", to_ctrl_rows_avx512));
+                forms.push(("AVX-512", to_ctrl_rows_avx512, permute_width(Form::Avx512)));
             }
         }
-        for width in 1..=32usize {
-            for nc in 1..=32usize {
+        for width in 1..=64usize {
+            for nc in 1..=64usize {
                 // Reversed and rotated over the rows read: columns past the
                 // ctrl rows' width, and across registers.
                 let index: Vec<u32> = (0..nc)
@@ -2758,10 +2828,11 @@ mod tests {
                     let want: Vec<f32> = (0..rows * nc)
                         .map(|k| values[k / nc * width + index[k % nc] as usize])
                         .collect();
-                    for &(form, permute) in &forms {
+                    let taken = forms.iter().filter(|f| f.2 >= width.max(nc));
+                    for &(form, permute, _) in taken {
                         let mut got = vec![f32::NAN; rows * nc];
                         // SAFETY: the CPU has the form's features; every
-                        // index is below `width ≤ 32`.
+                        // index is below `width`, within the form's rows.
                         unsafe { permute(&index, width, &values, &mut got) };
                         assert_eq!(
                             got, want,
