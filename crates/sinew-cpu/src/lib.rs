@@ -1451,7 +1451,8 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
     }
     let rows = values.len() / width;
     assert!(out.len() == rows * nc);
-    // The row whose `len` values start at `src` into the row at `dst`.
+    // One row: the `width` values from `src` permuted into the `nc` from
+    // `dst`, in registers of `8·S` and `8·K` values.
     // SAFETY (each use): `src` has room for `8·S` values and `dst` for
     // `8·K`.
     macro_rules! row {
