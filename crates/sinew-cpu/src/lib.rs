@@ -1211,33 +1211,45 @@ unsafe fn copy_floats(src: *const f32, dst: *mut f32, len: usize) {
 
 /// Rows of values in command order (`values`) put in ctrl order (`out`):
 /// ctrl column `c` of a row takes command column `index[c]`'s value.
-/// ([`Gather::scatter`], and a tile's fields where the command columns
-/// are the ctrl columns in another order: [`StepInputs::gather_tile`].) Rows
-/// of up to 32 values take two vector permutes each where the CPU has
-/// AVX-512F, and in-register permutes and blends where it has AVX2; one
-/// value at a time, the permutation cost G1 (29 joints) a third of its
-/// step on AVX-512 hardware.
+/// ([`Gather::scatter`]; a tile's gathered fields go through
+/// [`permute_rows`] as well.)
 #[inline]
 fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
     let nc = index.len().max(1);
     assert!(values.len() == out.len() && index.iter().all(|&j| (j as usize) < nc));
+    // SAFETY: every index below the rows' length (asserted).
+    unsafe { permute_rows(index, nc, values, out) };
+}
+
+/// Rows of `width` values (`values`) put in the order of `index` (rows of
+/// `out`): column `c` of a row of `out` takes column `index[c]` of its row
+/// of `values`. Rows within [`permute_width`] take vector permutes: two
+/// per row up to 32 values where the CPU has AVX-512F (up to 64: four and
+/// their blends), in-register permutes and blends where it has AVX2 (one
+/// value at a time, the permutation cost G1 (29 joints) a third of its step
+/// on AVX-512 hardware); others go one value at a time.
+///
+/// # Safety
+/// Every index is below `width`; `values` are rows of `width` values and
+/// `out` as many rows of `index.len()`.
+#[inline]
+unsafe fn permute_rows(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if index.len() <= permute_width(form()) {
+    if index.len().max(width) <= permute_width(form()) {
         match form() {
             // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F;
-            // rows of at most 64 values ([`permute_width`]), every index
-            // below their length (asserted).
-            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, nc, values, out) },
+            // rows of at most 64 values ([`permute_width`]); the caller's.
+            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, width, values, out) },
             // SAFETY: as above, with AVX2 and rows of at most 32.
-            Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, nc, values, out) },
+            Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, width, values, out) },
             Form::Baseline => {}
         }
     }
-    // SAFETY: every index below the rows' length (asserted).
-    unsafe { to_ctrl_rows_scalar(index, nc, values, out) };
+    // SAFETY: the caller's.
+    unsafe { to_ctrl_rows_scalar(index, width, values, out) };
 }
 
-/// The most values a row read or written may hold for [`to_ctrl_rows`]'s
+/// The most values a row read or written may hold for [`permute_rows`]'s
 /// vector permutes in `form` (0: none).
 fn permute_width(form: Form) -> usize {
     match form {
@@ -2343,7 +2355,7 @@ impl StepInputs<'_> {
         // instructions per env of the G1's tiled MuJoCo step at 1024 × 29,
         // and a fifth of its time on this form.)
         let width = permute_width(form());
-        let permutes = cfg!(target_arch = "x86_64") && (1..=width).contains(&nc) && t <= width;
+        let permutes = (1..=width).contains(&nc) && t <= width;
         if permutes && form() == Form::Avx512 {
             return self.permute_tile(e0, n, tile);
         }
@@ -2382,7 +2394,7 @@ impl StepInputs<'_> {
         // Otherwise AVX2's permutes and blends, up to four per 8 values
         // (the Panda's 8 ctrl columns of its 10 targets: 557 instructions
         // per env, 640 one value at a time).
-        if permutes && form() == Form::Avx2 {
+        if permutes {
             return self.permute_tile(e0, n, tile);
         }
         // All five fields per (env, column): the column's index is loaded
@@ -2417,32 +2429,15 @@ impl StepInputs<'_> {
         }
     }
 
-    /// [`StepInputs::gather_tile`] by vector permutes of each field's rows,
-    /// where the CPU has AVX-512F or AVX2 and the rows in and out hold no
-    /// more values each than its permutes take ([`permute_width`]).
+    /// [`StepInputs::gather_tile`] by [`permute_rows`] of each field's rows.
     fn permute_tile(&self, e0: usize, n: usize, tile: &mut [f32]) {
         let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
         let index = self.gather.index.as_deref().expect("a gathered tile");
-        let width = permute_width(form());
-        assert!((1..=width).contains(&nc) && t <= width);
         for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
             let src = &self.cmd[f][e0 * t..(e0 + n) * t];
-            // SAFETY: the CPU has the form's features ([`form`]); rows of
-            // `t` values in and `nc` out, within the form's permutes
-            // (asserted); every index below `t` ([`Gather::new`]).
-            #[cfg(target_arch = "x86_64")]
-            unsafe {
-                match form() {
-                    Form::Avx512 => to_ctrl_rows_avx512(index, t, src, dst),
-                    Form::Avx2 => to_ctrl_rows_avx2(index, t, src, dst),
-                    Form::Baseline => to_ctrl_rows_scalar(index, t, src, dst),
-                }
-            };
-            // SAFETY: every index below `t` ([`Gather::new`]).
-            #[cfg(not(target_arch = "x86_64"))]
-            unsafe {
-                to_ctrl_rows_scalar(index, t, src, dst)
-            };
+            // SAFETY: rows of `t` values in and of `nc` out, every index
+            // below `t` ([`Gather::new`]).
+            unsafe { permute_rows(index, t, src, dst) };
         }
     }
 
