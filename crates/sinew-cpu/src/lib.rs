@@ -1254,6 +1254,8 @@ unsafe fn permute_rows(index: &[u32], width: usize, values: &[f32], out: &mut [f
 fn permute_width(form: Form) -> usize {
     match form {
         Form::Avx512 => 64,
+        // Past 32 values (a 43-joint robot in group order: 36 permutes per
+        // row of 43), permutes timed no faster than the values one by one.
         Form::Avx2 => 32,
         Form::Baseline => 0,
     }
@@ -1427,7 +1429,7 @@ unsafe fn to_ctrl_rows_avx2(index: &[u32], width: usize, values: &[f32], out: &m
 
 /// [`to_ctrl_rows_avx2`] from rows of `width ≤ 8·S` values into rows of
 /// `index.len() ≤ 8·K`. A row whose registers would reach past the end of
-/// `values` or `out` (the last rows) goes through padded copies.
+/// `values` or `out` (the last rows) takes masked loads and stores.
 ///
 /// # Safety
 /// As [`to_ctrl_rows_avx2`], with `width ≤ 8·S`, `index.len() ≤ 8·K` and
@@ -1441,54 +1443,84 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
     out: &mut [f32],
 ) {
     use std::arch::x86_64::{
-        _mm256_blendv_ps, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_loadu_ps,
-        _mm256_loadu_si256, _mm256_permutevar8x32_ps, _mm256_set1_epi32, _mm256_setzero_ps,
-        _mm256_setzero_si256, _mm256_srli_epi32, _mm256_storeu_ps,
+        _mm256_and_si256, _mm256_blendv_ps, _mm256_castsi256_ps, _mm256_cmpgt_epi32,
+        _mm256_loadu_ps, _mm256_loadu_si256, _mm256_maskload_epi32, _mm256_maskload_ps,
+        _mm256_maskstore_ps, _mm256_or_si256, _mm256_permutevar8x32_ps, _mm256_set1_epi32,
+        _mm256_setr_epi32, _mm256_setzero_ps, _mm256_setzero_si256, _mm256_slli_epi32,
+        _mm256_srli_epi32, _mm256_storeu_ps,
     };
     let (nc, width) = (index.len().max(1), width.max(1));
     assert!(S <= 4 && K <= 4 && width <= 8 * S && nc <= 8 * K);
-    let mut padded = [0u32; 32];
-    padded[..index.len()].copy_from_slice(index);
-    // Per 8 outputs: the lane within its register, and per register a
-    // mask of the outputs that take their value from it.
+    // Of 8 lanes from `at` of something `len` long: all ones within it,
+    // zero past its end (the masks of the last indices, and of the last
+    // rows' loads and stores).
+    let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let within = |len: usize, at: usize| {
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(len.saturating_sub(at) as i32), iota)
+    };
+    // Per 8 outputs: the lane within its register (bits 0–2, all `vpermps`
+    // reads) with bit 3 of the index in the sign bit, and bit 4 of the index
+    // in the sign bit of a second register: the masks `vblendvps` reads to
+    // pick registers 1 and 3 over 0 and 2, then 2–3 over 0–1. (A mask per
+    // register, 16 with the 4 lane registers for 32 values, did not fit the
+    // 16 registers: 9 were loaded from the stack for each row.)
     let mut lanes = [_mm256_setzero_si256(); K];
-    let mut from = [[_mm256_setzero_ps(); S]; K];
+    let mut upper = [_mm256_setzero_ps(); K];
     for k in 0..K {
-        // SAFETY: 8 values of `padded` from `8·k ≤ 24`.
-        lanes[k] = unsafe { _mm256_loadu_si256(padded[8 * k..].as_ptr().cast()) };
-        let reg = _mm256_srli_epi32::<3>(lanes[k]);
-        for (r, from) in from[k].iter_mut().enumerate() {
-            *from = _mm256_castsi256_ps(_mm256_cmpeq_epi32(reg, _mm256_set1_epi32(r as i32)));
-        }
+        // The 8 indices from `8·k` (those past the end 0).
+        let from = index.as_ptr().wrapping_add(8 * k);
+        // SAFETY: 8 indices from `8·k` (or the masked load of those within
+        // `index`).
+        let at = unsafe {
+            if 8 * k + 8 <= index.len() {
+                _mm256_loadu_si256(from.cast())
+            } else {
+                _mm256_maskload_epi32(from.cast(), within(index.len(), 8 * k))
+            }
+        };
+        let bit3 = _mm256_slli_epi32::<31>(_mm256_srli_epi32::<3>(at));
+        lanes[k] = _mm256_or_si256(_mm256_and_si256(at, _mm256_set1_epi32(7)), bit3);
+        upper[k] = _mm256_castsi256_ps(_mm256_slli_epi32::<31>(_mm256_srli_epi32::<4>(at)));
     }
     let rows = values.len() / width;
     assert!(out.len() == rows * nc);
     // One row: the `width` values from `src` permuted into the `nc` from
-    // `dst`, in registers of `8·S` and `8·K` values.
+    // `dst`, in registers of `8·S` and `8·K` values; each 8 outputs the
+    // permutes of the `S` registers, blended.
     // SAFETY (each use): `src` has room for `8·S` values and `dst` for
     // `8·K`.
     macro_rules! row {
-        ($src:expr, $dst:expr) => {{
+        ($src:expr, $dst:expr, $load:ident, $store:ident) => {{
             let (src, dst): (*const f32, *mut f32) = ($src, $dst);
             let mut v = [_mm256_setzero_ps(); S];
             for (r, v) in v.iter_mut().enumerate() {
-                *v = unsafe { _mm256_loadu_ps(src.add(8 * r)) };
+                *v = unsafe { $load!(src.wrapping_add(8 * r), r) };
             }
             for k in 0..K {
-                let mut o = _mm256_permutevar8x32_ps(v[0], lanes[k]);
-                for r in 1..S {
-                    let p = _mm256_permutevar8x32_ps(v[r], lanes[k]);
-                    o = _mm256_blendv_ps(o, p, from[k][r]);
+                let mut p = v.map(|v| _mm256_permutevar8x32_ps(v, lanes[k]));
+                let masks = [_mm256_castsi256_ps(lanes[k]), upper[k]];
+                // Pairs blended level by level (an odd one out carried up)
+                // until one register is left: `S` is a constant, so is the
+                // whole tree.
+                let (mut n, mut level) = (S, 0);
+                while n > 1 {
+                    for i in 0..n / 2 {
+                        p[i] = _mm256_blendv_ps(p[2 * i], p[2 * i + 1], masks[level]);
+                    }
+                    if n % 2 == 1 {
+                        p[n / 2] = p[n - 1];
+                    }
+                    (n, level) = (n.div_ceil(2), level + 1);
                 }
-                unsafe { _mm256_storeu_ps(dst.add(8 * k), o) };
+                unsafe { $store!(dst.wrapping_add(8 * k), k, p[0]) };
             }
         }};
     }
     // The rows whose registers stay within `values` and `out`: their
     // registers may reach into the next rows, whose values are only read
     // and whose outputs are written after this row's. (Pointers checked
-    // once, and no call in the loop: the C library's copies below would
-    // take the registers above to the stack.)
+    // once, and no call in the function: the C library's copies would take
+    // the registers above to the stack.)
     let room = |len: usize, width: usize, regs: usize| match len.checked_sub(8 * regs) {
         Some(past) => past / width + 1,
         None => 0,
@@ -1497,16 +1529,47 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
         .min(room(out.len(), nc, K))
         .min(rows);
     let (src, dst) = (values.as_ptr(), out.as_mut_ptr());
-    for row in 0..fast {
-        row!(src.wrapping_add(row * width), dst.wrapping_add(row * nc));
+    macro_rules! load {
+        ($at:expr, $r:expr) => {
+            _mm256_loadu_ps($at)
+        };
     }
-    // The last rows, where they would reach past the end, through padded
-    // copies.
-    let (mut sbuf, mut dbuf) = ([0f32; 32], [0f32; 32]);
+    macro_rules! store {
+        ($at:expr, $k:expr, $o:expr) => {
+            _mm256_storeu_ps($at, $o)
+        };
+    }
+    for row in 0..fast {
+        row!(
+            src.wrapping_add(row * width),
+            dst.wrapping_add(row * nc),
+            load,
+            store
+        );
+    }
+    // The last rows, whose registers would reach past the end: masked
+    // loads and stores of their own values only.
+    let (reads, writes): ([_; S], [_; K]) = (
+        std::array::from_fn(|r| within(width, 8 * r)),
+        std::array::from_fn(|k| within(nc, 8 * k)),
+    );
+    macro_rules! masked_load {
+        ($at:expr, $r:expr) => {
+            _mm256_maskload_ps($at, reads[$r])
+        };
+    }
+    macro_rules! masked_store {
+        ($at:expr, $k:expr, $o:expr) => {
+            _mm256_maskstore_ps($at, writes[$k], $o)
+        };
+    }
     for row in fast..rows {
-        sbuf[..width].copy_from_slice(&values[row * width..][..width]);
-        row!(sbuf.as_ptr(), dbuf.as_mut_ptr());
-        out[row * nc..][..nc].copy_from_slice(&dbuf[..nc]);
+        row!(
+            src.wrapping_add(row * width),
+            dst.wrapping_add(row * nc),
+            masked_load,
+            masked_store
+        );
     }
 }
 
@@ -2814,7 +2877,7 @@ mod tests {
     #[test]
     fn vector_permutations_match_the_scalar_one() {
         // Each form the CPU has; each safe to call with indices below the
-        // rows' width, which is at most 32.
+        // rows' width, which is at most its permute width.
         type Permute = unsafe fn(&[u32], usize, &[f32], &mut [f32]);
         #[allow(unused_mut, reason = "the vector forms are x86-64's")]
         let mut forms: Vec<(&str, Permute, usize)> = vec![("scalar", to_ctrl_rows_scalar, 64)];
@@ -2841,14 +2904,15 @@ mod tests {
                         .collect();
                     let taken = forms.iter().filter(|f| f.2 >= width.max(nc));
                     for &(form, permute, _) in taken {
-                        let mut got = vec![f32::NAN; rows * nc];
+                        // A register's worth past the rows: left alone.
+                        let mut got = vec![f32::NAN; rows * nc + 16];
+                        let (rows_out, past) = got.split_at_mut(rows * nc);
                         // SAFETY: the CPU has the form's features; every
                         // index is below `width`, within the form's rows.
-                        unsafe { permute(&index, width, &values, &mut got) };
-                        assert_eq!(
-                            got, want,
-                            "{form}, {nc} columns of rows of {width}, {rows} rows"
-                        );
+                        unsafe { permute(&index, width, &values, rows_out) };
+                        let what = format!("{form}, {nc} columns of rows of {width}, {rows} rows");
+                        assert_eq!(rows_out, want, "{what}");
+                        assert!(past.iter().all(|v| v.is_nan()), "{what}: past the rows");
                     }
                 }
             }
