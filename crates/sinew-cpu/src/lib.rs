@@ -1218,35 +1218,50 @@ fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
     let nc = index.len().max(1);
     assert!(values.len() == out.len() && index.iter().all(|&j| (j as usize) < nc));
     // SAFETY: every index below the rows' length (asserted).
-    unsafe { permute_rows(index, nc, values, out) };
+    unsafe { permute_rows(index, nc, &[values], out) };
 }
 
-/// Rows of `width` values (`values`) put in the order of `index` (rows of
-/// `out`): column `c` of a row of `out` takes column `index[c]` of its row
-/// of `values`. Rows within [`permute_width`] take vector permutes: two
+/// Rows of `width` values (each of `fields`, as many rows each) put in the
+/// order of `index` (rows of `out`, the fields' one after another): column
+/// `c` of a row of `out` takes column `index[c]` of its row of its field.
+/// (The fields of a tile in one call: the permute's registers and masks
+/// are set up once for the five.) Rows within [`permute_width`] take vector permutes: two
 /// per row up to 32 values where the CPU has AVX-512F (up to 64: four and
 /// their blends), in-register permutes and blends where it has AVX2 (one
 /// value at a time, the permutation cost G1 (29 joints) a third of its step
 /// on AVX-512 hardware); others go one value at a time.
 ///
 /// # Safety
-/// Every index is below `width`; `values` are rows of `width` values and
-/// `out` as many rows of `index.len()`.
+/// Every index is below `width`; each of `fields` holds as many rows of
+/// `width` values, and `out` as many rows of `index.len()` for each.
 #[inline]
-unsafe fn permute_rows(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
+unsafe fn permute_rows(index: &[u32], width: usize, fields: &[&[f32]], out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if index.len().max(width) <= permute_width(form()) {
         match form() {
             // SAFETY: `form` is AVX-512 only where the CPU has AVX-512F;
             // rows of at most 64 values ([`permute_width`]); the caller's.
-            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, width, values, out) },
+            Form::Avx512 => return unsafe { to_ctrl_rows_avx512(index, width, fields, out) },
             // SAFETY: as above, with AVX2 and rows of at most 32.
-            Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, width, values, out) },
+            Form::Avx2 => return unsafe { to_ctrl_rows_avx2(index, width, fields, out) },
             Form::Baseline => {}
         }
     }
     // SAFETY: the caller's.
-    unsafe { to_ctrl_rows_scalar(index, width, values, out) };
+    unsafe { to_ctrl_rows_scalar(index, width, fields, out) };
+}
+
+/// The rows of each field of [`permute_rows`] beside their rows of `out`.
+fn field_rows<'a>(
+    fields: &'a [&'a [f32]],
+    out: &'a mut [f32],
+) -> impl Iterator<Item = (&'a [f32], &'a mut [f32])> {
+    let per_field = out.len() / fields.len().max(1);
+    assert!(per_field * fields.len() == out.len());
+    fields
+        .iter()
+        .copied()
+        .zip(out.chunks_exact_mut(per_field.max(1)))
 }
 
 /// The most values a row read or written may hold for [`permute_rows`]'s
@@ -1265,12 +1280,14 @@ fn permute_width(form: Form) -> usize {
 ///
 /// # Safety
 /// Every index is below `width`.
-unsafe fn to_ctrl_rows_scalar(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
+unsafe fn to_ctrl_rows_scalar(index: &[u32], width: usize, fields: &[&[f32]], out: &mut [f32]) {
     let (nc, width) = (index.len().max(1), width.max(1));
-    for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(width)) {
-        for (d, &j) in dst.iter_mut().zip(index) {
-            // SAFETY: the caller's (a row holds `width` values).
-            *d = unsafe { *src.get_unchecked(j as usize) };
+    for (values, out) in field_rows(fields, out) {
+        for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(width)) {
+            for (d, &j) in dst.iter_mut().zip(index) {
+                // SAFETY: the caller's (a row holds `width` values).
+                *d = unsafe { *src.get_unchecked(j as usize) };
+            }
         }
     }
 }
@@ -1288,7 +1305,7 @@ unsafe fn to_ctrl_rows_scalar(index: &[u32], width: usize, values: &[f32], out: 
 /// many rows of `index.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
+unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, fields: &[&[f32]], out: &mut [f32]) {
     use std::arch::x86_64::{
         _mm512_loadu_epi32, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_permutex2var_ps,
         _mm512_permutexvar_ps,
@@ -1296,7 +1313,7 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, values: &[f32], out: 
     let (nc, width) = (index.len().max(1), width.max(1));
     if nc > 32 || width > 32 {
         // SAFETY: the caller's.
-        return unsafe { to_ctrl_rows_avx512_wide(index, width, values, out) };
+        return unsafe { to_ctrl_rows_avx512_wide(index, width, fields, out) };
     }
     let mut padded = [0u32; 32];
     padded[..index.len()].copy_from_slice(index);
@@ -1310,27 +1327,30 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, values: &[f32], out: 
         [((1u32 << lo) - 1) as u16, ((1u32 << hi) - 1) as u16]
     };
     let ([lo_mask, hi_mask], [lo_load, hi_load]) = (mask(nc), mask(width));
-    let rows = out.chunks_exact_mut(nc).zip(values.chunks_exact(width));
-    // SAFETY (both loops): a masked load or store touches the lanes of its
-    // mask alone, which lie in the row (`width` values read, `nc` written).
-    if nc <= 16 && width <= 16 {
-        for (dst, src) in rows {
-            unsafe {
-                let row = _mm512_maskz_loadu_ps(lo_load, src.as_ptr());
-                let row = _mm512_permutexvar_ps(lo_index, row);
-                _mm512_mask_storeu_ps(dst.as_mut_ptr(), lo_mask, row);
+    for (values, out) in field_rows(fields, out) {
+        let rows = out.chunks_exact_mut(nc).zip(values.chunks_exact(width));
+        // SAFETY (both loops): a masked load or store touches the lanes of
+        // its mask alone, which lie in the row (`width` values read, `nc`
+        // written).
+        if nc <= 16 && width <= 16 {
+            for (dst, src) in rows {
+                unsafe {
+                    let row = _mm512_maskz_loadu_ps(lo_load, src.as_ptr());
+                    let row = _mm512_permutexvar_ps(lo_index, row);
+                    _mm512_mask_storeu_ps(dst.as_mut_ptr(), lo_mask, row);
+                }
             }
+            continue;
         }
-        return;
-    }
-    for (dst, src) in rows {
-        let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-        unsafe {
-            let lo = _mm512_maskz_loadu_ps(lo_load, s);
-            let hi = _mm512_maskz_loadu_ps(hi_load, s.wrapping_add(16));
-            _mm512_mask_storeu_ps(d, lo_mask, _mm512_permutex2var_ps(lo, lo_index, hi));
-            let upper = _mm512_permutex2var_ps(lo, hi_index, hi);
-            _mm512_mask_storeu_ps(d.wrapping_add(16), hi_mask, upper);
+        for (dst, src) in rows {
+            let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+            unsafe {
+                let lo = _mm512_maskz_loadu_ps(lo_load, s);
+                let hi = _mm512_maskz_loadu_ps(hi_load, s.wrapping_add(16));
+                _mm512_mask_storeu_ps(d, lo_mask, _mm512_permutex2var_ps(lo, lo_index, hi));
+                let upper = _mm512_permutex2var_ps(lo, hi_index, hi);
+                _mm512_mask_storeu_ps(d.wrapping_add(16), hi_mask, upper);
+            }
         }
     }
 }
@@ -1348,7 +1368,12 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, values: &[f32], out: 
 /// many rows of `index.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn to_ctrl_rows_avx512_wide(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
+unsafe fn to_ctrl_rows_avx512_wide(
+    index: &[u32],
+    width: usize,
+    fields: &[&[f32]],
+    out: &mut [f32],
+) {
     use std::arch::x86_64::{
         _mm512_loadu_epi32, _mm512_mask_blend_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
         _mm512_permutex2var_ps, _mm512_set1_epi32, _mm512_test_epi32_mask,
@@ -1366,7 +1391,9 @@ unsafe fn to_ctrl_rows_avx512_wide(index: &[u32], width: usize, values: &[f32], 
     let loads = [0, 1, 2, 3].map(|k| mask(width, k));
     let stores = [0, 1, 2, 3].map(|k| mask(nc, k));
     let written = nc.div_ceil(16);
-    for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(width)) {
+    let rows = field_rows(fields, out)
+        .flat_map(|(values, out)| out.chunks_exact_mut(nc).zip(values.chunks_exact(width)));
+    for (dst, src) in rows {
         let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
         // SAFETY: a masked load or store touches the lanes of its mask
         // alone, which lie in the row (`width` values read, `nc` written).
@@ -1398,7 +1425,7 @@ unsafe fn to_ctrl_rows_avx512_wide(index: &[u32], width: usize, values: &[f32], 
 /// As [`to_ctrl_rows_avx512`], with AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn to_ctrl_rows_avx2(index: &[u32], width: usize, values: &[f32], out: &mut [f32]) {
+unsafe fn to_ctrl_rows_avx2(index: &[u32], width: usize, fields: &[&[f32]], out: &mut [f32]) {
     let (nc, width) = (index.len().max(1), width.max(1));
     // The loop with its register counts (of the rows read, of the rows
     // written) known: unrolled, with its registers kept in registers. (With
@@ -1409,11 +1436,11 @@ unsafe fn to_ctrl_rows_avx2(index: &[u32], width: usize, values: &[f32], out: &m
     macro_rules! written {
         ($s:literal) => {
             match nc.div_ceil(8) {
-                1 => unsafe { permute_rows_avx2::<$s, 1>(index, width, values, out) },
-                2 => unsafe { permute_rows_avx2::<$s, 2>(index, width, values, out) },
-                3 => unsafe { permute_rows_avx2::<$s, 3>(index, width, values, out) },
-                4 => unsafe { permute_rows_avx2::<$s, 4>(index, width, values, out) },
-                _ => unsafe { to_ctrl_rows_scalar(index, width, values, out) },
+                1 => unsafe { permute_rows_avx2::<$s, 1>(index, width, fields, out) },
+                2 => unsafe { permute_rows_avx2::<$s, 2>(index, width, fields, out) },
+                3 => unsafe { permute_rows_avx2::<$s, 3>(index, width, fields, out) },
+                4 => unsafe { permute_rows_avx2::<$s, 4>(index, width, fields, out) },
+                _ => unsafe { to_ctrl_rows_scalar(index, width, fields, out) },
             }
         };
     }
@@ -1423,7 +1450,7 @@ unsafe fn to_ctrl_rows_avx2(index: &[u32], width: usize, values: &[f32], out: &m
         3 => written!(3),
         4 => written!(4),
         // SAFETY: the caller's.
-        _ => unsafe { to_ctrl_rows_scalar(index, width, values, out) },
+        _ => unsafe { to_ctrl_rows_scalar(index, width, fields, out) },
     }
 }
 
@@ -1439,7 +1466,7 @@ unsafe fn to_ctrl_rows_avx2(index: &[u32], width: usize, values: &[f32], out: &m
 unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
     index: &[u32],
     width: usize,
-    values: &[f32],
+    fields: &[&[f32]],
     out: &mut [f32],
 ) {
     use std::arch::x86_64::{
@@ -1482,8 +1509,6 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
         lanes[k] = _mm256_or_si256(_mm256_and_si256(at, _mm256_set1_epi32(7)), bit3);
         upper[k] = _mm256_castsi256_ps(_mm256_slli_epi32::<31>(_mm256_srli_epi32::<4>(at)));
     }
-    let rows = values.len() / width;
-    assert!(out.len() == rows * nc);
     // One row: the `width` values from `src` permuted into the `nc` from
     // `dst`, in registers of `8·S` and `8·K` values; each 8 outputs the
     // permutes of the `S` registers, blended.
@@ -1516,19 +1541,6 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
             }
         }};
     }
-    // The rows whose registers stay within `values` and `out`: their
-    // registers may reach into the next rows, whose values are only read
-    // and whose outputs are written after this row's. (Pointers checked
-    // once, and no call in the function: the C library's copies would take
-    // the registers above to the stack.)
-    let room = |len: usize, width: usize, regs: usize| match len.checked_sub(8 * regs) {
-        Some(past) => past / width + 1,
-        None => 0,
-    };
-    let fast = room(values.len(), width, S)
-        .min(room(out.len(), nc, K))
-        .min(rows);
-    let (src, dst) = (values.as_ptr(), out.as_mut_ptr());
     macro_rules! load {
         ($at:expr, $r:expr) => {
             _mm256_loadu_ps($at)
@@ -1539,16 +1551,7 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
             _mm256_storeu_ps($at, $o)
         };
     }
-    for row in 0..fast {
-        row!(
-            src.wrapping_add(row * width),
-            dst.wrapping_add(row * nc),
-            load,
-            store
-        );
-    }
-    // The last rows, whose registers would reach past the end: masked
-    // loads and stores of their own values only.
+    // The last rows' masks: of the values in a row, and of its outputs.
     let (reads, writes): ([_; S], [_; K]) = (
         std::array::from_fn(|r| within(width, 8 * r)),
         std::array::from_fn(|k| within(nc, 8 * k)),
@@ -1563,13 +1566,40 @@ unsafe fn permute_rows_avx2<const S: usize, const K: usize>(
             _mm256_maskstore_ps($at, writes[$k], $o)
         };
     }
-    for row in fast..rows {
-        row!(
-            src.wrapping_add(row * width),
-            dst.wrapping_add(row * nc),
-            masked_load,
-            masked_store
-        );
+    let room = |len: usize, width: usize, regs: usize| match len.checked_sub(8 * regs) {
+        Some(past) => past / width + 1,
+        None => 0,
+    };
+    // Each field's first rows, whose registers stay within its rows read and
+    // written: their registers may reach into the next rows, whose values
+    // are only read and whose outputs are written after this row's.
+    // (Pointers checked once, and no call in the function: the C library's
+    // copies would take the registers above to the stack.)
+    let rows = fields.first().map_or(0, |values| values.len() / width);
+    let fast = room(rows * width, width, S)
+        .min(room(rows * nc, nc, K))
+        .min(rows);
+    for (values, out) in field_rows(fields, out) {
+        assert!(values.len() == rows * width && out.len() == rows * nc);
+        let (src, dst) = (values.as_ptr(), out.as_mut_ptr());
+        for row in 0..fast {
+            row!(
+                src.wrapping_add(row * width),
+                dst.wrapping_add(row * nc),
+                load,
+                store
+            );
+        }
+        // The last rows, whose registers would reach past the end: masked
+        // loads and stores of their own values only.
+        for row in fast..rows {
+            row!(
+                src.wrapping_add(row * width),
+                dst.wrapping_add(row * nc),
+                masked_load,
+                masked_store
+            );
+        }
     }
 }
 
@@ -2492,16 +2522,15 @@ impl StepInputs<'_> {
         }
     }
 
-    /// [`StepInputs::gather_tile`] by [`permute_rows`] of each field's rows.
+    /// [`StepInputs::gather_tile`] by [`permute_rows`] of the five fields'
+    /// rows.
     fn permute_tile(&self, e0: usize, n: usize, tile: &mut [f32]) {
-        let (t, nc) = (self.plan.num_targets(), self.plan.num_ctrl());
+        let t = self.plan.num_targets();
         let index = self.gather.index.as_deref().expect("a gathered tile");
-        for (f, dst) in tile.chunks_exact_mut(n * nc).enumerate() {
-            let src = &self.cmd[f][e0 * t..(e0 + n) * t];
-            // SAFETY: rows of `t` values in and of `nc` out, every index
-            // below `t` ([`Gather::new`]).
-            unsafe { permute_rows(index, t, src, dst) };
-        }
+        let fields = self.cmd.map(|field| &field[e0 * t..(e0 + n) * t]);
+        // SAFETY: rows of `t` values in and (the tile's five fields) of `nc`
+        // out, every index below `t` ([`Gather::new`]).
+        unsafe { permute_rows(index, t, &fields, tile) };
     }
 
     /// One buffer's pushes, lag draws and delayed frames for a tile's envs
@@ -2878,7 +2907,7 @@ mod tests {
     fn vector_permutations_match_the_scalar_one() {
         // Each form the CPU has; each safe to call with indices below the
         // rows' width, which is at most its permute width.
-        type Permute = unsafe fn(&[u32], usize, &[f32], &mut [f32]);
+        type Permute = unsafe fn(&[u32], usize, &[&[f32]], &mut [f32]);
         #[allow(unused_mut, reason = "the vector forms are x86-64's")]
         let mut forms: Vec<(&str, Permute, usize)> = vec![("scalar", to_ctrl_rows_scalar, 64)];
         #[cfg(target_arch = "x86_64")]
@@ -2897,20 +2926,32 @@ mod tests {
                 let index: Vec<u32> = (0..nc)
                     .map(|c| ((2 * width + 3 - c % width) % width) as u32)
                     .collect();
-                for rows in [1, 2, 5] {
-                    let values: Vec<f32> = (0..rows * width).map(|v| v as f32 + 0.5).collect();
-                    let want: Vec<f32> = (0..rows * nc)
-                        .map(|k| values[k / nc * width + index[k % nc] as usize])
+                // One field and two (the second's values negated).
+                for (rows, num_fields) in [(1, 1), (2, 1), (5, 1), (1, 2), (3, 2)] {
+                    let fields: Vec<Vec<f32>> = (0..num_fields)
+                        .map(|f| {
+                            let sign = if f == 0 { 1.0 } else { -1.0 };
+                            (0..rows * width).map(|v| sign * (v as f32 + 0.5)).collect()
+                        })
                         .collect();
+                    let want: Vec<f32> = (fields.iter())
+                        .flat_map(|values| {
+                            (0..rows * nc).map(|k| values[k / nc * width + index[k % nc] as usize])
+                        })
+                        .collect();
+                    let fields: Vec<&[f32]> = fields.iter().map(Vec::as_slice).collect();
                     let taken = forms.iter().filter(|f| f.2 >= width.max(nc));
                     for &(form, permute, _) in taken {
                         // A register's worth past the rows: left alone.
-                        let mut got = vec![f32::NAN; rows * nc + 16];
-                        let (rows_out, past) = got.split_at_mut(rows * nc);
+                        let mut got = vec![f32::NAN; want.len() + 16];
+                        let (rows_out, past) = got.split_at_mut(want.len());
                         // SAFETY: the CPU has the form's features; every
                         // index is below `width`, within the form's rows.
-                        unsafe { permute(&index, width, &values, rows_out) };
-                        let what = format!("{form}, {nc} columns of rows of {width}, {rows} rows");
+                        unsafe { permute(&index, width, &fields, rows_out) };
+                        let what = format!(
+                            "{form}, {nc} columns of rows of {width}, {rows} rows of \
+                             {num_fields} fields"
+                        );
                         assert_eq!(rows_out, want, "{what}");
                         assert!(past.iter().all(|v| v.is_nan()), "{what}: past the rows");
                     }
