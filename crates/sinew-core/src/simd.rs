@@ -105,6 +105,18 @@ pub fn widest<R>(body: impl FnOnce() -> R) -> R {
     }
 }
 
+/// [`widest`], but no wider than AVX2: for loops that timed slower in
+/// AVX-512's form on a CPU that has both (the MuJoCo stage's lanes).
+#[inline(always)]
+pub fn up_to_avx2<R>(body: impl FnOnce() -> R) -> R {
+    match form() {
+        // SAFETY: `form` is AVX-512 or AVX2 only where the CPU has AVX2.
+        #[cfg(target_arch = "x86_64")]
+        Form::Avx512 | Form::Avx2 => unsafe { avx2(body) },
+        _ => body(),
+    }
+}
+
 /// `body` with AVX-512F enabled.
 ///
 /// # Safety

@@ -891,7 +891,7 @@ impl LaneReads<'_> {
         act_dot: &mut [f32],
         effort: &mut [f32],
     ) -> u32 {
-        crate::simd::widest(
+        crate::simd::up_to_avx2(
             #[inline(always)]
             || {
                 const EXP: u32 = 0x7f80_0000;
