@@ -1224,12 +1224,13 @@ fn to_ctrl_rows(index: &[u32], values: &[f32], out: &mut [f32]) {
 /// Rows of `width` values (each of `fields`, as many rows each) put in the
 /// order of `index` (rows of `out`, the fields' one after another): column
 /// `c` of a row of `out` takes column `index[c]` of its row of its field.
-/// (The fields of a tile in one call: the permute's registers and masks
-/// are set up once for the five.) Rows within [`permute_width`] take vector permutes: two
-/// per row up to 32 values where the CPU has AVX-512F (up to 64: four and
-/// their blends), in-register permutes and blends where it has AVX2 (one
-/// value at a time, the permutation cost G1 (29 joints) a third of its step
-/// on AVX-512 hardware); others go one value at a time.
+/// (A tile's five fields in one call: the permute's registers and masks
+/// are set up once for the five.) Rows within [`permute_width`] take
+/// vector permutes: two per row up to 32 values where the CPU has AVX-512F
+/// (up to 64: four and their blends), in-register permutes and blends
+/// where it has AVX2 (one value at a time, the permutation cost G1 (29
+/// joints) a third of its step on AVX-512 hardware); others go one value
+/// at a time.
 ///
 /// # Safety
 /// Every index is below `width`; each of `fields` holds as many rows of
@@ -1391,24 +1392,25 @@ unsafe fn to_ctrl_rows_avx512_wide(
     let loads = [0, 1, 2, 3].map(|k| mask(width, k));
     let stores = [0, 1, 2, 3].map(|k| mask(nc, k));
     let written = nc.div_ceil(16);
-    let rows = field_rows(fields, out)
-        .flat_map(|(values, out)| out.chunks_exact_mut(nc).zip(values.chunks_exact(width)));
-    for (dst, src) in rows {
-        let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-        // SAFETY: a masked load or store touches the lanes of its mask
-        // alone, which lie in the row (`width` values read, `nc` written).
-        unsafe {
-            let v = [
-                _mm512_maskz_loadu_ps(loads[0], s),
-                _mm512_maskz_loadu_ps(loads[1], s.wrapping_add(16)),
-                _mm512_maskz_loadu_ps(loads[2], s.wrapping_add(32)),
-                _mm512_maskz_loadu_ps(loads[3], s.wrapping_add(48)),
-            ];
-            for k in 0..written {
-                let lo = _mm512_permutex2var_ps(v[0], lanes[k], v[1]);
-                let hi = _mm512_permutex2var_ps(v[2], lanes[k], v[3]);
-                let row = _mm512_mask_blend_ps(upper[k], lo, hi);
-                _mm512_mask_storeu_ps(d.wrapping_add(16 * k), stores[k], row);
+    for (values, out) in field_rows(fields, out) {
+        for (dst, src) in out.chunks_exact_mut(nc).zip(values.chunks_exact(width)) {
+            let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
+            // SAFETY: a masked load or store touches the lanes of its mask
+            // alone, which lie in the row (`width` values read, `nc`
+            // written).
+            unsafe {
+                let v = [
+                    _mm512_maskz_loadu_ps(loads[0], s),
+                    _mm512_maskz_loadu_ps(loads[1], s.wrapping_add(16)),
+                    _mm512_maskz_loadu_ps(loads[2], s.wrapping_add(32)),
+                    _mm512_maskz_loadu_ps(loads[3], s.wrapping_add(48)),
+                ];
+                for k in 0..written {
+                    let lo = _mm512_permutex2var_ps(v[0], lanes[k], v[1]);
+                    let hi = _mm512_permutex2var_ps(v[2], lanes[k], v[3]);
+                    let row = _mm512_mask_blend_ps(upper[k], lo, hi);
+                    _mm512_mask_storeu_ps(d.wrapping_add(16 * k), stores[k], row);
+                }
             }
         }
     }
