@@ -872,17 +872,19 @@ impl LaneReads<'_> {
         }
     }
 
-    /// The loop for dynamics `D`, gain `G` and bias `B`, compiled for the
-    /// widest vectors the CPU has: each lane's actuator is the prototype
-    /// with its own values, so the law's type tests fold away. With `D`
-    /// `filterexact` each lane's step is computed from its time constant
-    /// (as [`MjActuator::with_params`] does; the compiled step is that of
-    /// the compiled time constant); otherwise it is the compiled one. A muscle's
-    /// curves branch on values; every branch is computed and one kept, as
-    /// selects, which gives the same bits. A `dcmotor` bias adds its
-    /// cogging after the force range, as the one-actuator loop does. With
-    /// `M` ([`MjLanes::mask`]) a lane of another law writes nothing: its
-    /// values are selected back in place of its results.
+    /// The loop for dynamics `D`, gain `G` and bias `B`, compiled for AVX2
+    /// where the CPU has it ([`crate::simd::up_to_avx2`]: the Panda stepped
+    /// slower with this loop in the AVX-512 form, BENCHMARKS.md): each
+    /// lane's actuator is the prototype with its own values, so the law's
+    /// type tests fold away. With `D` `filterexact` each lane's step is
+    /// computed from its time constant (as [`MjActuator::with_params`]
+    /// does; the compiled step is that of the compiled time constant);
+    /// otherwise it is the compiled one. A muscle's curves branch on
+    /// values; every branch is computed and one kept, as selects, which
+    /// gives the same bits. A `dcmotor` bias adds its cogging after the
+    /// force range, as the one-actuator loop does. With `M`
+    /// ([`MjLanes::mask`]) a lane of another law writes nothing: its values
+    /// are selected back in place of its results.
     #[inline(never)]
     fn run<const M: bool, const D: u32, const G: u32, const B: u32>(
         self,
@@ -893,93 +895,106 @@ impl LaneReads<'_> {
     ) -> u32 {
         crate::simd::up_to_avx2(
             #[inline(always)]
-            || {
-                const EXP: u32 = 0x7f80_0000;
-                const MUSCLE: u32 = DynType::Muscle as u32;
-                let l = self.lanes;
-                let n = ctrl.len();
-                let gear = self.slot(MJ_SLOT_GEAR, n);
-                let r = MJ_SLOT_RANGES;
-                let (force_lo, force_hi) = (self.slot(r + 2, n), self.slot(r + 3, n));
-                let (act_lo, act_hi) = (self.slot(r + 4, n), self.slot(r + 5, n));
-                let tau = self.slot(MJ_SLOT_DYN, n);
-                let (g, b) = (MJ_SLOT_GAIN, MJ_SLOT_BIAS);
-                let gain = [self.slot(g, n), self.slot(g + 1, n), self.slot(g + 2, n)];
-                let bias = [self.slot(b, n), self.slot(b + 1, n), self.slot(b + 2, n)];
-                // What a muscle reads beside: `gainprm[3..9]`, `biasprm[3..9]`,
-                // `dynprm[1..3]`, `length_lo`, `length_hi` and `acc0`.
-                let mut muscle = [&[][..]; 17];
-                if D == MUSCLE {
-                    for k in 0..6 {
-                        muscle[k] = self.slot(MJ_SLOT_GAIN + 3 + k, n);
-                        muscle[6 + k] = self.slot(MJ_SLOT_BIAS + 3 + k, n);
-                    }
-                    muscle[12] = self.slot(MJ_SLOT_DYN + 1, n);
-                    muscle[13] = self.slot(MJ_SLOT_DYN + 2, n);
-                    for (k, curve) in l.curve.iter().enumerate() {
-                        muscle[14 + k] = &curve[..n];
-                    }
-                }
-                let (pos, vel, act) = (&self.pos[..n], &self.vel[..n], &self.act[..n]);
-                let (act_next, act_dot, effort) =
-                    (&mut act_next[..n], &mut act_dot[..n], &mut effort[..n]);
-                let (coef, act_step) = (&l.coef[..n], &l.act_step[..n]);
-                let mask = match &l.mask {
-                    Some(mask) if M => &mask[..n],
-                    _ => &[],
-                };
-                let (proto, wild) = (l.proto, self.wild);
-                let mut bad = 0;
-                for i in 0..n {
-                    let mut a = MjActuator {
-                        dyn_type: D,
-                        gain_type: G,
-                        bias_type: B,
-                        gear: gear[i],
-                        act_step: if D == DynType::FilterExact as u32 {
-                            filter_exact_step(tau[i], proto.timestep)
-                        } else {
-                            act_step[i]
-                        },
-                        force_lo: force_lo[i],
-                        force_hi: force_hi[i],
-                        act_lo: act_lo[i],
-                        act_hi: act_hi[i],
-                        ..proto
-                    };
-                    a.dynprm[0] = tau[i];
-                    if D == MUSCLE {
-                        for k in 0..6 {
-                            a.gainprm[3 + k] = muscle[k][i];
-                            a.biasprm[3 + k] = muscle[6 + k][i];
-                        }
-                        [a.dynprm[1], a.dynprm[2]] = [muscle[12][i], muscle[13][i]];
-                        [a.length_lo, a.length_hi, a.acc0] =
-                            [muscle[14][i], muscle[15][i], muscle[16][i]];
-                    }
-                    let u = if wild { 0.0 } else { ctrl[i] };
-                    // As `MjStage::length_velocity` sums them, from 0.
-                    let length = a.gear * (0.0 + coef[i] * pos[i]);
-                    let velocity = a.gear * (0.0 + coef[i] * vel[i]);
-                    let gain3 = [gain[0][i], gain[1][i], gain[2][i]];
-                    let bias3 = [bias[0][i], bias[1][i], bias[2][i]];
-                    let out = mj_force_with(&a, gain3, bias3, u, act[i], length, velocity);
-                    let own = !M || mask[i] != 0;
-                    act_dot[i] = if own { out.act_dot } else { act_dot[i] };
-                    act_next[i] = if own { out.act_next } else { act_next[i] };
-                    bad |= u32::from(own && out.act_next.to_bits() & EXP == EXP);
-                    let mut force = mj_force_limit(&a, out.force);
-                    if B == BiasType::DcMotor as u32 {
-                        // The cogging reads the lane's own bias terms.
-                        a.biasprm[..3].copy_from_slice(&bias3);
-                        force = mj_force_after(&a, force, length);
-                    }
-                    let effort_after = effort[i] + a.gear * coef[i] * force;
-                    ctrl[i] = if own { force } else { ctrl[i] };
-                    effort[i] = if own { effort_after } else { effort[i] };
-                }
-                bad
-            },
+            || self.lanes::<M, D, G, B>(ctrl, act_next, act_dot, effort),
         )
+    }
+
+    /// [`LaneReads::run`]'s loop. A function of its own, inlined into the
+    /// form's, so that the rows it writes are its arguments there: the
+    /// compiler then knows they alias nothing else. (Captured by the
+    /// closure they were plain pointers, and each call first compared the
+    /// rows pairwise for overlap: 27 of the Panda's 527 instructions per
+    /// env in the AVX2 form.)
+    #[inline(always)]
+    fn lanes<const M: bool, const D: u32, const G: u32, const B: u32>(
+        self,
+        ctrl: &mut [f32],
+        act_next: &mut [f32],
+        act_dot: &mut [f32],
+        effort: &mut [f32],
+    ) -> u32 {
+        const EXP: u32 = 0x7f80_0000;
+        const MUSCLE: u32 = DynType::Muscle as u32;
+        let l = self.lanes;
+        let n = ctrl.len();
+        let gear = self.slot(MJ_SLOT_GEAR, n);
+        let r = MJ_SLOT_RANGES;
+        let (force_lo, force_hi) = (self.slot(r + 2, n), self.slot(r + 3, n));
+        let (act_lo, act_hi) = (self.slot(r + 4, n), self.slot(r + 5, n));
+        let tau = self.slot(MJ_SLOT_DYN, n);
+        let (g, b) = (MJ_SLOT_GAIN, MJ_SLOT_BIAS);
+        let gain = [self.slot(g, n), self.slot(g + 1, n), self.slot(g + 2, n)];
+        let bias = [self.slot(b, n), self.slot(b + 1, n), self.slot(b + 2, n)];
+        // What a muscle reads beside: `gainprm[3..9]`, `biasprm[3..9]`,
+        // `dynprm[1..3]`, `length_lo`, `length_hi` and `acc0`.
+        let mut muscle = [&[][..]; 17];
+        if D == MUSCLE {
+            for k in 0..6 {
+                muscle[k] = self.slot(MJ_SLOT_GAIN + 3 + k, n);
+                muscle[6 + k] = self.slot(MJ_SLOT_BIAS + 3 + k, n);
+            }
+            muscle[12] = self.slot(MJ_SLOT_DYN + 1, n);
+            muscle[13] = self.slot(MJ_SLOT_DYN + 2, n);
+            for (k, curve) in l.curve.iter().enumerate() {
+                muscle[14 + k] = &curve[..n];
+            }
+        }
+        let (pos, vel, act) = (&self.pos[..n], &self.vel[..n], &self.act[..n]);
+        let (act_next, act_dot, effort) = (&mut act_next[..n], &mut act_dot[..n], &mut effort[..n]);
+        let (coef, act_step) = (&l.coef[..n], &l.act_step[..n]);
+        let mask = match &l.mask {
+            Some(mask) if M => &mask[..n],
+            _ => &[],
+        };
+        let (proto, wild) = (l.proto, self.wild);
+        let mut bad = 0;
+        for i in 0..n {
+            let mut a = MjActuator {
+                dyn_type: D,
+                gain_type: G,
+                bias_type: B,
+                gear: gear[i],
+                act_step: if D == DynType::FilterExact as u32 {
+                    filter_exact_step(tau[i], proto.timestep)
+                } else {
+                    act_step[i]
+                },
+                force_lo: force_lo[i],
+                force_hi: force_hi[i],
+                act_lo: act_lo[i],
+                act_hi: act_hi[i],
+                ..proto
+            };
+            a.dynprm[0] = tau[i];
+            if D == MUSCLE {
+                for k in 0..6 {
+                    a.gainprm[3 + k] = muscle[k][i];
+                    a.biasprm[3 + k] = muscle[6 + k][i];
+                }
+                [a.dynprm[1], a.dynprm[2]] = [muscle[12][i], muscle[13][i]];
+                [a.length_lo, a.length_hi, a.acc0] = [muscle[14][i], muscle[15][i], muscle[16][i]];
+            }
+            let u = if wild { 0.0 } else { ctrl[i] };
+            // As `MjStage::length_velocity` sums them, from 0.
+            let length = a.gear * (0.0 + coef[i] * pos[i]);
+            let velocity = a.gear * (0.0 + coef[i] * vel[i]);
+            let gain3 = [gain[0][i], gain[1][i], gain[2][i]];
+            let bias3 = [bias[0][i], bias[1][i], bias[2][i]];
+            let out = mj_force_with(&a, gain3, bias3, u, act[i], length, velocity);
+            let own = !M || mask[i] != 0;
+            act_dot[i] = if own { out.act_dot } else { act_dot[i] };
+            act_next[i] = if own { out.act_next } else { act_next[i] };
+            bad |= u32::from(own && out.act_next.to_bits() & EXP == EXP);
+            let mut force = mj_force_limit(&a, out.force);
+            if B == BiasType::DcMotor as u32 {
+                // The cogging reads the lane's own bias terms.
+                a.biasprm[..3].copy_from_slice(&bias3);
+                force = mj_force_after(&a, force, length);
+            }
+            let effort_after = effort[i] + a.gear * coef[i] * force;
+            ctrl[i] = if own { force } else { ctrl[i] };
+            effort[i] = if own { effort_after } else { effort[i] };
+        }
+        bad
     }
 }
