@@ -1302,8 +1302,7 @@ unsafe fn to_ctrl_rows_scalar(index: &[u32], width: usize, fields: &[&[f32]], ou
 ///
 /// # Safety
 /// The CPU must have AVX-512F; `index` holds at most 64 indices, each
-/// below `width ≤ 64`; `values` are rows of `width` values and `out` as
-/// many rows of `index.len()`.
+/// below `width ≤ 64`; `fields` and `out` as [`permute_rows`]'s.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, fields: &[&[f32]], out: &mut [f32]) {
@@ -1365,8 +1364,7 @@ unsafe fn to_ctrl_rows_avx512(index: &[u32], width: usize, fields: &[&[f32]], ou
 ///
 /// # Safety
 /// The CPU must have AVX-512F; `index` holds at most 64 indices, each
-/// below `width ≤ 64`; `values` are rows of `width` values and `out` as
-/// many rows of `index.len()`.
+/// below `width ≤ 64`; `fields` and `out` as [`permute_rows`]'s.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn to_ctrl_rows_avx512_wide(
