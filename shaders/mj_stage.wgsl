@@ -13,16 +13,53 @@ fn mj_env_actuator(k: u32, row: u32) -> MjActuator {
     return compiled;
 }
 
-// `compiled` with this env's parameters from the parameter table.
+// How many of `gainprm`, `biasprm` and `dynprm` (from the first) the law
+// of an actuator of these types reads (`mj_force`, `mj_force_after`): the
+// others keep their compiled values, which no step reads.
+fn mj_table_counts(a: MjActuator) -> vec3<u32> {
+    let dc = a.gain_type == MJ_GAIN_DCMOTOR || a.bias_type == MJ_BIAS_DCMOTOR;
+    var gain = 1u;
+    switch a.gain_type {
+        case MJ_GAIN_AFFINE: { gain = 3u; }
+        case MJ_GAIN_MUSCLE: { gain = 9u; }
+        default: {}
+    }
+    var bias = 0u;
+    switch a.bias_type {
+        case MJ_BIAS_AFFINE, MJ_BIAS_DCMOTOR: { bias = 3u; }
+        case MJ_BIAS_MUSCLE: { bias = 9u; }
+        default: {}
+    }
+    var dynamics = 0u;
+    switch a.dyn_type {
+        case MJ_DYN_FILTER, MJ_DYN_FILTER_EXACT: { dynamics = 1u; }
+        case MJ_DYN_MUSCLE: { dynamics = 3u; }
+        default: {}
+    }
+    // A dcmotor gain or bias reads gainprm[1] and, for whether it is
+    // stateless, dynprm[0].
+    return select(vec3<u32>(gain, bias, dynamics), max(vec3<u32>(gain, bias, dynamics), vec3<u32>(2u, 0u, 1u)), dc);
+}
+
+// `compiled` with this env's parameters from the parameter table: those
+// its law reads (`mj_table_counts`; at 65536 × 29 position servos on an
+// H200, reading all 28 took the law stage most of its time).
 fn mj_table_actuator(compiled: MjActuator, row: u32) -> MjActuator {
     var a = compiled;
     let at = row + a.ctrl_column;
+    let n = mj_table_counts(compiled);
     for (var q = 0u; q < 9u; q++) {
-        a.gainprm[q] = params[(MJ_GENERAL_GAINPRM0 + q) * plane() + at];
-        a.biasprm[q] = params[(MJ_GENERAL_BIASPRM0 + q) * plane() + at];
+        if q < n.x {
+            a.gainprm[q] = params[(MJ_GENERAL_GAINPRM0 + q) * plane() + at];
+        }
+        if q < n.y {
+            a.biasprm[q] = params[(MJ_GENERAL_BIASPRM0 + q) * plane() + at];
+        }
     }
     for (var q = 0u; q < 3u; q++) {
-        a.dynprm[q] = params[(MJ_GENERAL_DYNPRM0 + q) * plane() + at];
+        if q < n.z {
+            a.dynprm[q] = params[(MJ_GENERAL_DYNPRM0 + q) * plane() + at];
+        }
     }
     a.gear = params[MJ_GENERAL_GEAR * plane() + at];
     a.ctrl_lo = params[MJ_GENERAL_CTRL_LO * plane() + at];

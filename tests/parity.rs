@@ -897,23 +897,70 @@ fn every_command_reaches_the_device_when_steps_run_back_to_back() {
     }
 }
 
+/// MuJoCo `<general>` laws of the families its kind's example (a position
+/// servo) leaves out: a muscle, a dcmotor with cogging, an integrator with
+/// an affine gain. The GPU reads from the parameter table only what an
+/// actuator's gain, bias and dynamics use.
+fn general_families() -> Vec<MjGeneralCfg> {
+    let muscle = MjMuscleCfg {
+        length_range: [-0.25, 0.2],
+        acc0: 3.0,
+        tausmooth: 0.3,
+        force: 40.0,
+        lmin: 0.3,
+        lmax: 1.4,
+        vmax: 2.0,
+        fpmax: 1.1,
+        fvmax: 1.5,
+        ..MjMuscleCfg::default()
+    };
+    let prm = |values: &[f32]| {
+        let mut prm = [0.0; 10];
+        prm[..values.len()].copy_from_slice(values);
+        prm
+    };
+    let dcmotor = MjGeneralCfg {
+        gain_type: GainType::DcMotor,
+        gainprm: prm(&[2.0, 0.05]),
+        bias_type: BiasType::DcMotor,
+        biasprm: prm(&[0.01, 6.0, 0.3]),
+        force_range: Some([-1.0, 1.0]),
+        ..MjGeneralCfg::motor()
+    };
+    let integrator = MjGeneralCfg {
+        dyn_type: DynType::Integrator,
+        gain_type: GainType::Affine,
+        gainprm: prm(&[4.0, -0.5, 0.25]),
+        act_range: Some([-1.5, 1.5]),
+        ..MjGeneralCfg::motor()
+    };
+    vec![muscle.compile().unwrap(), dcmotor, integrator]
+}
+
 /// One group per registered kind, each from its [`sinew::Kind::example`],
 /// on a robot whose joints carry native motors (for the wrapped kind),
-/// every other group delayed. A kind added to the registry is in this plan
+/// every other group delayed; then, with `families`, a group of each of
+/// [`general_families`]. A kind added to the registry is in this plan
 /// without an edit here.
-fn every_kind_plan(num_envs: usize, seed: u32) -> Plan {
+fn every_kind_plan(num_envs: usize, seed: u32, families: bool) -> Plan {
     let kinds = sinew::KindId::ALL;
-    let mut robot = Robot::from_joints((0..kinds.len()).map(|i| format!("j{i}")));
+    let extra = if families {
+        general_families()
+    } else {
+        Vec::new()
+    };
+    let mut robot = Robot::from_joints((0..kinds.len() + extra.len()).map(|i| format!("j{i}")));
     robot.native_actuators = robot
         .joints
         .iter()
         .map(|j| native_motor(Transmission::Joint, j))
         .collect();
-    let groups = kinds
-        .iter()
+    let examples = kinds.iter().map(|kind| kind.example());
+    let groups = examples
+        .chain(extra.into_iter().map(Into::into))
         .enumerate()
-        .map(|(i, kind)| {
-            let group = GroupCfg::new(format!("k{i}"), [format!("j{i}")], kind.example());
+        .map(|(i, actuator)| {
+            let group = GroupCfg::new(format!("k{i}"), [format!("j{i}")], actuator);
             if i % 2 == 1 {
                 group.with_delay(DelayCfg {
                     hold_prob: 0.3,
@@ -931,8 +978,9 @@ fn every_kind_plan(num_envs: usize, seed: u32) -> Plan {
     Plan::new(&robot, groups, num_envs, options).expect("every example compiles")
 }
 
-/// Every registered kind on every backend against the CPU reference:
-/// random commands with non-finite values, every declared parameter of
+/// Every registered kind on every backend against the CPU reference, and
+/// MuJoCo's `<general>` in each of its other families
+/// ([`general_families`]): random commands with non-finite values, every declared parameter of
 /// every group randomized per env, every state slot written and read back,
 /// resets; efforts within the backend's tolerance, the non-finite report,
 /// parameters and state bit for bit.
@@ -940,7 +988,7 @@ fn every_kind_plan(num_envs: usize, seed: u32) -> Plan {
 fn parity_every_registered_kind() {
     let Some(ctx) = gpu() else { return };
     for (num_envs, seed) in [(1, 3u32), (67, 9)] {
-        let plan = every_kind_plan(num_envs, seed);
+        let plan = every_kind_plan(num_envs, seed, true);
         let (t, c) = (plan.num_targets(), plan.num_ctrl());
         let mut reference = CpuBackend::new(plan.clone());
         let mut subject = WgpuBackend::new(&ctx, plan.clone()).unwrap();
@@ -1103,7 +1151,7 @@ fn parity_every_registered_kind() {
 /// plan holds one column per kind.
 #[test]
 fn every_registered_kind_has_an_example() {
-    let plan = every_kind_plan(2, 0);
+    let plan = every_kind_plan(2, 0, false);
     assert_eq!(plan.num_ctrl(), sinew::KindId::ALL.len());
     let mut kinds: Vec<_> = plan.groups().iter().map(|g| g.kind()).collect();
     kinds.dedup();
