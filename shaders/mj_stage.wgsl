@@ -149,6 +149,7 @@ fn mj_env_stage(env: u32, known_wild: bool) -> u32 {
             } else if scale != 1.0 {
                 let column = columns[c];
                 let command = command_at(env, column.cmd_column);
+                restart_next_state(row + c);
                 ctrl[row + c] = eval_law(env, c, column, command, scale);
             }
         }

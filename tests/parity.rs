@@ -680,8 +680,7 @@ fn parity_wgpu_encode_step_over_caller_buffers() {
 }
 
 /// `gpu_step_times` and `gpu_stage_times` step as `step` does, and time
-/// each step (or each of its dispatches: the commit only in a plan with
-/// state).
+/// each step (or each of its two dispatches).
 #[test]
 fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
     let Some(ctx) = gpu() else { return };
@@ -704,14 +703,14 @@ fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
         "{times:?}"
     );
     assert!(times.iter().any(|&t| t > 0.0), "{times:?}");
-    // The scenario's MuJoCo servos keep state: a commit stage.
+    // The scenario's MuJoCo servos keep state, which each law stage
+    // commits.
     assert!(plan.num_state_slots() > 0);
     let stages = timed.gpu_stage_times(&first, 20).unwrap().unwrap();
     assert_eq!(stages.len(), 20);
     for t in &stages {
-        let commit = t.commit_us.expect("a plan with state commits");
         assert!(
-            [t.law_us, t.output_us, commit]
+            [t.law_us, t.output_us]
                 .iter()
                 .all(|t| t.is_finite() && *t >= 0.0),
             "{t:?}"
@@ -732,17 +731,6 @@ fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
     assert_eq!(ctrl[0], ctrl[1]);
     assert!(timed.gpu_step_times(&ActuatorCmd::zeros(2, 1), 1).is_err());
     assert!(timed.gpu_stage_times(&ActuatorCmd::zeros(2, 1), 1).is_err());
-    // A plan without state has no commit stage.
-    let robot = Robot::from_joints(["a", "b"]);
-    let pd = GroupCfg::new("pd", [".*"], IdealPdCfg::new(5.0, 0.5));
-    let stateless = Plan::new(&robot, vec![pd], 3, PlanOptions::default()).unwrap();
-    assert_eq!(stateless.num_state_slots(), 0);
-    let mut pd = WgpuBackend::new(&ctx, stateless).unwrap();
-    let stages = pd
-        .gpu_stage_times(&ActuatorCmd::zeros(3, 2), 2)
-        .unwrap()
-        .unwrap();
-    assert!(stages.iter().all(|t| t.commit_us.is_none()), "{stages:?}");
 }
 
 #[test]

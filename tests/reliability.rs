@@ -674,7 +674,7 @@ velocity_limit = 6.0
 #[test]
 fn per_env_kernels_past_the_software_loop_limit_are_refused_there() {
     // W1's cause reaches the per-env kernel too: its output check and
-    // commit loop over every ctrl column, three iterations each for PD.
+    // zeroing loop over every ctrl column, three iterations each.
     let Some(ctx) = gpu() else { return };
     let plan = Plan::new(
         &joints(22_000),

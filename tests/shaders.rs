@@ -447,7 +447,7 @@ fn every_kernel_dispatches_the_rust_workgroup_size() {
         .iter()
         .map(|e| e.name.as_str())
         .collect();
-    assert_eq!(names, ["law_stage", "output_stage", "commit_stage"]);
+    assert_eq!(names, ["law_stage", "output_stage"]);
     for entry in &module.entry_points {
         assert_eq!(
             entry.workgroup_size,

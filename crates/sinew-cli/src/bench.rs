@@ -368,8 +368,6 @@ pub struct GpuStages {
     pub law: f64,
     /// The output stage (one thread per env).
     pub output: f64,
-    /// The commit stage (one thread per element), for a plan with state.
-    pub commit: Option<f64>,
 }
 
 /// A whole `sinew bench` run.
@@ -619,14 +617,9 @@ fn gpu_time(
         times.sort_by(f64::total_cmp);
         times[times.len() / 2]
     };
-    let stage = |time: fn(&sinew::StageTimes) -> Option<f64>| {
-        let times: Vec<f64> = stages.iter().filter_map(time).collect();
-        (!times.is_empty()).then(|| median(times))
-    };
     let stages = GpuStages {
         law: median(stages.iter().map(|t| t.law_us).collect()),
         output: median(stages.iter().map(|t| t.output_us).collect()),
-        commit: stage(|t| t.commit_us),
     };
     Ok(Some((median(times), stages)))
 }
@@ -837,7 +830,7 @@ impl BenchReport {
             // The GPU's own time where timestamp queries gave one.
             let timed = results().any(|r| r.gpu_us_per_step.is_some());
             let (gpu_head, gpu_rule) = if timed {
-                (" GPU µs/step (law / output / commit) |", "---:|")
+                (" GPU µs/step (law / output) |", "---:|")
             } else {
                 ("", "")
             };
@@ -850,9 +843,8 @@ impl BenchReport {
                 let gpu = match (timed, r.gpu_us_per_step, r.gpu_stages_us) {
                     (false, ..) => String::new(),
                     (true, Some(us), Some(stages)) => {
-                        let commit = stages.commit.map_or("–".to_owned(), |c| format!("{c:.1}"));
                         let (law, output) = (stages.law, stages.output);
-                        format!(" {us:.1} ({law:.1} / {output:.1} / {commit}) |")
+                        format!(" {us:.1} ({law:.1} / {output:.1}) |")
                     }
                     (true, ..) => " – |".to_owned(),
                 };

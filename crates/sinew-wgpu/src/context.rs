@@ -49,12 +49,10 @@ pub(crate) struct Kernels {
     specialized: Mutex<Vec<(Specialization, Arc<Pipelines>)>>,
 }
 
-/// The kernels of a step, in dispatch order, for the kinds of one plan
-/// (`commit_stage` only for a plan with state).
+/// The kernels of a step, in dispatch order, for the kinds of one plan.
 pub(crate) struct Pipelines {
     pub law_stage: wgpu::ComputePipeline,
     pub output_stage: wgpu::ComputePipeline,
-    pub commit_stage: wgpu::ComputePipeline,
 }
 
 pub(crate) struct Inner {
@@ -290,7 +288,7 @@ impl Kernels {
     }
 
     fn pipelines(&self, device: &wgpu::Device, spec: &Specialization) -> Result<Pipelines, Error> {
-        const ENTRY_POINTS: [&str; 3] = ["law_stage", "output_stage", "commit_stage"];
+        const ENTRY_POINTS: [&str; 2] = ["law_stage", "output_stage"];
         let delayed_constant = [("DELAYED", f64::from(u8::from(spec.delayed)))];
         let (module, constants): (_, &[(&str, f64)]) = if self.no_contraction {
             let spirv = shaders::spirv_without_contraction(spec).map_err(|e| Error::Gpu {
@@ -339,7 +337,6 @@ impl Kernels {
         Ok(Pipelines {
             law_stage: pipeline(ENTRY_POINTS[0]),
             output_stage: pipeline(ENTRY_POINTS[1]),
-            commit_stage: pipeline(ENTRY_POINTS[2]),
         })
     }
 }

@@ -3,10 +3,9 @@
 //!
 //! A step writes the command (past 64 KiB) into one of two host-visible
 //! buffers it keeps mapped between steps, copies it to the device, records
-//! its dispatches (the law stage, one thread per element; the output
-//! stage, one thread per env; for a plan with state, the commit stage, one
-//! thread per element) into one compute pass, and submits once, for all
-//! groups. Nothing comes back until asked ([`Backend::read_ctrl`],
+//! its dispatches (the law stage, one thread per element, which first
+//! commits the state the last step kept; the output stage, one thread per
+//! env) into one compute pass, and submits once, for all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
 //! [`Backend::nonfinite_envs`], …); what the caller read after one step
 //! (its ctrl, its report, its joint efforts) the next step copies into a
 //! host-visible buffer in its own submission, so a loop that steps and reads
@@ -234,9 +233,11 @@ impl WgpuBackend {
         params_host[at..at + plan.learned().weights.len()].copy_from_slice(&plan.learned().weights);
         let at = layout.dims.data_offset as usize;
         params_host[at..at + plan.group_data().len()].copy_from_slice(plan.group_data());
-        // The next state is filled by law_stage before use.
+        // The state and the next state alike: the first law_stage commits
+        // the next state of every env (their flags are clear).
         let mut state_host = vec![0.0f32; 2 * state_len + inputs_len + outputs_len];
         plan.reset_state(EnvIds::All, &mut state_host[..state_len]);
+        state_host.copy_within(..state_len, state_len);
         state_host[2 * state_len..][..inputs_len].copy_from_slice(&plan.input_defaults());
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
@@ -506,13 +507,11 @@ impl WgpuBackend {
         steps: usize,
     ) -> Result<Option<Vec<StageTimes>>, Error> {
         let times = self.timed_steps(cmd, steps, true)?;
-        let has_commit = commits(&self.dims);
         Ok(times.map(|times| {
             (times.iter())
                 .map(|t| StageTimes {
                     law_us: t[0],
                     output_us: t[1],
-                    commit_us: has_commit.then_some(t[2]),
                 })
                 .collect()
         }))
@@ -661,13 +660,39 @@ impl WgpuBackend {
         Ok(())
     }
 
-    /// The kinds' current state, `[slot][env][ctrl]`, read back.
+    /// The kinds' current state, `[slot][env][ctrl]`, read back: an env's
+    /// next state where the last step kept the env (its flag clear), else
+    /// its state, as the next step's law stage commits them
+    /// (`settle_state` in `shaders/step.wgsl`).
     fn state_host(&mut self) -> Result<Vec<f32>, Error> {
+        let (num_envs, num_ctrl) = (self.plan.num_envs(), self.plan.num_ctrl());
+        let len = self.plan.num_state_slots() * num_envs * num_ctrl;
+        let mut both = vec![0.0f32; 2 * len];
+        let mut kept = vec![0u32; num_envs];
+        let (state, flags) = (self.buffers.state.clone(), self.buffers.flags.clone());
+        self.read_into(&state, 0, &mut both)?;
+        self.read_into(&flags, 0, &mut kept)?;
+        let (state, next) = both.split_at_mut(len);
+        let rows = state
+            .chunks_exact_mut(num_ctrl)
+            .zip(next.chunks_exact(num_ctrl));
+        for (i, (row, next_row)) in rows.enumerate() {
+            if kept[i % num_envs] == 0 {
+                row.copy_from_slice(next_row);
+            }
+        }
+        both.truncate(len);
+        Ok(both)
+    }
+
+    /// Writes `values` into the kinds' state at float `at` of the state
+    /// half, and into the next state alike: the next step's law stage
+    /// starts from either (`settle_state`).
+    fn write_state(&self, at: usize, values: &[f32]) {
         let len = self.plan.num_state_slots() * self.plan.num_envs() * self.plan.num_ctrl();
-        let mut state = vec![0.0f32; len];
-        let src = self.buffers.state.clone();
-        self.read_into(&src, 0, &mut state)?;
-        Ok(state)
+        for half in [0, len] {
+            self.write(&self.buffers.state, ((half + at) * 4) as u64, values);
+        }
     }
 
     fn write<T: Pod>(&self, dst: &wgpu::Buffer, offset: u64, values: &[T]) {
@@ -741,13 +766,12 @@ impl WgpuBackend {
             EnvIds::All => {
                 let mut state = vec![0.0f32; plan.num_state_slots() * plane];
                 plan.reset_state(env_ids, &mut state);
-                self.write(&self.buffers.state, 0, &state);
+                self.write_state(0, &state);
             }
             EnvIds::List(ids) => {
                 for (k, row) in resets.chunks_exact(num_ctrl).enumerate() {
                     for &env in ids {
-                        let at = k * plane + env as usize * num_ctrl;
-                        self.write(&self.buffers.state, at as u64 * 4, row);
+                        self.write_state(k * plane + env as usize * num_ctrl, row);
                     }
                 }
             }
@@ -761,12 +785,12 @@ impl WgpuBackend {
 pub const SOFTWARE_LOOP_LIMIT: u64 = 65_000;
 
 /// An upper bound of the loop iterations one invocation of the per-env
-/// kernel runs (the delay heads and lag draws, the output check and commit,
-/// the MuJoCo stage).
+/// kernel runs (the delay heads and lag draws, the output check and
+/// zeroing, the MuJoCo stage).
 pub fn env_loop_iterations(plan: &Plan) -> u64 {
     let n = |x: usize| x as u64;
     let delay = n(plan.buffers().len());
-    let output = n(plan.num_ctrl()) * (3 + n(plan.num_state_slots()));
+    let output = 3 * n(plan.num_ctrl());
     let mj = plan.mj();
     let paths = n(mj.path.len());
     let tendons: u64 = mj
@@ -887,8 +911,8 @@ fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
     (x, groups.div_ceil(x))
 }
 
-/// The most dispatches a step records.
-const STAGES: usize = 3;
+/// The dispatches a step records.
+const STAGES: usize = 2;
 
 /// The GPU's own time of one step's dispatches, in µs
 /// ([`WgpuBackend::gpu_stage_times`]).
@@ -899,15 +923,6 @@ pub struct StageTimes {
     /// The output stage: one thread per env, the per-env MuJoCo stage, the
     /// delay heads and lags and each env's verdict.
     pub output_us: f64,
-    /// The commit stage (one thread per (env, ctrl column), the next state
-    /// of every env not at fault), for a plan with state; else `None`.
-    pub commit_us: Option<f64>,
-}
-
-/// Whether a step of a plan of these sizes records the commit stage: the
-/// plan has state.
-fn commits(dims: &Dims) -> bool {
-    dims.num_state_slots > 0
 }
 
 /// Where a recorded step writes timestamps.
@@ -921,9 +936,8 @@ enum Timestamps<'q> {
     Stages(&'q wgpu::QuerySet, u32),
 }
 
-/// The dispatches of one step (the law stage, the output stage, and for a
-/// plan with state the commit stage) in one compute pass, or with
-/// [`Timestamps::Stages`] one pass each.
+/// The dispatches of one step (the law stage, the output stage) in one
+/// compute pass, or with [`Timestamps::Stages`] one pass each.
 fn record(
     ctx: &GpuContext,
     k: &Pipelines,
@@ -952,10 +966,7 @@ fn record(
         pass
     }
     let elements = dims.num_envs * dims.num_ctrl;
-    let commit = commits(dims).then_some((&k.commit_stage, elements));
-    let stages = [(&k.law_stage, elements), (&k.output_stage, dims.num_envs)]
-        .into_iter()
-        .chain(commit);
+    let stages = [(&k.law_stage, elements), (&k.output_stage, dims.num_envs)];
     let dispatch = |pass: &mut wgpu::ComputePass<'_>, pipeline, threads| {
         let (x, y) = workgroups(threads, max);
         pass.set_pipeline(pipeline);
@@ -1115,7 +1126,7 @@ impl Backend for WgpuBackend {
         let mut state = self.state_host()?;
         self.plan
             .write_state(group, name, env_ids, values, &mut state)?;
-        self.write(&self.buffers.state, 0, &state);
+        self.write_state(0, &state);
         Ok(())
     }
 
