@@ -211,9 +211,11 @@ pub fn bytes_per_element(kind: &str, num_targets: usize) -> f64 {
         "delayed_dc" => 44.0 + 3.0 * 24.0 / num_targets as f64,
         // Every target pushes and reads its three delayed fields.
         "delay_dc" => 44.0 + 24.0,
-        // The five command fields (all checked) and the activation in;
-        // force, act_dot, activation and joint effort out.
-        "mujoco" => 40.0,
+        // The five command fields (all checked), the activation and the
+        // 12 parameters a filtered position servo reads from the table
+        // (gain, three bias terms, the time constant, the gear, six range
+        // bounds) in; force, act_dot, activation and joint effort out.
+        "mujoco" => 88.0,
         // The five command fields and three limits in; the two newest
         // history slots written, six taps read; ctrl out.
         "learned_mlp" => 68.0,
