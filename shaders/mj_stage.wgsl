@@ -36,9 +36,10 @@ fn mj_table_counts(a: MjActuator) -> vec3<u32> {
         case MJ_DYN_MUSCLE: { dynamics = 3u; }
         default: {}
     }
+    let counts = vec3<u32>(gain, bias, dynamics);
     // A dcmotor gain or bias reads gainprm[1] and, for whether it is
     // stateless, dynprm[0].
-    return select(vec3<u32>(gain, bias, dynamics), max(vec3<u32>(gain, bias, dynamics), vec3<u32>(2u, 0u, 1u)), dc);
+    return select(counts, max(counts, vec3<u32>(2u, 0u, 1u)), dc);
 }
 
 // `compiled` with this env's parameters from the parameter table: those

@@ -1,10 +1,10 @@
 // The step: two dispatches recorded into one compute pass.
 //   law_stage    one thread per (env, ctrl column): the last step's state
 //                commit of its element (`settle_state`); the non-finite
-//                check of its own command values; a delayed column's push and lag
-//                draw computed without a write to find its frame (the ring
-//                slot the push overwrites is the command itself); the
-//                column's kind's law through `kind_law`, the switch the
+//                check of its own command values; a delayed column's push
+//                and lag draw computed without a write to find its frame
+//                (the ring slot the push overwrites is the command itself);
+//                the column's kind's law through `kind_law`, the switch the
 //                generated prelude holds for the kinds of the plan (a learned
 //                column evaluates its network there); a MuJoCo actuator's
 //                force when each needs its own column alone (`mj_element`);
@@ -350,9 +350,9 @@ fn law_stage(
     }
     let env = i / dims.num_ctrl;
     let c = i - env * dims.num_ctrl;
+    settle_state(env, i);
     // This element's claimed values, read where neighbouring threads read
     // theirs.
-    settle_state(env, i);
     let column = columns[c];
     let m = column.cmd_column;
     let command = command_at(env, m);

@@ -1194,7 +1194,7 @@ fn integrator() -> MjGeneralCfg {
 
 /// A stateless dcmotor with cogging and a force range, and no control
 /// range.
-fn cogging_dcmotor() -> MjGeneralCfg {
+pub(crate) fn cogging_dcmotor() -> MjGeneralCfg {
     MjGeneralCfg {
         gain_type: GainType::DcMotor,
         gainprm: prm10(&[2.0, 0.05]),

@@ -907,14 +907,6 @@ fn general_families() -> Vec<MjGeneralCfg> {
         prm[..values.len()].copy_from_slice(values);
         prm
     };
-    let dcmotor = MjGeneralCfg {
-        gain_type: GainType::DcMotor,
-        gainprm: prm(&[2.0, 0.05]),
-        bias_type: BiasType::DcMotor,
-        biasprm: prm(&[0.01, 6.0, 0.3]),
-        force_range: Some([-1.0, 1.0]),
-        ..MjGeneralCfg::motor()
-    };
     let integrator = MjGeneralCfg {
         dyn_type: DynType::Integrator,
         gain_type: GainType::Affine,
@@ -922,6 +914,7 @@ fn general_families() -> Vec<MjGeneralCfg> {
         act_range: Some([-1.5, 1.5]),
         ..MjGeneralCfg::motor()
     };
+    let dcmotor = crate::mujoco::cogging_dcmotor();
     vec![muscle.compile().unwrap(), dcmotor, integrator]
 }
 
@@ -968,9 +961,9 @@ fn every_kind_plan(num_envs: usize, seed: u32, families: bool) -> Plan {
 
 /// Every registered kind on every backend against the CPU reference, and
 /// MuJoCo's `<general>` in each of its other families
-/// ([`general_families`]): random commands with non-finite values, every declared parameter of
-/// every group randomized per env, every state slot written and read back,
-/// resets; efforts within the backend's tolerance, the non-finite report,
+/// ([`general_families`]): random commands with non-finite values, every
+/// declared parameter of every group randomized per env, every state slot
+/// written and read back, resets; efforts within the backend's tolerance, the non-finite report,
 /// parameters and state bit for bit.
 #[test]
 fn parity_every_registered_kind() {

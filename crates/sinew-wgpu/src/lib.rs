@@ -5,7 +5,8 @@
 //! buffers it keeps mapped between steps, copies it to the device, records
 //! its dispatches (the law stage, one thread per element, which first
 //! commits the state the last step kept; the output stage, one thread per
-//! env) into one compute pass, and submits once, for all groups. Nothing comes back until asked ([`Backend::read_ctrl`],
+//! env) into one compute pass, and submits once, for all groups. Nothing
+//! comes back until asked ([`Backend::read_ctrl`],
 //! [`Backend::nonfinite_envs`], …); what the caller read after one step
 //! (its ctrl, its report, its joint efforts) the next step copies into a
 //! host-visible buffer in its own submission, so a loop that steps and reads
@@ -809,7 +810,7 @@ pub fn env_loop_iterations(plan: &Plan) -> u64 {
 /// Loop iterations one invocation of the learned law runs for `column` in
 /// a plan of `num_state_slots` state slots (every loop of
 /// `shaders/learned.wgsl` counted, outer ones included, and the law
-/// thread's copy of the state into the next state).
+/// thread's commit of its state, `settle_state`).
 pub fn learned_loop_iterations(
     stage: &LearnedStage,
     column: &LearnedColumn,
