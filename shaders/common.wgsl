@@ -2,8 +2,12 @@
 // Twin of `hash_u32`, `rng_u32` and `rng_unit` in crates/sinew-core/src/delay.rs:
 // wrapping 32-bit integer operations only, so both sides draw the same bits.
 
-// Threads per workgroup of every kernel (sinew_wgpu::WORKGROUP_SIZE).
+// Threads per workgroup of every kernel but env_stage
+// (sinew_wgpu::WORKGROUP_SIZE).
 const WORKGROUP_SIZE: u32 = 64u;
+// Threads per workgroup of env_stage, which holds whole envs
+// (sinew_wgpu::ENV_WORKGROUP_SIZE): the most WebGPU's default limits allow.
+const ENV_WORKGROUP_SIZE: u32 = 256u;
 
 // A thread's index in a dispatch that may spill from x into y, since one
 // dimension holds at most 65535 workgroups.

@@ -1,6 +1,7 @@
-// The per-env MuJoCo stage, run by step.wgsl's output_stage: each actuator with
-// this env's parameters, its length and velocity, the force coupling and the
-// joint efforts (twin of `MjStage` in crates/sinew-core/src/plan/mujoco.rs).
+// The per-env MuJoCo stage, run by step.wgsl's `finish_env`: each actuator
+// with this env's parameters, its length and velocity, the force coupling
+// and the joint efforts (twin of `MjStage` in
+// crates/sinew-core/src/plan/mujoco.rs).
 
 // Actuator `k` with this env's parameters (`row`: the env's first ctrl
 // element) where it reads them from the parameter table (twin of
@@ -96,7 +97,7 @@ fn mj_length_velocity(a: MjActuator, env: u32) -> vec2<f32> {
 // One env's MuJoCo stage (twin of `MjStage::env_forces`): ctrl holds the
 // forwarded controls on entry and `actuator_force` on exit; writes the
 // act_dots (an output plane), the next activations (the next state's
-// MJ_ACT_SLOT) and the joint efforts. `known_wild`: law_stage found a
+// MJ_ACT_SLOT) and the joint efforts. `known_wild`: the law stage found a
 // control past MuJoCo's bound (`mj_element`), so every control enters the
 // laws as 0, whatever ctrl holds. Returns 1 when a next activation is not
 // finite.
@@ -200,7 +201,7 @@ struct MjElement {
     // 1 when its next activation or joint effort is not finite.
     bad: u32,
     // Its control is past MuJoCo's bound, which zeroes every control of
-    // the env: output_stage then runs `mj_env_stage` for the env.
+    // the env: `finish_env` then runs `mj_env_stage` for the env.
     wild: bool,
 }
 

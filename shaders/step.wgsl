@@ -1,4 +1,11 @@
-// The step: two dispatches recorded into one compute pass.
+// The step: one dispatch, or two recorded into one compute pass.
+//   env_stage    one workgroup per whole envs, one thread per (env, ctrl
+//                column): each thread does its element's law_stage work,
+//                OR-s its verdict into its env's in the workgroup's memory,
+//                and after a barrier one thread per env does its env's
+//                output_stage work. Where the plan allows it (the MuJoCo
+//                stage, if any, per element; an env's columns fit in a
+//                workgroup): no second dispatch, and no verdict in memory.
 //   law_stage    one thread per (env, ctrl column): the last step's state
 //                commit of its element (`settle_state`); the non-finite
 //                check of its own command values; a delayed column's push
@@ -16,10 +23,10 @@
 //   output_stage one thread per env: zeroes an env at fault; else the
 //                per-env MuJoCo stage and its output check, the delay heads
 //                and lag draws; writes the env's flag for the report, which
-//                the next step's law_stage reads to commit its state.
-// The step counter has two slots, each written by one stage and read by
-// the other, so no thread reads a value another thread of its dispatch
-// writes.
+//                the next step's law stage reads to commit its state.
+// Each env counts its own steps (the lag RNG's counter, in `flags`): read
+// by every thread of its env, written after them by the thread that
+// finishes the env.
 // Together they are the loop body of `StepInputs::tiles` and
 // `StepInputs::finish_env` in crates/sinew-cpu/src/lib.rs.
 
@@ -160,24 +167,21 @@ struct BufferDesc {
 @group(0) @binding(5) var<storage, read_write> states: array<DelayState>;
 // [env]: 1 when the step zeroed the env (the report); then [env]: the law
 // stage's verdict, bit 0 an input and bit 1 an output not finite (set by
-// law_stage, read and cleared by output_stage).
+// law_stage, read and cleared by output_stage); then [env]: the steps the
+// env has taken, a delayed plan's lag RNG counter (`env_step`).
 @group(0) @binding(6) var<storage, read_write> flags: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> columns: array<ColumnDesc>;
 @group(0) @binding(8) var<storage, read> buffers: array<BufferDesc>;
 // Ring columns' command columns per buffer, then claimed (start, len) pairs.
 @group(0) @binding(9) var<storage, read> words: array<u32>;
-// The global step (the lag RNG's counter): [0] as law_stage reads it, [1]
-// that plus one, written by law_stage for output_stage, which reads it and
-// copies it back into [0].
-@group(0) @binding(10) var<storage, read_write> counter: array<u32>;
 // The MuJoCo stage's actuators, in ctrl-column order.
-@group(0) @binding(11) var<storage, read> mj: array<MjActuator>;
+@group(0) @binding(10) var<storage, read> mj: array<MjActuator>;
 // [env][effort_width]: joint efforts.
-@group(0) @binding(12) var<storage, read_write> effort: array<f32>;
+@group(0) @binding(11) var<storage, read_write> effort: array<f32>;
 // [slot][env][ctrl column] state, then as many slots of next state; then
 // the input planes, [plane][env][target]; then the output planes,
 // [plane][env][ctrl column].
-@group(0) @binding(13) var<storage, read_write> state: array<f32>;
+@group(0) @binding(12) var<storage, read_write> state: array<f32>;
 
 fn inputs_offset() -> u32 {
     return 2u * dims.num_state_slots * dims.num_envs * dims.num_ctrl;
@@ -222,12 +226,21 @@ fn command_at(env: u32, m: u32) -> Command {
     );
 }
 
-// The step this dispatch computes (`counter`).
+// The step this thread's env takes (`env_step`).
 var<private> law_step: u32;
 
-// One env's delay stage after its pushes (law_stage wrote the frames, see
+// The steps `env` has taken before this one: the lag RNG's counter, which
+// only a delayed plan reads or advances (`finish_env`).
+fn env_step(env: u32) -> u32 {
+    if DELAYED {
+        return atomicLoad(&flags[2u * dims.num_envs + env]);
+    }
+    return 0u;
+}
+
+// One env's delay stage after its pushes (the law stage wrote the frames, see
 // `push_column`): advances each buffer's head and draws its lags (twin of
-// the state half of `StepInputs::delay_stage`), after law_stage and the
+// the state half of `StepInputs::delay_stage`), after the law stage and the
 // MuJoCo stage read the frames this push and draw select (`eval_law`).
 fn delay_stage(env: u32) {
     for (var b = 0u; b < dims.num_buffers; b++) {
@@ -273,7 +286,7 @@ fn ring_index(env: u32, column: ColumnDesc, buffer: BufferDesc, slot: u32) -> u3
 }
 
 // The law I/O: what `LawIo` gives a Rust law, for the (env, column) this
-// thread evaluates. law_stage sets the `law_*` values, then calls the law.
+// thread evaluates. `eval_law` sets the `law_*` values, then calls the law.
 var<private> law_env: u32;
 // env · num_ctrl + column: the element of every [slot][env][ctrl] table.
 var<private> law_at: u32;
@@ -344,12 +357,56 @@ fn law_stage(
     if i >= dims.num_envs * dims.num_ctrl {
         return;
     }
-    law_step = counter[0];
-    if i == 0u {
-        counter[1] = law_step + 1u;
-    }
     let env = i / dims.num_ctrl;
-    let c = i - env * dims.num_ctrl;
+    law_step = env_step(env);
+    let verdict = element_stage(env, i - env * dims.num_ctrl);
+    if verdict != 0u {
+        atomicOr(&flags[dims.num_envs + env], verdict);
+    }
+}
+
+// env_stage's verdicts, one per env of the workgroup, which its threads OR
+// together; zero at each dispatch's start (wgpu and naga zero workgroup
+// memory).
+var<workgroup> env_verdicts: array<atomic<u32>, ENV_WORKGROUP_SIZE>;
+
+@compute @workgroup_size(ENV_WORKGROUP_SIZE)
+fn env_stage(
+    @builtin(local_invocation_index) l: u32,
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(num_workgroups) num_workgroups: vec3<u32>,
+) {
+    // Whole envs per workgroup (the host fuses only when one fits); the
+    // threads past them wait at the barrier and do nothing.
+    let envs = ENV_WORKGROUP_SIZE / dims.num_ctrl;
+    let local_env = l / dims.num_ctrl;
+    let c = l - local_env * dims.num_ctrl;
+    let env = (group.y * num_workgroups.x + group.x) * envs + local_env;
+    let live = local_env < envs && env < dims.num_envs;
+    if live {
+        law_step = env_step(env);
+        let verdict = element_stage(env, c);
+        if verdict != 0u {
+            atomicOr(&env_verdicts[local_env], verdict);
+        }
+    }
+    // Every element's ctrl, state, ring and verdict before its env's end;
+    // every thread's read of its env's flag and step before they change.
+    storageBarrier();
+    workgroupBarrier();
+    if live && c == 0u {
+        finish_env(env, atomicLoad(&env_verdicts[local_env]));
+    }
+}
+
+// Element `c` of `env` (at `env · num_ctrl + c` in every [env][ctrl]
+// table): the last step's commit of its state, the non-finite check of its
+// own command values, its law, its per-element MuJoCo stage, its ctrl
+// value, its ring push and the non-finite check of its outputs. Returns its
+// verdict: bit 0 an input, bit 1 an output not finite, bit 2 a control past
+// MuJoCo's bound.
+fn element_stage(env: u32, c: u32) -> u32 {
+    let i = env * dims.num_ctrl + c;
     settle_state(env, i);
     // This element's claimed values, read where neighbouring threads read
     // theirs.
@@ -389,10 +446,7 @@ fn law_stage(
     for (var o = 0u; o < dims.num_outputs; o++) {
         outputs_bad |= nonfinite_bits(state[outputs_offset() + o * plane() + i]);
     }
-    let verdict = bad | (outputs_bad << 1u) | (wild << 2u);
-    if verdict != 0u {
-        atomicOr(&flags[dims.num_envs + env], verdict);
-    }
+    return bad | (outputs_bad << 1u) | (wild << 2u);
 }
 
 // The law of ctrl column `c` (`column`) of `env`, whose command is
@@ -405,7 +459,7 @@ fn eval_law(env: u32, c: u32, column: ColumnDesc, command: Command, scale: f32) 
     let m = column.cmd_column;
     law_targets = command.targets;
     if DELAYED && column.buffer != NO_BUFFER {
-        // The env's push and lag draw of this step, which output_stage
+        // The env's push and lag draw of this step, which `finish_env`
         // commits: the frame they select is the command when it is the one
         // pushed, else one already in the ring.
         let buffer = buffers[column.buffer];
@@ -446,55 +500,56 @@ fn output_stage(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     let env = thread_index(gid, num_workgroups);
-    law_step = counter[1] - 1u;
-    if env == 0u {
-        counter[0] = law_step + 1u;
-    }
     if env >= dims.num_envs {
         return;
     }
-    let row = env * dims.num_ctrl;
-    // The law stage's verdict, cleared for the next step: bit 0, an input
-    // at fault (the env does not push into its delay rings); bit 1, an
-    // output; bit 2, a control past MuJoCo's bound in the per-element
-    // MuJoCo stage.
+    law_step = env_step(env);
+    // The law stage's verdict, cleared for the next step.
     let verdict = atomicLoad(&flags[dims.num_envs + env]);
     atomicStore(&flags[dims.num_envs + env], 0u);
-    if (verdict & 1u) != 0u {
-        for (var c = 0u; c < dims.num_ctrl; c++) {
-            ctrl[row + c] = 0.0;
-            zero_outputs(row + c);
-        }
-        mj_zero(env);
-        atomicStore(&flags[env], 1u);
-        return;
-    }
-    var bad = (verdict >> 1u) & 1u;
-    let wild = (verdict & 4u) != 0u;
-    // law_stage computed a per-element stage, unless a control was wild.
-    if words[dims.mj_members_offset] > 0u
-        && (dims.mj_element_offset == NO_ELEMENTS || wild) {
-        // Without actuators or tendon ranges, the stage only sums the laws'
-        // values into joint efforts: law_stage's check of ctrl and the
-        // outputs stands (232 loads fewer per env for 29 `mj_dcmotor`s that
-        // share joints or drive tendons, which the per-element stage does
-        // not take). Else the stage rewrites them: checked after it.
-        let rewrites = dims.num_mj > 0u || dims.num_tendon_limits > 0u;
-        bad = plan_mj_env_stage(env, wild) | select(bad, 0u, rewrites);
-        for (var j = 0u; j < dims.effort_width; j++) {
-            bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
-        }
-        for (var c = 0u; rewrites && c < dims.num_ctrl; c++) {
-            bad |= nonfinite_bits(ctrl[row + c]);
-            for (var o = 0u; o < dims.num_outputs; o++) {
-                bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
+    finish_env(env, verdict);
+}
+
+// The end of `env`'s step after its elements' (`element_stage`), whose
+// verdict is `verdict`: bit 0, an input at fault (the env does not push
+// into its delay rings); bit 1, an output; bit 2, a control past MuJoCo's
+// bound in the per-element MuJoCo stage. Zeroes an env at fault; else the
+// per-env MuJoCo stage and its output check, the delay heads and lag
+// draws. Writes the env's flag for the report, which the next step's law
+// stage reads to commit its state, and counts the step.
+fn finish_env(env: u32, verdict: u32) {
+    let row = env * dims.num_ctrl;
+    var bad = 1u;
+    if (verdict & 1u) == 0u {
+        bad = (verdict >> 1u) & 1u;
+        let wild = (verdict & 4u) != 0u;
+        // The law stage computed a per-element stage, unless a control was
+        // wild.
+        if words[dims.mj_members_offset] > 0u
+            && (dims.mj_element_offset == NO_ELEMENTS || wild) {
+            // Without actuators or tendon ranges, the stage only sums the
+            // laws' values into joint efforts: the law stage's check of
+            // ctrl and the outputs stands (232 loads fewer per env for 29
+            // `mj_dcmotor`s that share joints or drive tendons, which the
+            // per-element stage does not take). Else the stage rewrites
+            // them: checked after it.
+            let rewrites = dims.num_mj > 0u || dims.num_tendon_limits > 0u;
+            bad = plan_mj_env_stage(env, wild) | select(bad, 0u, rewrites);
+            for (var j = 0u; j < dims.effort_width; j++) {
+                bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
+            }
+            for (var c = 0u; rewrites && c < dims.num_ctrl; c++) {
+                bad |= nonfinite_bits(ctrl[row + c]);
+                for (var o = 0u; o < dims.num_outputs; o++) {
+                    bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
+                }
             }
         }
-    }
-    // After the MuJoCo stage, which evaluates laws again (their frames
-    // from the states before this push).
-    if DELAYED {
-        delay_stage(env);
+        // After the MuJoCo stage, which evaluates laws again (their frames
+        // from the states before this push).
+        if DELAYED {
+            delay_stage(env);
+        }
     }
     if bad != 0u {
         for (var c = 0u; c < dims.num_ctrl; c++) {
@@ -503,8 +558,11 @@ fn output_stage(
         }
         mj_zero(env);
     }
-    // The next law_stage commits the state of an env whose flag is clear.
+    // The next law stage commits the state of an env whose flag is clear.
     atomicStore(&flags[env], u32(bad != 0u));
+    if DELAYED {
+        atomicStore(&flags[2u * dims.num_envs + env], law_step + 1u);
+    }
 }
 
 // The last step's state commit of element `i` of `env` (twin of
@@ -514,7 +572,8 @@ fn output_stage(
 // then hold the state this step starts from, and the next state is where
 // this step's laws write. One read and one write per slot, which the law
 // stage made anyway to start the next state from the state. The commit was
-// a dispatch of its own before, one thread per element after output_stage:
+// a dispatch of its own before, one thread per element after the output
+// stage:
 // timed in a pass of its own, 6.8 µs beside a step of 22.4 (4096 × 29
 // MuJoCo servos on an H200). The host reads the state as this would
 // commit it (`WgpuBackend::state_host`) and writes both halves.

@@ -44,7 +44,7 @@ pub use sinew_core::*;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 pub use sinew_cpu::CpuBackend;
-pub use sinew_wgpu::{GpuContext, StageTimes, WgpuBackend};
+pub use sinew_wgpu::{Dispatches, GpuContext, StageTimes, WgpuBackend};
 
 /// The engine: one of the backends, chosen at construction.
 #[derive(Debug)]

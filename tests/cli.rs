@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use sinew::{ActuatorCmd, Backend, CpuBackend};
+use sinew::{ActuatorCmd, Backend, CpuBackend, Dispatches};
 use sinew_cli::command::CommandGen;
 use sinew_cli::run::{self, BackendChoice};
 use sinew_cli::{bench, npy, presets, CliError, Scenario};
@@ -435,7 +435,7 @@ fn bench_reports_every_cell_with_its_bandwidth() {
         "delay_dc".to_string(),
         "learned_lstm".to_string(),
     ];
-    let report = bench::bench(&["cpu"], &kinds, &[16, 32], 5, false).unwrap();
+    let report = bench::bench(&["cpu"], &kinds, &[16, 32], 5, Dispatches::Fewest, false).unwrap();
     assert_eq!(report.results.len(), 8);
     assert_eq!(report.bandwidth_gbs.len(), 1);
     for r in &report.results {
@@ -458,14 +458,23 @@ fn bench_reports_every_cell_with_its_bandwidth() {
     assert_eq!(json["results"][0]["kind"], "pd");
     assert!(json["results"][0]["p90_us"].as_f64().unwrap() > 0.0);
     assert!(table.contains("| µs/step | p50 µs | p90 µs |"), "{table}");
-    let err = bench::bench(&["cpu"], &["pid".to_string()], &[16], 5, false).unwrap_err();
+    let err = bench::bench(
+        &["cpu"],
+        &["pid".to_string()],
+        &[16],
+        5,
+        Dispatches::Fewest,
+        false,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("unknown kind `pid`"), "{err}");
 }
 
 #[test]
 fn bench_times_a_scenario_hot_and_after_the_callers_work() {
     let go1 = presets::preset("go1").unwrap().unwrap();
-    let report = bench::bench_scenario(&go1, &["cpu"], &[8, 16], false).unwrap();
+    let report =
+        bench::bench_scenario(&go1, &["cpu"], &[8, 16], Dispatches::Fewest, false).unwrap();
     let cells: Vec<(&str, usize)> = report
         .results
         .iter()

@@ -12,8 +12,8 @@ use sinew::{
 };
 use sinew::{
     ActuatorCmd, Backend, BiasType, CpuBackend, DcMotorCfg, DelayCfg, DelayShare, DelayState,
-    DynType, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, NativeActuator, Plan, PlanOptions,
-    Robot, Transmission, Values, WgpuBackend, WrappedCfg,
+    Dispatches, DynType, EnvIds, GainType, GroupCfg, IdealPdCfg, Lags, NativeActuator, Plan,
+    PlanOptions, Robot, Transmission, Values, WgpuBackend, WrappedCfg,
 };
 
 use crate::support::{gpu, Rng, Tolerance};
@@ -42,12 +42,27 @@ fn native_motor(transmission: Transmission, target: &str) -> NativeActuator {
 /// (non-contiguous taps, `vel_pos`, zero-initialized history) and a
 /// two-layer LSTM cover every activation.
 fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
+    scenario_with(num_envs, sort_actuators, seed, false)
+}
+
+/// [`scenario`], or with `per_element` its MuJoCo stage one the GPU runs
+/// per element (so that a step can be one dispatch, [`Dispatches`]): no
+/// two MuJoCo members on one joint (no damper, cylinder or tendon motor),
+/// the tendon on joints of its own, no tendon range.
+fn scenario_with(num_envs: usize, sort_actuators: bool, seed: u32, per_element: bool) -> Plan {
     let mut robot = Robot::from_joints((0..19).map(|i| format!("j{i}")));
     robot.tendons = vec!["t0".into(), "t1".into(), "t2".into()];
+    let tendon_joints = match per_element {
+        false => ["j13", "j14"],
+        true => ["j10", "j12"],
+    };
     robot.fixed_tendons = vec![FixedTendon {
         name: "t2".into(),
-        joints: vec![("j13".into(), 0.7), ("j14".into(), -1.3)],
-        actuator_force_range: Some([-2.0, 0.4]),
+        joints: vec![
+            (tendon_joints[0].into(), 0.7),
+            (tendon_joints[1].into(), -1.3),
+        ],
+        actuator_force_range: (!per_element).then_some([-2.0, 0.4]),
     }];
     robot.joint_actuator_force_ranges = vec![("j13".into(), [-6.0, 4.0])];
     robot.native_actuators = robot.tendons[..2]
@@ -66,7 +81,7 @@ fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
         update_period: 2,
         ..DelayCfg::new(0, 3)
     };
-    let groups = vec![
+    let mut groups = vec![
         GroupCfg::new("hips", ["j(0|3|6|9)"], dc).with_delay(jittery.clone()),
         GroupCfg::new("knees", ["j(1|4|7|10)"], dc).with_delay(jittery),
         GroupCfg::new(
@@ -180,6 +195,9 @@ fn scenario(num_envs: usize, sort_actuators: bool, seed: u32) -> Plan {
             LstmNetCfg::new(parity_lstm(), 5.0, 8.0, 25.0),
         ),
     ];
+    if per_element {
+        groups.retain(|g| !["damper", "cylinder", "tendon_motor"].contains(&&*g.name));
+    }
     let options = PlanOptions {
         sort_actuators,
         seed,
@@ -568,7 +586,11 @@ fn run_parity(subject: &mut dyn Subject, plan: Plan, data_seed: u64, steps: usiz
             .read_output("act_dot", &mut g_rate)
             .unwrap();
         for group in MUJOCO {
-            let c = plan.groups()[plan.group_index(group).unwrap()].ctrl_columns[0];
+            // (The per-element scenario has fewer.)
+            let Ok(index) = plan.group_index(group) else {
+                continue;
+            };
+            let c = plan.groups()[index].ctrl_columns[0];
             let (mut w, mut g) = (vec![0.0; num_envs], vec![f32::NAN; num_envs]);
             reference.read_state(group, "act", &mut w).unwrap();
             subject.backend().read_state(group, "act", &mut g).unwrap();
@@ -660,13 +682,22 @@ fn parity_cpu_step_into() {
     }
 }
 
+/// The scenario as is, whose MuJoCo stage runs per env (two dispatches a
+/// step), and per element, in one dispatch (the default) and in two.
 #[test]
 fn parity_wgpu_step() {
     let Some(ctx) = gpu() else { return };
     for (envs, sort, seed, data) in CASES {
-        let plan = scenario(envs, sort, seed);
-        let backend = WgpuBackend::new(&ctx, plan.clone()).unwrap();
-        run_parity(&mut GpuStep(backend), plan, data, STEPS);
+        for (per_element, dispatches, count) in [
+            (false, Dispatches::Fewest, 2),
+            (true, Dispatches::Fewest, 1),
+            (true, Dispatches::Two, 2),
+        ] {
+            let plan = scenario_with(envs, sort, seed, per_element);
+            let mut backend = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+            assert_eq!(backend.set_dispatches(dispatches).unwrap(), count);
+            run_parity(&mut GpuStep(backend), plan, data, STEPS);
+        }
     }
 }
 
@@ -680,11 +711,11 @@ fn parity_wgpu_encode_step_over_caller_buffers() {
 }
 
 /// `gpu_step_times` and `gpu_stage_times` step as `step` does, and time
-/// each step (or each of its two dispatches).
+/// each step (or each of its one or two dispatches).
 #[test]
 fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
     let Some(ctx) = gpu() else { return };
-    let plan = scenario(67, false, 7);
+    let plan = scenario_with(67, false, 7, true);
     let mut rng = Rng(5);
     let (first, next) = (
         random_cmd(&mut rng, 67, plan.num_targets()),
@@ -706,15 +737,20 @@ fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
     // The scenario's MuJoCo servos keep state, which each law stage
     // commits.
     assert!(plan.num_state_slots() > 0);
-    let stages = timed.gpu_stage_times(&first, 20).unwrap().unwrap();
-    assert_eq!(stages.len(), 20);
-    for t in &stages {
-        assert!(
-            [t.law_us, t.output_us]
-                .iter()
-                .all(|t| t.is_finite() && *t >= 0.0),
-            "{t:?}"
-        );
+    // Each dispatch timed: one (the default where the plan allows it, as
+    // here), then two.
+    for (dispatches, count) in [(Dispatches::Fewest, 1), (Dispatches::Two, 2)] {
+        assert_eq!(timed.set_dispatches(dispatches).unwrap(), count);
+        let stages = timed.gpu_stage_times(&first, 10).unwrap().unwrap();
+        assert_eq!(stages.len(), 10);
+        for t in &stages {
+            let times = [Some(t.law_us), t.output_us];
+            assert_eq!(times.iter().flatten().count(), count, "{t:?}");
+            assert!(
+                times.iter().flatten().all(|t| t.is_finite() && *t >= 0.0),
+                "{t:?}"
+            );
+        }
     }
     for _ in 0..320 {
         stepped.step(&first).unwrap();
@@ -968,11 +1004,18 @@ fn every_kind_plan(num_envs: usize, seed: u32, families: bool) -> Plan {
 #[test]
 fn parity_every_registered_kind() {
     let Some(ctx) = gpu() else { return };
-    for (num_envs, seed) in [(1, 3u32), (67, 9)] {
+    // Each kind on a joint of its own: a MuJoCo stage per element, so one
+    // dispatch a step where asked.
+    for (num_envs, seed, dispatches, count) in [
+        (1, 3u32, Dispatches::Fewest, 1),
+        (67, 9, Dispatches::Fewest, 1),
+        (67, 9, Dispatches::Two, 2),
+    ] {
         let plan = every_kind_plan(num_envs, seed, true);
         let (t, c) = (plan.num_targets(), plan.num_ctrl());
         let mut reference = CpuBackend::new(plan.clone());
         let mut subject = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+        assert_eq!(subject.set_dispatches(dispatches).unwrap(), count);
         let mut rng = Rng(u64::from(seed));
         let (mut want, mut got) = (vec![0.0; num_envs * c], vec![0.0; num_envs * c]);
         for step in 0..16 {

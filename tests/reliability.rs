@@ -164,8 +164,15 @@ fn huge_sizes_are_typed_errors_before_any_allocation() {
     .unwrap_err();
     assert!(matches!(err, Error::InvalidParam { .. }), "{err}");
     // A4: the bench's 1e12 joint names.
-    let err =
-        bench::bench(&["cpu"], &["pd".into()], &[1], 1_000_000_000_000_000, false).unwrap_err();
+    let err = bench::bench(
+        &["cpu"],
+        &["pd".into()],
+        &[1],
+        1_000_000_000_000_000,
+        sinew::Dispatches::Fewest,
+        false,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("--targets"), "{err}");
 }
 

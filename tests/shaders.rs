@@ -15,7 +15,7 @@ use sinew::{
 };
 use sinew_wgpu::layout::{BufferDesc, ColumnDesc, Dims, MJ_LAW_ELEMENT, NO_BUFFER, NO_ELEMENTS};
 use sinew_wgpu::shaders::{self, Specialization};
-use sinew_wgpu::WORKGROUP_SIZE;
+use sinew_wgpu::{ENV_WORKGROUP_SIZE, WORKGROUP_SIZE};
 
 fn parse(source: &str, what: &str) -> Module {
     let module = naga::front::wgsl::parse_str(source)
@@ -50,6 +50,7 @@ fn bare(kinds: &[KindId]) -> Specialization {
         coupled: false,
         table_params: false,
         muscles: false,
+        env_stage: true,
     }
 }
 
@@ -376,8 +377,9 @@ fn wgsl_constants_equal_the_rust_values() {
             ));
         }
     }
-    let fixed: [(&str, u32); 39] = [
+    let fixed: [(&str, u32); 40] = [
         ("WORKGROUP_SIZE", WORKGROUP_SIZE),
+        ("ENV_WORKGROUP_SIZE", ENV_WORKGROUP_SIZE),
         ("NET_DENSE", NET_DENSE),
         ("NET_LSTM", NET_LSTM),
         ("LEARNED_MLP", LEARNED_MLP),
@@ -447,11 +449,15 @@ fn every_kernel_dispatches_the_rust_workgroup_size() {
         .iter()
         .map(|e| e.name.as_str())
         .collect();
-    assert_eq!(names, ["law_stage", "output_stage"]);
+    assert_eq!(names, ["law_stage", "env_stage", "output_stage"]);
     for entry in &module.entry_points {
+        let size = match entry.name.as_str() {
+            "env_stage" => ENV_WORKGROUP_SIZE,
+            _ => WORKGROUP_SIZE,
+        };
         assert_eq!(
             entry.workgroup_size,
-            [WORKGROUP_SIZE, 1, 1],
+            [size, 1, 1],
             "entry point {}",
             entry.name
         );

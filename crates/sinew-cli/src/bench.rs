@@ -9,9 +9,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 use sinew::{
-    Activation, ActuatorCmd, Backend, BuiltinPositionCfg, DcMotorCfg, DelayCfg, Dense, Engine,
-    EnvIds, GpuContext, GroupCfg, IdealPdCfg, LearnedMlpCfg, LstmLayer, LstmNet, LstmNetCfg,
-    MjPositionCfg, Mlp, PlanOptions, Robot, Values,
+    Activation, ActuatorCmd, Backend, BuiltinPositionCfg, DcMotorCfg, DelayCfg, Dense, Dispatches,
+    Engine, EnvIds, GpuContext, GroupCfg, IdealPdCfg, LearnedMlpCfg, LstmLayer, LstmNet,
+    LstmNetCfg, MjPositionCfg, Mlp, PlanOptions, Robot, Values,
 };
 
 use crate::CliError;
@@ -366,10 +366,12 @@ impl BenchResult {
 /// ([`sinew::StageTimes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct GpuStages {
-    /// The law stage (one thread per element).
+    /// The law stage (one thread per element; with one dispatch per step,
+    /// the whole step).
     pub law: f64,
-    /// The output stage (one thread per env).
-    pub output: f64,
+    /// The output stage (one thread per env); `None` with one dispatch per
+    /// step ([`sinew::Dispatches`]).
+    pub output: Option<f64>,
 }
 
 /// A whole `sinew bench` run.
@@ -621,17 +623,29 @@ fn gpu_time(
     };
     let stages = GpuStages {
         law: median(stages.iter().map(|t| t.law_us).collect()),
-        output: median(stages.iter().map(|t| t.output_us).collect()),
+        output: (stages.iter().map(|t| t.output_us))
+            .collect::<Option<Vec<f64>>>()
+            .map(median),
     };
     Ok(Some((median(times), stages)))
 }
 
-/// Runs the suite. `backends` are `cpu` and/or `wgpu`.
+/// A GPU engine's [`Dispatches`] (a CPU engine has none).
+fn set_dispatches(engine: &mut Engine, dispatches: Dispatches) -> Result<(), CliError> {
+    if let Engine::Gpu(gpu) = engine {
+        gpu.set_dispatches(dispatches)?;
+    }
+    Ok(())
+}
+
+/// Runs the suite. `backends` are `cpu` and/or `wgpu`; `dispatches`, how
+/// the GPU's steps dispatch their kernels.
 pub fn bench(
     backends: &[&str],
     kinds: &[String],
     envs: &[usize],
     num_targets: usize,
+    dispatches: Dispatches,
     progress: bool,
 ) -> Result<BenchReport, CliError> {
     for kind in kinds {
@@ -692,6 +706,7 @@ pub fn bench(
                     },
                 };
                 randomize(&mut engine);
+                set_dispatches(&mut engine, dispatches)?;
                 let times = time_steps(&mut engine, &mut cmd, |_, _| {})?;
                 let mut result = BenchResult::new(
                     (backend, kind, "hot"),
@@ -752,6 +767,7 @@ pub fn bench_scenario(
     scenario: &crate::Scenario,
     backends: &[&str],
     envs: &[usize],
+    dispatches: Dispatches,
     progress: bool,
 ) -> Result<BenchReport, CliError> {
     let mut report = BenchReport {
@@ -777,6 +793,7 @@ pub fn bench_scenario(
             let steps = scenario.steps;
             let command = crate::command::CommandGen::for_scenario(scenario, num_envs, steps)?;
             let mut engine = crate::run::engine(scenario, num_envs, choice)?;
+            set_dispatches(&mut engine, dispatches)?;
             let num_targets = engine.plan().num_targets();
             let bytes = 4.0 * (5 + 1 + engine.plan().num_param_slots()) as f64;
             for mode in ["hot", "after_work", "after_idle"] {
@@ -832,7 +849,7 @@ impl BenchReport {
             // The GPU's own time where timestamp queries gave one.
             let timed = results().any(|r| r.gpu_us_per_step.is_some());
             let (gpu_head, gpu_rule) = if timed {
-                (" GPU µs/step (law / output) |", "---:|")
+                (" GPU µs/step (law / output, – one dispatch) |", "---:|")
             } else {
                 ("", "")
             };
@@ -845,8 +862,9 @@ impl BenchReport {
                 let gpu = match (timed, r.gpu_us_per_step, r.gpu_stages_us) {
                     (false, ..) => String::new(),
                     (true, Some(us), Some(stages)) => {
-                        let (law, output) = (stages.law, stages.output);
-                        format!(" {us:.1} ({law:.1} / {output:.1}) |")
+                        let law = stages.law;
+                        let output = stages.output.map_or("–".into(), |o| format!("{o:.1}"));
+                        format!(" {us:.1} ({law:.1} / {output}) |")
                     }
                     (true, ..) => " – |".to_owned(),
                 };

@@ -83,6 +83,11 @@ enum Command {
         /// once, with no timed wake before a steadily paced step).
         #[arg(long, value_name = "MICROSECONDS")]
         spin_wait_us: Option<u64>,
+        /// How the GPU's steps dispatch their kernels: `fewest`, one
+        /// dispatch where the plan allows it; `two`, a law stage and an
+        /// output stage every step (to compare the two on one device).
+        #[arg(long, value_enum, default_value_t = GpuDispatches::Fewest)]
+        gpu_dispatches: GpuDispatches,
     },
     /// List the shipped robot presets and BAM's servo fits.
     Presets,
@@ -181,6 +186,14 @@ enum BenchBackends {
     Wgpu,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum GpuDispatches {
+    /// One dispatch per step where the plan allows it.
+    Fewest,
+    /// A law stage and an output stage every step.
+    Two,
+}
+
 fn load(scenario: &str) -> Result<Scenario, CliError> {
     let path = Path::new(scenario);
     if path.exists() {
@@ -260,8 +273,13 @@ fn main_result() -> Result<ExitCode, CliError> {
             scenario,
             json,
             spin_wait_us,
+            gpu_dispatches,
         }) => {
             set_spin_wait(spin_wait_us);
+            let dispatches = match gpu_dispatches {
+                GpuDispatches::Fewest => sinew::Dispatches::Fewest,
+                GpuDispatches::Two => sinew::Dispatches::Two,
+            };
             let gpu = sinew::GpuContext::shared();
             let backends: Vec<&str> = match backend {
                 BenchBackends::Cpu => vec!["cpu"],
@@ -290,11 +308,11 @@ fn main_result() -> Result<ExitCode, CliError> {
                 Some(scenario) => {
                     let scenario = load(&scenario)?;
                     let envs = envs.unwrap_or_else(|| vec![scenario.num_envs]);
-                    bench::bench_scenario(&scenario, &backends, &envs, true)?
+                    bench::bench_scenario(&scenario, &backends, &envs, dispatches, true)?
                 }
                 None => {
                     let envs = envs.unwrap_or_else(|| vec![1024, 4096, 16384, 65536]);
-                    bench::bench(&backends, &kinds, &envs, targets, true)?
+                    bench::bench(&backends, &kinds, &envs, targets, dispatches, true)?
                 }
             };
             print!("{}", report.table());

@@ -9,7 +9,7 @@ use crate::shaders::{self, Specialization};
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
-const BINDINGS: [(u32, Binding); 14] = [
+const BINDINGS: [(u32, Binding); 13] = [
     (0, Binding::Read),       // dims
     (1, Binding::Read),       // cmd
     (2, Binding::ReadWrite),  // ctrl
@@ -20,14 +20,13 @@ const BINDINGS: [(u32, Binding); 14] = [
     (7, Binding::Read),       // columns
     (8, Binding::Read),       // buffers
     (9, Binding::Read),       // words
-    (10, Binding::ReadWrite), // counter
-    (11, Binding::Read),      // mj
-    (12, Binding::ReadWrite), // effort
-    (13, Binding::ReadWrite), // state
+    (10, Binding::Read),      // mj
+    (11, Binding::ReadWrite), // effort
+    (12, Binding::ReadWrite), // state
 ];
 
 /// Storage buffers the step module binds in one stage.
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 14;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 13;
 
 #[derive(Clone, Copy)]
 enum Binding {
@@ -51,8 +50,37 @@ pub(crate) struct Kernels {
 
 /// The kernels of a step, in dispatch order, for the kinds of one plan.
 pub(crate) struct Pipelines {
-    pub law_stage: wgpu::ComputePipeline,
-    pub output_stage: wgpu::ComputePipeline,
+    pub stages: Vec<(Stage, wgpu::ComputePipeline)>,
+}
+
+/// A kernel of the step (an entry point of `shaders/step.wgsl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// `env_stage`: the whole step, workgroups of whole envs.
+    Env,
+    /// `law_stage`: one thread per element.
+    Law,
+    /// `output_stage`: one thread per env.
+    Output,
+}
+
+impl Stage {
+    const ALL: [Stage; 3] = [Stage::Env, Stage::Law, Stage::Output];
+
+    fn entry_point(self) -> &'static str {
+        match self {
+            Stage::Env => "env_stage",
+            Stage::Law => "law_stage",
+            Stage::Output => "output_stage",
+        }
+    }
+
+    fn workgroup_size(self) -> u32 {
+        match self {
+            Stage::Env => crate::layout::ENV_WORKGROUP_SIZE,
+            Stage::Law | Stage::Output => crate::WORKGROUP_SIZE,
+        }
+    }
 }
 
 pub(crate) struct Inner {
@@ -242,6 +270,16 @@ impl GpuContext {
         self.inner.kernels.no_contraction
     }
 
+    /// Whether the device allows `env_stage`'s workgroups of
+    /// [`ENV_WORKGROUP_SIZE`](crate::ENV_WORKGROUP_SIZE) threads, which a
+    /// step of one dispatch needs ([`Dispatches`](crate::Dispatches)).
+    pub(crate) fn fits_env_workgroups(&self) -> bool {
+        let limits = self.inner.device.limits();
+        let size = crate::ENV_WORKGROUP_SIZE;
+        limits.max_compute_invocations_per_workgroup >= size
+            && limits.max_compute_workgroup_size_x >= size
+    }
+
     /// Whether the device has timestamp queries
     /// (`wgpu::Features::TIMESTAMP_QUERY`), which
     /// [`WgpuBackend::gpu_step_times`](crate::WgpuBackend::gpu_step_times)
@@ -288,7 +326,6 @@ impl Kernels {
     }
 
     fn pipelines(&self, device: &wgpu::Device, spec: &Specialization) -> Result<Pipelines, Error> {
-        const ENTRY_POINTS: [&str; 2] = ["law_stage", "output_stage"];
         let delayed_constant = [("DELAYED", f64::from(u8::from(spec.delayed)))];
         let (module, constants): (_, &[(&str, f64)]) = if self.no_contraction {
             let spirv = shaders::spirv_without_contraction(spec).map_err(|e| Error::Gpu {
@@ -296,9 +333,9 @@ impl Kernels {
                 message: e,
                 source: None,
             })?;
-            let entry_points = ENTRY_POINTS.map(|name| wgpu::PassthroughShaderEntryPoint {
-                name: name.into(),
-                workgroup_size: (crate::WORKGROUP_SIZE, 1, 1),
+            let entry_points = Stage::ALL.map(|stage| wgpu::PassthroughShaderEntryPoint {
+                name: stage.entry_point().into(),
+                workgroup_size: (stage.workgroup_size(), 1, 1),
             });
             let descriptor = wgpu::ShaderModuleDescriptorPassthrough {
                 label: Some("sinew step"),
@@ -334,9 +371,14 @@ impl Kernels {
                 cache: None,
             })
         };
+        let stages = match spec.env_stage {
+            true => vec![Stage::Env],
+            false => vec![Stage::Law, Stage::Output],
+        };
         Ok(Pipelines {
-            law_stage: pipeline(ENTRY_POINTS[0]),
-            output_stage: pipeline(ENTRY_POINTS[1]),
+            stages: (stages.into_iter())
+                .map(|stage| (stage, pipeline(stage.entry_point())))
+                .collect(),
         })
     }
 }

@@ -6,8 +6,16 @@ use sinew_core::delay::DelayParams;
 use sinew_core::plan::TargetSource;
 use sinew_core::{Plan, Stage};
 
-/// Threads per workgroup of every kernel (`WORKGROUP_SIZE` in `common.wgsl`).
+/// Threads per workgroup of every kernel but the one-dispatch step's
+/// (`WORKGROUP_SIZE` in `common.wgsl`).
 pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Threads per workgroup of the one-dispatch step (`env_stage`, whose
+/// workgroups hold whole envs; `ENV_WORKGROUP_SIZE` in `common.wgsl`): the
+/// most WebGPU's default limits allow, so that plans of up to this many
+/// ctrl columns fit and few threads idle (29 columns: 8 envs in 232 of
+/// 256 threads).
+pub const ENV_WORKGROUP_SIZE: u32 = 256;
 
 /// `ColumnDesc.buffer` of an undelayed column.
 pub const NO_BUFFER: u32 = u32::MAX;
@@ -128,6 +136,17 @@ fn mj_elements(mj: &sinew_core::MjStage, num_ctrl: usize) -> Option<Vec<u32>> {
         }
     }
     Some(words)
+}
+
+/// Whether `plan`'s step can be one dispatch (`env_stage`): an env's ctrl
+/// columns fit in a workgroup, and its MuJoCo stage, if it has one, runs
+/// per element ([`mj_elements`]), so that an env needs the per-env stage
+/// only when a control is wild, which the thread that ends the env runs.
+pub(crate) fn fits_env_stage(plan: &Plan) -> bool {
+    let num_ctrl = plan.num_ctrl();
+    let mj = plan.mj();
+    (1..=ENV_WORKGROUP_SIZE as usize).contains(&num_ctrl)
+        && (mj.members.is_empty() || mj_elements(mj, num_ctrl).is_some())
 }
 
 /// One ctrl column (WGSL `ColumnDesc`).

@@ -48,10 +48,10 @@ use sinew_core::{
 };
 use wgpu::util::DeviceExt;
 
-use context::Pipelines;
 pub use context::{GpuContext, STORAGE_BUFFERS_PER_STAGE};
-pub use layout::WORKGROUP_SIZE;
+use context::{Pipelines, Stage};
 use layout::{Dims, Layout};
+pub use layout::{ENV_WORKGROUP_SIZE, WORKGROUP_SIZE};
 use upload::Upload;
 
 /// Bytes of one [`DelayState`] on the device.
@@ -60,6 +60,26 @@ const STATE_BYTES: u64 = std::mem::size_of::<DelayState>() as u64;
 /// holds ([`sinew_core::MjActuator`]), rounded up.
 const MIN_BUFFER_BYTES: usize = 160;
 
+/// How a step dispatches its kernels ([`WgpuBackend::set_dispatches`]).
+/// Both give the same results, to the bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dispatches {
+    /// One dispatch where the plan and the device allow it (the default):
+    /// workgroups of [`ENV_WORKGROUP_SIZE`] threads hold whole envs, one
+    /// thread per (env, ctrl column), and after a barrier one thread per
+    /// env settles its env (its verdict, the delay heads and lag draws),
+    /// so no verdict goes through memory and no second dispatch waits for
+    /// the first. Allowed when an env's ctrl columns fit in a workgroup and
+    /// the plan's MuJoCo stage, if it has one, runs per element; the device
+    /// must allow workgroups of [`ENV_WORKGROUP_SIZE`] threads (WebGPU's
+    /// default limits do). Elsewhere, two dispatches.
+    #[default]
+    Fewest,
+    /// Two dispatches every step: one thread per (env, ctrl column), then
+    /// one per env. For comparing the two on one device.
+    Two,
+}
+
 /// The GPU backend: parameter tables, delay rings and states in device memory.
 pub struct WgpuBackend {
     ctx: GpuContext,
@@ -67,6 +87,9 @@ pub struct WgpuBackend {
     dims: Dims,
     /// The kernels, specialized to the plan's kinds and delays.
     pipelines: Arc<Pipelines>,
+    /// What they were made for; `env_stage` as [`WgpuBackend::set_dispatches`]
+    /// last chose.
+    spec: shaders::Specialization,
     /// Host copy of the params buffer (only the host writes it).
     params_host: Vec<f32>,
     buffers: DeviceBuffers,
@@ -153,7 +176,6 @@ struct DeviceBuffers {
     columns: wgpu::Buffer,
     descs: wgpu::Buffer,
     words: wgpu::Buffer,
-    counter: wgpu::Buffer,
     mj: wgpu::Buffer,
     effort: wgpu::Buffer,
     state: wgpu::Buffer,
@@ -243,7 +265,9 @@ impl WgpuBackend {
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
 
-        let pipelines = ctx.pipelines(shaders::Specialization::of(&plan))?;
+        let mut spec = shaders::Specialization::of(&plan);
+        spec.env_stage &= ctx.fits_env_workgroups();
+        let pipelines = ctx.pipelines(spec.clone())?;
 
         use wgpu::BufferUsages as U;
         let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
@@ -284,8 +308,8 @@ impl WgpuBackend {
             params: init("sinew params", bytemuck::cast_slice(&params_host), storage),
             ring: zeroed("sinew ring", num_envs * plan.ring_stride() * 4),
             states: init("sinew states", bytemuck::cast_slice(&states), storage),
-            // The report, then each step's input verdicts.
-            flags: zeroed("sinew flags", 2 * num_envs * 4),
+            // The report, each step's verdicts, each env's step count.
+            flags: zeroed("sinew flags", 3 * num_envs * 4),
             columns: init(
                 "sinew columns",
                 bytemuck::cast_slice(&layout.columns),
@@ -297,7 +321,6 @@ impl WgpuBackend {
                 storage,
             ),
             words: init("sinew words", bytemuck::cast_slice(&layout.words), storage),
-            counter: zeroed("sinew counter", 8),
             mj: init(
                 "sinew mujoco actuators",
                 bytemuck::cast_slice(&mj.actuators),
@@ -330,6 +353,7 @@ impl WgpuBackend {
             plan,
             dims: layout.dims,
             pipelines,
+            spec,
             params_host,
             buffers,
             bind_group,
@@ -361,6 +385,27 @@ impl WgpuBackend {
     /// Steps recorded since construction (the lag RNG's counter).
     pub fn steps_taken(&self) -> u32 {
         self.step
+    }
+
+    /// Chooses how the next steps dispatch their kernels (see
+    /// [`Dispatches`]); returns how many dispatches a step then records:
+    /// 1 where the plan and device allow one dispatch and `dispatches` asks
+    /// for it, else 2. Results do not change, to the bit; only the time.
+    /// Fails only when the kernels do not compile.
+    pub fn set_dispatches(&mut self, dispatches: Dispatches) -> Result<usize, Error> {
+        let mut spec = shaders::Specialization::of(&self.plan);
+        spec.env_stage &= self.ctx.fits_env_workgroups() && dispatches == Dispatches::Fewest;
+        if spec != self.spec {
+            self.pipelines = self.ctx.pipelines(spec.clone())?;
+            self.spec = spec;
+        }
+        Ok(self.dispatches_per_step())
+    }
+
+    /// How many dispatches a step records: 1 (`env_stage`) or 2
+    /// (`law_stage`, then `output_stage`). See [`Dispatches`].
+    pub fn dispatches_per_step(&self) -> usize {
+        self.pipelines.stages.len()
     }
 
     /// The backend's own ctrl buffer, `(num_envs, num_ctrl)` f32 row-major,
@@ -508,11 +553,12 @@ impl WgpuBackend {
         steps: usize,
     ) -> Result<Option<Vec<StageTimes>>, Error> {
         let times = self.timed_steps(cmd, steps, true)?;
+        let two = self.dispatches_per_step() == 2;
         Ok(times.map(|times| {
             (times.iter())
                 .map(|t| StageTimes {
                     law_us: t[0],
-                    output_us: t[1],
+                    output_us: two.then_some(t[1]),
                 })
                 .collect()
         }))
@@ -532,7 +578,11 @@ impl WgpuBackend {
         }
         const BATCH: usize = 256;
         // Timestamps per step.
-        let per_step = 2 * if stages { STAGES } else { 1 };
+        let per_step = 2 * if stages {
+            self.dispatches_per_step()
+        } else {
+            1
+        };
         let ctx = self.ctx.clone();
         let device = ctx.device();
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -887,7 +937,7 @@ fn bind_group(
 ) -> wgpu::BindGroup {
     let resources = [
         &b.dims, cmd, ctrl, &b.params, &b.ring, &b.states, &b.flags, &b.columns, &b.descs,
-        &b.words, &b.counter, &b.mj, &b.effort, &b.state,
+        &b.words, &b.mj, &b.effort, &b.state,
     ];
     let entries: Vec<wgpu::BindGroupEntry> = resources
         .iter()
@@ -904,26 +954,28 @@ fn bind_group(
     })
 }
 
-/// Workgroups for `threads` threads: x up to the per-dimension limit, the
-/// rest in y (`thread_index` in `common.wgsl` undoes it).
-fn workgroups(threads: u32, max_per_dimension: u32) -> (u32, u32) {
-    let groups = threads.div_ceil(WORKGROUP_SIZE).max(1);
+/// Workgroups for `groups` groups: x up to the per-dimension limit, the
+/// rest in y (`thread_index` in `common.wgsl`, and `env_stage`, undo it).
+fn workgroups(groups: u32, max_per_dimension: u32) -> (u32, u32) {
+    let groups = groups.max(1);
     let x = groups.min(max_per_dimension);
     (x, groups.div_ceil(x))
 }
 
-/// The dispatches a step records.
+/// The most dispatches a step records.
 const STAGES: usize = 2;
 
 /// The GPU's own time of one step's dispatches, in µs
 /// ([`WgpuBackend::gpu_stage_times`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StageTimes {
-    /// The law stage: one thread per (env, ctrl column), every law.
+    /// The law stage: one thread per (env, ctrl column), every law. With
+    /// one dispatch per step ([`Dispatches`]), the whole step.
     pub law_us: f64,
     /// The output stage: one thread per env, the per-env MuJoCo stage, the
-    /// delay heads and lags and each env's verdict.
-    pub output_us: f64,
+    /// delay heads and lags and each env's verdict. `None` with one
+    /// dispatch per step, whose law stage does this too.
+    pub output_us: Option<f64>,
 }
 
 /// Where a recorded step writes timestamps.
@@ -937,8 +989,9 @@ enum Timestamps<'q> {
     Stages(&'q wgpu::QuerySet, u32),
 }
 
-/// The dispatches of one step (the law stage, the output stage) in one
-/// compute pass, or with [`Timestamps::Stages`] one pass each.
+/// The dispatches of one step (`env_stage`; or the law stage, the output
+/// stage) in one compute pass, or with [`Timestamps::Stages`] one pass
+/// each.
 fn record(
     ctx: &GpuContext,
     k: &Pipelines,
@@ -966,18 +1019,25 @@ fn record(
         pass.set_bind_group(0, group, &[]);
         pass
     }
-    let elements = dims.num_envs * dims.num_ctrl;
-    let stages = [(&k.law_stage, elements), (&k.output_stage, dims.num_envs)];
-    let dispatch = |pass: &mut wgpu::ComputePass<'_>, pipeline, threads| {
-        let (x, y) = workgroups(threads, max);
+    let groups = |stage: Stage| match stage {
+        Stage::Env => (dims.num_envs).div_ceil(ENV_WORKGROUP_SIZE / dims.num_ctrl.max(1)),
+        Stage::Law => (dims.num_envs * dims.num_ctrl).div_ceil(WORKGROUP_SIZE),
+        Stage::Output => dims.num_envs.div_ceil(WORKGROUP_SIZE),
+    };
+    let stages = k
+        .stages
+        .iter()
+        .map(|(stage, pipeline)| (pipeline, groups(*stage)));
+    let dispatch = |pass: &mut wgpu::ComputePass<'_>, pipeline, groups| {
+        let (x, y) = workgroups(groups, max);
         pass.set_pipeline(pipeline);
         pass.dispatch_workgroups(x, y, 1);
     };
     let writes = match timestamps {
         Timestamps::Stages(set, first) => {
-            for (i, (pipeline, threads)) in (0u32..).zip(stages) {
+            for (i, (pipeline, groups)) in (0u32..).zip(stages) {
                 let mut pass = begin(encoder, group, Some((set, first + 2 * i)));
-                dispatch(&mut pass, pipeline, threads);
+                dispatch(&mut pass, pipeline, groups);
             }
             return;
         }
@@ -985,8 +1045,8 @@ fn record(
         Timestamps::None => None,
     };
     let mut pass = begin(encoder, group, writes);
-    for (pipeline, threads) in stages {
-        dispatch(&mut pass, pipeline, threads);
+    for (pipeline, groups) in stages {
+        dispatch(&mut pass, pipeline, groups);
     }
 }
 

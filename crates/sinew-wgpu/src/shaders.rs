@@ -42,6 +42,12 @@ pub struct Specialization {
     /// Whether an actuator of the MuJoCo stage has a muscle's gain, bias or
     /// dynamics. Without one, the stage has no muscle curves.
     pub muscles: bool,
+    /// Whether a step is one dispatch of `env_stage`, whose workgroups hold
+    /// whole envs, rather than `law_stage`'s and `output_stage`'s: where
+    /// the plan allows it and the backend asks for it
+    /// ([`Dispatches`](crate::Dispatches)). Every module has all three
+    /// entry points; this picks the pipelines.
+    pub env_stage: bool,
 }
 
 impl Specialization {
@@ -59,6 +65,7 @@ impl Specialization {
                     || a.bias_type == BiasType::Muscle as u32
                     || a.dyn_type == DynType::Muscle as u32
             }),
+            env_stage: crate::layout::fits_env_stage(plan),
         }
     }
 
@@ -74,6 +81,7 @@ impl Specialization {
             coupled: true,
             table_params: true,
             muscles: true,
+            env_stage: true,
         }
     }
 }
