@@ -435,7 +435,7 @@ fn bench_reports_every_cell_with_its_bandwidth() {
         "delay_dc".to_string(),
         "learned_lstm".to_string(),
     ];
-    let report = bench::bench(&["cpu"], &kinds, &[16, 32], 5, Dispatches::Fewest, false).unwrap();
+    let report = bench::bench(&["cpu"], &kinds, &[16, 32], 5, Dispatches::Auto, false).unwrap();
     assert_eq!(report.results.len(), 8);
     assert_eq!(report.bandwidth_gbs.len(), 1);
     for r in &report.results {
@@ -463,7 +463,7 @@ fn bench_reports_every_cell_with_its_bandwidth() {
         &["pid".to_string()],
         &[16],
         5,
-        Dispatches::Fewest,
+        Dispatches::Auto,
         false,
     )
     .unwrap_err();
@@ -473,8 +473,7 @@ fn bench_reports_every_cell_with_its_bandwidth() {
 #[test]
 fn bench_times_a_scenario_hot_and_after_the_callers_work() {
     let go1 = presets::preset("go1").unwrap().unwrap();
-    let report =
-        bench::bench_scenario(&go1, &["cpu"], &[8, 16], Dispatches::Fewest, false).unwrap();
+    let report = bench::bench_scenario(&go1, &["cpu"], &[8, 16], Dispatches::Auto, false).unwrap();
     let cells: Vec<(&str, usize)> = report
         .results
         .iter()

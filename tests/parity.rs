@@ -683,14 +683,14 @@ fn parity_cpu_step_into() {
 }
 
 /// The scenario as is, whose MuJoCo stage runs per env (two dispatches a
-/// step), and per element, in one dispatch (the default) and in two.
+/// step), and per element, in one dispatch and in two.
 #[test]
 fn parity_wgpu_step() {
     let Some(ctx) = gpu() else { return };
     for (envs, sort, seed, data) in CASES {
         for (per_element, dispatches, count) in [
-            (false, Dispatches::Fewest, 2),
-            (true, Dispatches::Fewest, 1),
+            (false, Dispatches::One, 2),
+            (true, Dispatches::One, 1),
             (true, Dispatches::Two, 2),
         ] {
             let plan = scenario_with(envs, sort, seed, per_element);
@@ -737,9 +737,8 @@ fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
     // The scenario's MuJoCo servos keep state, which each law stage
     // commits.
     assert!(plan.num_state_slots() > 0);
-    // Each dispatch timed: one (the default where the plan allows it, as
-    // here), then two.
-    for (dispatches, count) in [(Dispatches::Fewest, 1), (Dispatches::Two, 2)] {
+    // Each dispatch timed: one, then two.
+    for (dispatches, count) in [(Dispatches::One, 1), (Dispatches::Two, 2)] {
         assert_eq!(timed.set_dispatches(dispatches).unwrap(), count);
         let stages = timed.gpu_stage_times(&first, 10).unwrap().unwrap();
         assert_eq!(stages.len(), 10);
@@ -767,6 +766,81 @@ fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
     assert_eq!(ctrl[0], ctrl[1]);
     assert!(timed.gpu_step_times(&ActuatorCmd::zeros(2, 1), 1).is_err());
     assert!(timed.gpu_stage_times(&ActuatorCmd::zeros(2, 1), 1).is_err());
+}
+
+/// How many dispatches a step takes for each [`Dispatches`]: one only
+/// where an env's columns fit in a workgroup (256 do, 257 do not) and no
+/// MuJoCo member needs the per-env stage; by default only on a hardware GPU
+/// and without a MuJoCo stage. A plan of exactly a workgroup's columns
+/// steps as the CPU does.
+#[test]
+fn a_step_is_one_dispatch_where_the_plan_and_the_adapter_allow_it() {
+    let Some(ctx) = gpu() else { return };
+    let plan = |joints: usize, mujoco: bool| {
+        let robot = Robot::from_joints((0..joints).map(|i| format!("j{i}")));
+        let group = match mujoco {
+            false => GroupCfg::new("g", [".*"], IdealPdCfg::new(20.0, 0.5)),
+            true => GroupCfg::new(
+                "g",
+                [".*"],
+                MjPositionCfg {
+                    kp: 20.0,
+                    ..MjPositionCfg::default()
+                }
+                .position()
+                .unwrap(),
+            ),
+        };
+        Plan::new(&robot, vec![group], 3, PlanOptions::default()).unwrap()
+    };
+    let hardware = usize::from(ctx.is_software()) + 1;
+    // (plan, dispatches with Auto, with One)
+    let cases = [
+        (plan(29, false), hardware, 1),
+        (plan(256, false), hardware, 1),
+        (plan(257, false), 2, 2),
+        (plan(29, true), 2, 1),
+        (scenario(3, false, 0), 2, 2),
+    ];
+    for (plan, auto, one) in cases {
+        let what = format!("{} ctrl columns", plan.num_ctrl());
+        let mut subject = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+        assert_eq!(subject.dispatches_per_step(), auto, "{what}");
+        assert_eq!(
+            subject.set_dispatches(Dispatches::Two).unwrap(),
+            2,
+            "{what}"
+        );
+        assert_eq!(
+            subject.set_dispatches(Dispatches::Auto).unwrap(),
+            auto,
+            "{what}"
+        );
+        assert_eq!(
+            subject.set_dispatches(Dispatches::One).unwrap(),
+            one,
+            "{what}"
+        );
+        let mut reference = CpuBackend::new(plan.clone());
+        let mut rng = Rng(plan.num_ctrl() as u64);
+        let n = 3 * plan.num_ctrl();
+        let (mut want, mut got) = (vec![0.0; n], vec![f32::NAN; n]);
+        for _ in 0..3 {
+            let cmd = random_cmd(&mut rng, 3, plan.num_targets());
+            reference.step(&cmd).unwrap();
+            subject.step(&cmd).unwrap();
+            reference.read_ctrl(&mut want).unwrap();
+            subject.read_ctrl(&mut got).unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                assert!(Tolerance::GPU.accepts(*g, *w), "{what}: {g} against {w}");
+            }
+            assert_eq!(
+                subject.nonfinite_envs().unwrap(),
+                reference.nonfinite_envs().unwrap(),
+                "{what}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -1007,8 +1081,8 @@ fn parity_every_registered_kind() {
     // Each kind on a joint of its own: a MuJoCo stage per element, so one
     // dispatch a step where asked.
     for (num_envs, seed, dispatches, count) in [
-        (1, 3u32, Dispatches::Fewest, 1),
-        (67, 9, Dispatches::Fewest, 1),
+        (1, 3u32, Dispatches::One, 1),
+        (67, 9, Dispatches::One, 1),
         (67, 9, Dispatches::Two, 2),
     ] {
         let plan = every_kind_plan(num_envs, seed, true);

@@ -169,7 +169,7 @@ fn huge_sizes_are_typed_errors_before_any_allocation() {
         &["pd".into()],
         &[1],
         1_000_000_000_000_000,
-        sinew::Dispatches::Fewest,
+        sinew::Dispatches::Auto,
         false,
     )
     .unwrap_err();

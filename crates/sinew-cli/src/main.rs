@@ -83,10 +83,9 @@ enum Command {
         /// once, with no timed wake before a steadily paced step).
         #[arg(long, value_name = "MICROSECONDS")]
         spin_wait_us: Option<u64>,
-        /// How the GPU's steps dispatch their kernels: `fewest`, one
-        /// dispatch where the plan allows it; `two`, a law stage and an
-        /// output stage every step (to compare the two on one device).
-        #[arg(long, value_enum, default_value_t = GpuDispatches::Fewest)]
+        /// How the GPU's steps dispatch their kernels (the results are the
+        /// same; to compare their times on one device).
+        #[arg(long, value_enum, default_value_t = GpuDispatches::Auto)]
         gpu_dispatches: GpuDispatches,
     },
     /// List the shipped robot presets and BAM's servo fits.
@@ -188,8 +187,11 @@ enum BenchBackends {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum GpuDispatches {
-    /// One dispatch per step where the plan allows it.
-    Fewest,
+    /// One dispatch on a hardware GPU for a plan without a MuJoCo stage
+    /// that allows it, two elsewhere (the library's default).
+    Auto,
+    /// One dispatch wherever the plan and the device allow it.
+    One,
     /// A law stage and an output stage every step.
     Two,
 }
@@ -277,7 +279,8 @@ fn main_result() -> Result<ExitCode, CliError> {
         }) => {
             set_spin_wait(spin_wait_us);
             let dispatches = match gpu_dispatches {
-                GpuDispatches::Fewest => sinew::Dispatches::Fewest,
+                GpuDispatches::Auto => sinew::Dispatches::Auto,
+                GpuDispatches::One => sinew::Dispatches::One,
                 GpuDispatches::Two => sinew::Dispatches::Two,
             };
             let gpu = sinew::GpuContext::shared();

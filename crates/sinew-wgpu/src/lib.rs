@@ -61,22 +61,32 @@ const STATE_BYTES: u64 = std::mem::size_of::<DelayState>() as u64;
 const MIN_BUFFER_BYTES: usize = 160;
 
 /// How a step dispatches its kernels ([`WgpuBackend::set_dispatches`]).
-/// Both give the same results, to the bit.
+/// All give the same results, to the bit; only the time differs.
+///
+/// A step is one dispatch where the plan allows it: its workgroups of
+/// [`ENV_WORKGROUP_SIZE`] threads hold whole envs, one thread per (env,
+/// ctrl column), and after a barrier one thread per env ends its env (its
+/// verdict, the per-env MuJoCo stage where a control is wild, the delay
+/// heads and lag draws), so no verdict goes through memory and no second
+/// dispatch waits for the first. The plan allows it when an env's ctrl
+/// columns fit in a workgroup and its MuJoCo stage, if it has one, runs
+/// per element; the device must allow workgroups of [`ENV_WORKGROUP_SIZE`]
+/// threads (WebGPU's default limits do). Else a step is two dispatches:
+/// one thread per (env, ctrl column), then one per env.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatches {
-    /// One dispatch where the plan and the device allow it (the default):
-    /// workgroups of [`ENV_WORKGROUP_SIZE`] threads hold whole envs, one
-    /// thread per (env, ctrl column), and after a barrier one thread per
-    /// env settles its env (its verdict, the delay heads and lag draws),
-    /// so no verdict goes through memory and no second dispatch waits for
-    /// the first. Allowed when an env's ctrl columns fit in a workgroup and
-    /// the plan's MuJoCo stage, if it has one, runs per element; the device
-    /// must allow workgroups of [`ENV_WORKGROUP_SIZE`] threads (WebGPU's
-    /// default limits do). Elsewhere, two dispatches.
+    /// One dispatch on a hardware GPU for a plan without a MuJoCo stage
+    /// that allows it; two elsewhere. On lavapipe (Mesa's software
+    /// adapter), one dispatch took 7× as long as two (PD at 1024 × 29:
+    /// 4.0 ms against 0.57), its barrier and larger workgroups run as
+    /// coroutines on the CPU. The one-dispatch kernel of a plan with a
+    /// MuJoCo stage also holds the per-env stage, whose registers may
+    /// leave fewer threads in flight: [`Dispatches::One`] until measured.
     #[default]
-    Fewest,
-    /// Two dispatches every step: one thread per (env, ctrl column), then
-    /// one per env. For comparing the two on one device.
+    Auto,
+    /// One dispatch wherever the plan and the device allow it.
+    One,
+    /// Two dispatches every step.
     Two,
 }
 
@@ -265,8 +275,7 @@ impl WgpuBackend {
         let mut states = vec![DelayState::default(); num_envs * nb];
         plan.reset_delay_states(EnvIds::All, &mut states, 0)?;
 
-        let mut spec = shaders::Specialization::of(&plan);
-        spec.env_stage &= ctx.fits_env_workgroups();
+        let spec = specialization(ctx, &plan, Dispatches::Auto);
         let pipelines = ctx.pipelines(spec.clone())?;
 
         use wgpu::BufferUsages as U;
@@ -388,13 +397,13 @@ impl WgpuBackend {
     }
 
     /// Chooses how the next steps dispatch their kernels (see
-    /// [`Dispatches`]); returns how many dispatches a step then records:
-    /// 1 where the plan and device allow one dispatch and `dispatches` asks
-    /// for it, else 2. Results do not change, to the bit; only the time.
-    /// Fails only when the kernels do not compile.
+    /// [`Dispatches`]; a backend starts with [`Dispatches::Auto`]); returns
+    /// how many dispatches a step then records: 1 where the plan and device
+    /// allow one dispatch and `dispatches` asks for it, else 2. Results do
+    /// not change, to the bit; only the time. Fails only when the kernels
+    /// do not compile.
     pub fn set_dispatches(&mut self, dispatches: Dispatches) -> Result<usize, Error> {
-        let mut spec = shaders::Specialization::of(&self.plan);
-        spec.env_stage &= self.ctx.fits_env_workgroups() && dispatches == Dispatches::Fewest;
+        let spec = specialization(&self.ctx, &self.plan, dispatches);
         if spec != self.spec {
             self.pipelines = self.ctx.pipelines(spec.clone())?;
             self.spec = spec;
@@ -952,6 +961,23 @@ fn bind_group(
         layout: &ctx.inner.kernels.layout,
         entries: &entries,
     })
+}
+
+/// The kernels `plan` needs on `ctx`, in one dispatch where `dispatches`
+/// asks for it and the plan and device allow it.
+fn specialization(
+    ctx: &GpuContext,
+    plan: &Plan,
+    dispatches: Dispatches,
+) -> shaders::Specialization {
+    let mut spec = shaders::Specialization::of(plan);
+    spec.env_stage &= ctx.fits_env_workgroups()
+        && match dispatches {
+            Dispatches::Auto => !ctx.is_software() && plan.mj().members.is_empty(),
+            Dispatches::One => true,
+            Dispatches::Two => false,
+        };
+    spec
 }
 
 /// Workgroups for `groups` groups: x up to the per-dimension limit, the

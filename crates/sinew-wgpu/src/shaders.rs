@@ -44,8 +44,8 @@ pub struct Specialization {
     pub muscles: bool,
     /// Whether a step is one dispatch of `env_stage`, whose workgroups hold
     /// whole envs, rather than `law_stage`'s and `output_stage`'s: where
-    /// the plan allows it and the backend asks for it
-    /// ([`Dispatches`](crate::Dispatches)). Every module has all three
+    /// the plan allows it ([`Specialization::of`]) and the backend asks for
+    /// it ([`Dispatches`](crate::Dispatches)). Every module has all three
     /// entry points; this picks the pipelines.
     pub env_stage: bool,
 }
