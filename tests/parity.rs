@@ -16,6 +16,8 @@ use sinew::{
     PlanOptions, Robot, Transmission, Values, WgpuBackend, WrappedCfg,
 };
 
+use wgpu::util::DeviceExt;
+
 use crate::support::{gpu, Rng, Tolerance};
 
 /// A simulator-native motor (MuJoCo `<motor>`, gear 1) on `target`.
@@ -839,6 +841,84 @@ fn a_step_is_one_dispatch_where_the_plan_and_the_adapter_allow_it() {
                 reference.nonfinite_envs().unwrap(),
                 "{what}"
             );
+        }
+    }
+}
+
+/// Decimation on the device: four steps recorded into one encoder and
+/// submitted once, each after a copy that writes its command into the
+/// command buffer (as a simulator's own kernels write the joint state
+/// between physics steps) and each followed by a copy of its ctrl; every
+/// step's ctrl as the CPU's, stepping the same commands in turn, with
+/// either dispatch layout, over three submissions.
+#[test]
+fn steps_recorded_into_one_encoder_with_commands_between_them_run_in_order() {
+    let Some(ctx) = gpu() else { return };
+    const SUBSTEPS: usize = 4;
+    let device = ctx.device();
+    for dispatches in [Dispatches::One, Dispatches::Two] {
+        let plan = scenario_with(67, true, 3, true);
+        let (num_envs, num_ctrl) = (plan.num_envs(), plan.num_ctrl());
+        let mut reference = CpuBackend::new(plan.clone());
+        let mut subject = GpuEncoded::new(&ctx, plan.clone());
+        subject.backend.set_dispatches(dispatches).unwrap();
+        let ctrl_bytes = subject.backend.ctrl_bytes();
+        let results = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("test substeps' ctrl"),
+            size: SUBSTEPS as u64 * ctrl_bytes,
+            usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let mut rng = Rng(21);
+        let mut want = vec![0.0; num_envs * num_ctrl];
+        for round in 0..3 {
+            let mut encoder = device.create_command_encoder(&Default::default());
+            let mut wants = Vec::new();
+            for k in 0..SUBSTEPS {
+                let cmd = random_cmd(&mut rng, num_envs, plan.num_targets());
+                let contents: Vec<f32> = cmd.fields().concat();
+                let source = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("test substep command"),
+                    contents: bytemuck::cast_slice(&contents),
+                    usage: wgpu::BufferUsages::COPY_SRC,
+                });
+                let bytes = subject.backend.cmd_bytes();
+                encoder.copy_buffer_to_buffer(&source, 0, &subject.cmd, 0, bytes);
+                subject
+                    .backend
+                    .encode_step(&mut encoder, &subject.cmd, &subject.out)
+                    .unwrap();
+                let at = k as u64 * ctrl_bytes;
+                encoder.copy_buffer_to_buffer(&subject.out, 0, &results, at, ctrl_bytes);
+                reference.step(&cmd).unwrap();
+                reference.read_ctrl(&mut want).unwrap();
+                wants.push(want.clone());
+            }
+            ctx.queue().submit([encoder.finish()]);
+            let got = read_f32s(&ctx, &results);
+            for (k, (got, want)) in got.chunks_exact(want.len()).zip(&wants).enumerate() {
+                if let Some(i) = (0..want.len()).find(|&i| !Tolerance::GPU.accepts(got[i], want[i]))
+                {
+                    panic!(
+                        "{dispatches:?}, round {round}, substep {k}, env {}, column {}: \
+                         wgpu {:e}, cpu {:e}",
+                        i / num_ctrl,
+                        i % num_ctrl,
+                        got[i],
+                        want[i]
+                    );
+                }
+            }
+            for group in DELAYED {
+                let mut w = vec![DelayState::default(); num_envs];
+                let mut g = w.clone();
+                reference.read_delay_states(group, &mut w).unwrap();
+                (subject.backend).read_delay_states(group, &mut g).unwrap();
+                assert_eq!(
+                    g, w,
+                    "{dispatches:?}, round {round}: `{group}`'s delay states"
+                );
+            }
         }
     }
 }
