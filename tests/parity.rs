@@ -845,6 +845,44 @@ fn a_step_is_one_dispatch_where_the_plan_and_the_adapter_allow_it() {
     }
 }
 
+/// A caller's device ([`GpuContext::from_device`]) with small limits: at
+/// most 16 workgroups per dimension, so that every dispatch of 300 envs ×
+/// 29 columns spills into y (`thread_index`, `env_stage`), in one dispatch
+/// and in two; and workgroups of at most 128 threads, which leave only two.
+/// Each steps as the CPU does.
+#[test]
+fn a_device_with_small_limits_steps_in_workgroups_spilled_into_y() {
+    let Some(shared) = gpu() else { return };
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter =
+        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+            .unwrap();
+    let device = |per_dimension: u32, invocations: u32| {
+        let limits = wgpu::Limits {
+            max_compute_workgroups_per_dimension: per_dimension,
+            max_compute_invocations_per_workgroup: invocations,
+            max_compute_workgroup_size_x: invocations,
+            ..adapter.limits()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            required_limits: limits,
+            required_features: shared.device().features(),
+            ..Default::default()
+        }))
+        .unwrap();
+        GpuContext::from_device(device, queue).unwrap()
+    };
+    let plan = scenario_with(300, false, 5, true);
+    for (ctx, one) in [(device(16, 256), 1), (device(65535, 128), 2)] {
+        for (dispatches, count) in [(Dispatches::One, one), (Dispatches::Two, 2)] {
+            let mut backend = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+            assert_eq!(backend.set_dispatches(dispatches).unwrap(), count);
+            run_parity(&mut GpuStep(backend), plan.clone(), 6, 8);
+        }
+    }
+}
+
 /// Decimation on the device: four steps recorded into one encoder and
 /// submitted once, each after a copy that writes its command into the
 /// command buffer (as a simulator's own kernels write the joint state
