@@ -53,37 +53,25 @@ fn net_layer(l: u32) -> NetLayer {
     );
 }
 
-fn net_weight(at: u32) -> f32 {
-    return params[dims.net_weights_offset + at];
-}
-
-// The four weights at `at`, `at + stride`, `at + 2·stride`, `at + 3·stride`.
-fn net_weights4(at: u32, stride: u32) -> vec4<f32> {
-    return vec4<f32>(
-        net_weight(at),
-        net_weight(at + stride),
-        net_weight(at + 2u * stride),
-        net_weight(at + 3u * stride),
-    );
-}
-
 // `count` dense layers from `first` on this thread's activations, whose
 // first half holds the input (twin of `dense`). Each layer reads one half
 // of `net_acts` and writes the other; four outputs at a time share each
-// input read, each summed over the inputs in order from zero, as the twin
-// sums one. The last group's lanes past the layer's outputs are computed
-// from whatever weights follow and dropped.
+// input read and one read of their four weights, each summed over the
+// inputs in order from zero, as the twin sums one. The last group's lanes
+// past the layer's outputs (zero weights) are dropped.
 fn dense_stack(first: u32, count: u32) -> f32 {
     var src = 0u;
     for (var l = first; l < first + count; l++) {
         let layer = net_layer(l);
         let dst = NET_WIDTH - src;
+        let groups = (layer.outputs + 3u) / 4u;
         for (var o = 0u; o < layer.outputs; o += 4u) {
+            let q = o / 4u;
             var acc = vec4<f32>(0.0);
             for (var i = 0u; i < layer.inputs; i++) {
-                acc += net_get(src + i) * net_weights4(layer.weight + i * layer.outputs + o, 1u);
+                acc += net_get(src + i) * net_weights[layer.weight + i * groups + q];
             }
-            let y = acc + net_weights4(layer.bias + o, 1u);
+            let y = acc + net_weights[layer.bias + q];
             let left = layer.outputs - o;
             net_set(dst + o, activate(layer.activation, y.x));
             if left > 1u {
@@ -148,10 +136,10 @@ fn next_state(k: u32) -> f32 {
 // `LearnedStage::lstm_column`): per layer `l`, reads the hidden and cell
 // states at slots 2·l·hidden.. and writes the next ones there. The layer's
 // input is the first half of `net_acts`, its old hidden state the second;
-// a unit's four gates share each read, each gate summed in the twin's order.
+// a unit's four gates share each input's read and one read of their four
+// weights, each gate summed in the twin's order.
 fn lstm_effort(col: LearnedColumn, error: f32, vel: f32) -> f32 {
     let hidden = col.hidden;
-    let gates = 4u * hidden;
     net_set(0u, error);
     net_set(1u, vel);
     for (var l = 0u; l < col.lstm_layers; l++) {
@@ -163,14 +151,14 @@ fn lstm_effort(col: LearnedColumn, error: f32, vel: f32) -> f32 {
         for (var u = 0u; u < hidden; u++) {
             var from_x = vec4<f32>(0.0);
             for (var i = 0u; i < layer.inputs; i++) {
-                from_x += net_get(i) * net_weights4(layer.weight + i * gates + u, hidden);
+                from_x += net_get(i) * net_weights[layer.weight + i * hidden + u];
             }
             var from_h = vec4<f32>(0.0);
             for (var j = 0u; j < hidden; j++) {
-                from_h += net_get(NET_WIDTH + j) * net_weights4(layer.weight_hh + j * gates + u, hidden);
+                from_h += net_get(NET_WIDTH + j) * net_weights[layer.weight_hh + j * hidden + u];
             }
-            let pre = (from_x + net_weights4(layer.bias + u, hidden))
-                + (from_h + net_weights4(layer.bias_hh + u, hidden));
+            let pre = (from_x + net_weights[layer.bias + u])
+                + (from_h + net_weights[layer.bias_hh + u]);
             let hc = lstm_unit(pre, io_state(h_at + hidden + u));
             io_set_state(h_at + u, hc.x);
             io_set_state(h_at + hidden + u, hc.y);

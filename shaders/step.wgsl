@@ -71,12 +71,11 @@ struct Dims {
     effort_width: u32,
     // The learned stage (`LearnedStage`): columns, whose `LearnedColumn`
     // records (15 words), network layers (`NetLayer`, 8 words) and taps are
-    // in `words` at these offsets; the weights are in `params`.
+    // in `words` at these offsets; the weights are in `net_weights`.
     num_learned: u32,
     learned_columns_offset: u32,
     net_layers_offset: u32,
     learned_taps_offset: u32,
-    net_weights_offset: u32,
     // Input planes, [plane][env][target] in `state` after the state and the
     // next state; then output planes, [plane][env][ctrl].
     num_inputs: u32,
@@ -182,6 +181,11 @@ struct BufferDesc {
 // the input planes, [plane][env][target]; then the output planes,
 // [plane][env][ctrl column].
 @group(0) @binding(12) var<storage, read_write> state: array<f32>;
+// Every network's weights and biases in groups of four, each layer's at the
+// offsets its `NetLayer` gives in groups (`sinew_wgpu::layout::net_vectors`):
+// a dense layer's rows of outputs padded to fours, an LSTM layer's rows of
+// units with their four gates together.
+@group(0) @binding(13) var<storage, read> net_weights: array<vec4<f32>>;
 
 fn inputs_offset() -> u32 {
     return 2u * dims.num_state_slots * dims.num_envs * dims.num_ctrl;

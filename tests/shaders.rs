@@ -227,7 +227,6 @@ fn repr_c_structs_match_their_wgsl_twins() {
                 learned_columns_offset,
                 net_layers_offset,
                 learned_taps_offset,
-                net_weights_offset,
                 num_inputs,
                 num_outputs,
                 mj_members_offset,

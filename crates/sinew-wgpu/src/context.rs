@@ -9,7 +9,7 @@ use crate::shaders::{self, Specialization};
 
 /// Bindings of the step module (`@binding(n)` in `shaders/step.wgsl`):
 /// `(binding, kind)`.
-const BINDINGS: [(u32, Binding); 13] = [
+const BINDINGS: [(u32, Binding); 14] = [
     (0, Binding::Read),       // dims
     (1, Binding::Read),       // cmd
     (2, Binding::ReadWrite),  // ctrl
@@ -23,10 +23,11 @@ const BINDINGS: [(u32, Binding); 13] = [
     (10, Binding::Read),      // mj
     (11, Binding::ReadWrite), // effort
     (12, Binding::ReadWrite), // state
+    (13, Binding::Read),      // net_weights
 ];
 
 /// Storage buffers the step module binds in one stage.
-pub const STORAGE_BUFFERS_PER_STAGE: u32 = 13;
+pub const STORAGE_BUFFERS_PER_STAGE: u32 = 14;
 
 #[derive(Clone, Copy)]
 enum Binding {

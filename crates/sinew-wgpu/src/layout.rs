@@ -66,12 +66,12 @@ pub struct Dims {
     pub num_learned: u32,
     /// Offset in the words table of the [`sinew_core::LearnedColumn`]s (15 words each).
     pub learned_columns_offset: u32,
-    /// Offset of the [`sinew_core::NetLayer`]s (8 words each).
+    /// Offset of the [`sinew_core::NetLayer`]s (8 words each), their weight
+    /// and bias offsets in the network buffer's groups of four
+    /// ([`net_vectors`]).
     pub net_layers_offset: u32,
     /// Offset of the taps.
     pub learned_taps_offset: u32,
-    /// Offset of the network weights in the params buffer.
-    pub net_weights_offset: u32,
     /// Input planes ([`Plan::input_planes`]): `[plane][env][target]` in
     /// the state buffer after the state and the next state.
     pub num_inputs: u32,
@@ -195,6 +195,8 @@ pub(crate) struct Layout {
     pub words: Vec<u32>,
     /// Floats of the params buffer.
     pub params_len: usize,
+    /// The network buffer ([`net_vectors`]).
+    pub net_weights: Vec<[f32; 4]>,
 }
 
 impl Layout {
@@ -290,12 +292,11 @@ impl Layout {
         let learned_columns_offset = words.len() as u32;
         words.extend_from_slice(bytemuck::cast_slice(&learned.columns));
         let net_layers_offset = words.len() as u32;
-        words.extend_from_slice(bytemuck::cast_slice(&learned.layers));
+        let (layers, net_weights) = net_vectors(learned);
+        words.extend_from_slice(bytemuck::cast_slice(&layers));
         let learned_taps_offset = words.len() as u32;
         words.extend(&learned.taps);
         let mut params_len = plan.num_param_slots() * num_envs * num_ctrl;
-        let net_weights_offset = params_len as u32;
-        params_len += learned.weights.len();
         let data_offset = params_len as u32;
         params_len += plan.group_data().len();
         Layout {
@@ -322,7 +323,6 @@ impl Layout {
                 learned_columns_offset,
                 net_layers_offset,
                 learned_taps_offset,
-                net_weights_offset,
                 num_inputs: plan.input_planes().len() as u32,
                 num_outputs: plan.output_planes().len() as u32,
                 mj_members_offset,
@@ -332,6 +332,136 @@ impl Layout {
             buffers,
             words,
             params_len,
+            net_weights,
         }
+    }
+}
+
+/// The learned stage's networks as the kernels read them: every weight and
+/// bias in groups of four that one vector load takes (the network buffer,
+/// binding 13), and each layer with its offsets in those groups. A dense
+/// layer's `W` (`[inputs][outputs]`) and `b` keep their order, each row
+/// padded with zeros to a multiple of four outputs: the four outputs a
+/// thread sums at a time. An LSTM layer's `Wih`, `Whh`, `bih` and `bhh`
+/// hold each unit's four gates together (`[row][unit][gate]`), where the
+/// CPU's rows hold them a hidden size apart ([`sinew_core::NetLayer`]): a
+/// unit's four gates share each input's read. On an H200 the four scalar
+/// reads per product were most of the LSTM's 662 µs per step at 1024 × 29
+/// (BENCHMARKS.md).
+pub fn net_vectors(
+    learned: &sinew_core::LearnedStage,
+) -> (Vec<sinew_core::NetLayer>, Vec<[f32; 4]>) {
+    let w = &learned.weights;
+    let mut vectors: Vec<[f32; 4]> = Vec::new();
+    let mut layers = Vec::with_capacity(learned.layers.len());
+    for layer in &learned.layers {
+        let (inputs, outputs) = (layer.inputs as usize, layer.outputs as usize);
+        // Appends `rows` rows of `groups` groups, lane `k` of group `q` of
+        // row `r` from `at(r, q, k)` (None: a zero); returns their offset.
+        let mut push =
+            |rows: usize, groups: usize, at: &dyn Fn(usize, usize, usize) -> Option<usize>| {
+                let offset = vectors.len() as u32;
+                for r in 0..rows {
+                    for q in 0..groups {
+                        vectors.push(std::array::from_fn(|k| at(r, q, k).map_or(0.0, |i| w[i])));
+                    }
+                }
+                offset
+            };
+        let (weight, bias) = (layer.weight as usize, layer.bias as usize);
+        layers.push(if layer.kind == sinew_core::net::NET_LSTM {
+            // Row r, unit q, gate k: `r·4·hidden + k·hidden + q` in the CPU's.
+            let gates = |base: usize| {
+                move |r: usize, q: usize, k: usize| Some(base + r * 4 * outputs + k * outputs + q)
+            };
+            sinew_core::NetLayer {
+                weight: push(inputs, outputs, &gates(weight)),
+                bias: push(1, outputs, &gates(bias)),
+                weight_hh: push(outputs, outputs, &gates(layer.weight_hh as usize)),
+                bias_hh: push(1, outputs, &gates(layer.bias_hh as usize)),
+                ..*layer
+            }
+        } else {
+            let groups = outputs.div_ceil(4);
+            // Row r, outputs 4q..4q + 4.
+            let padded = |base: usize| {
+                move |r: usize, q: usize, k: usize| {
+                    (4 * q + k < outputs).then_some(base + r * outputs + 4 * q + k)
+                }
+            };
+            sinew_core::NetLayer {
+                weight: push(inputs, groups, &padded(weight)),
+                bias: push(1, groups, &padded(bias)),
+                ..*layer
+            }
+        });
+    }
+    (layers, vectors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sinew_core::net::{NET_DENSE, NET_LSTM};
+    use sinew_core::{LearnedStage, NetLayer};
+
+    /// Each weight's value is its index in the CPU's table, so each lane
+    /// shows where it came from.
+    #[test]
+    fn network_vectors_hold_four_outputs_or_a_units_four_gates() {
+        // An LSTM of 1 input and 2 units (Wih 1 × 8 at 0, bih 8 at 8, Whh
+        // 2 × 8 at 16, bhh 8 at 32), then a dense layer of 2 inputs and 5
+        // outputs (W 2 × 5 at 40, b 5 at 50).
+        let lstm = NetLayer {
+            kind: NET_LSTM,
+            inputs: 1,
+            outputs: 2,
+            weight: 0,
+            bias: 8,
+            weight_hh: 16,
+            bias_hh: 32,
+            ..NetLayer::default()
+        };
+        let dense = NetLayer {
+            kind: NET_DENSE,
+            inputs: 2,
+            outputs: 5,
+            weight: 40,
+            bias: 50,
+            ..NetLayer::default()
+        };
+        let learned = LearnedStage {
+            weights: (0..55).map(|i| i as f32).collect(),
+            layers: vec![lstm, dense],
+            ..LearnedStage::default()
+        };
+        let (layers, vectors) = net_vectors(&learned);
+        // Unit u's gates k sit `k·hidden + u` into a row of 8.
+        let lstm_rows = [
+            [0.0, 2.0, 4.0, 6.0],
+            [1.0, 3.0, 5.0, 7.0],
+            [8.0, 10.0, 12.0, 14.0],
+            [9.0, 11.0, 13.0, 15.0],
+            [16.0, 18.0, 20.0, 22.0],
+            [17.0, 19.0, 21.0, 23.0],
+            [24.0, 26.0, 28.0, 30.0],
+            [25.0, 27.0, 29.0, 31.0],
+            [32.0, 34.0, 36.0, 38.0],
+            [33.0, 35.0, 37.0, 39.0],
+        ];
+        // Five outputs in two groups, the second padded with zeros.
+        let dense_rows = [
+            [40.0, 41.0, 42.0, 43.0],
+            [44.0, 0.0, 0.0, 0.0],
+            [45.0, 46.0, 47.0, 48.0],
+            [49.0, 0.0, 0.0, 0.0],
+            [50.0, 51.0, 52.0, 53.0],
+            [54.0, 0.0, 0.0, 0.0],
+        ];
+        assert_eq!(vectors, [&lstm_rows[..], &dense_rows[..]].concat());
+        let offsets = |l: &NetLayer| [l.weight, l.bias, l.weight_hh, l.bias_hh];
+        assert_eq!(offsets(&layers[0]), [0, 2, 4, 8]);
+        assert_eq!(offsets(&layers[1]), [10, 14, 0, 0]);
+        assert_eq!((layers[1].inputs, layers[1].outputs), (2, 5));
     }
 }

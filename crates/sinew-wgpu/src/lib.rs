@@ -189,6 +189,7 @@ struct DeviceBuffers {
     mj: wgpu::Buffer,
     effort: wgpu::Buffer,
     state: wgpu::Buffer,
+    net_weights: wgpu::Buffer,
 }
 
 impl std::fmt::Debug for WgpuBackend {
@@ -239,6 +240,7 @@ impl WgpuBackend {
         check("command", 5 * plane * 4)?;
         check("ctrl", num_envs * num_ctrl * 4)?;
         check("parameter", layout.params_len * 4)?;
+        check("network", layout.net_weights.len() * 16)?;
         check("delay ring", num_envs * plan.ring_stride() * 4)?;
         check("delay state", num_envs * nb * STATE_BYTES as usize)?;
         check("joint effort", num_envs * mj.effort_width() * 4)?;
@@ -262,8 +264,6 @@ impl WgpuBackend {
                 row.copy_from_slice(defaults);
             }
         }
-        let at = layout.dims.net_weights_offset as usize;
-        params_host[at..at + plan.learned().weights.len()].copy_from_slice(&plan.learned().weights);
         let at = layout.dims.data_offset as usize;
         params_host[at..at + plan.group_data().len()].copy_from_slice(plan.group_data());
         // The state and the next state alike: the first law_stage commits
@@ -339,6 +339,11 @@ impl WgpuBackend {
             state: init(
                 "sinew kind state",
                 bytemuck::cast_slice(&state_host),
+                storage,
+            ),
+            net_weights: init(
+                "sinew network weights",
+                bytemuck::cast_slice(&layout.net_weights),
                 storage,
             ),
         };
@@ -945,8 +950,20 @@ fn bind_group(
     ctrl: &wgpu::Buffer,
 ) -> wgpu::BindGroup {
     let resources = [
-        &b.dims, cmd, ctrl, &b.params, &b.ring, &b.states, &b.flags, &b.columns, &b.descs,
-        &b.words, &b.mj, &b.effort, &b.state,
+        &b.dims,
+        cmd,
+        ctrl,
+        &b.params,
+        &b.ring,
+        &b.states,
+        &b.flags,
+        &b.columns,
+        &b.descs,
+        &b.words,
+        &b.mj,
+        &b.effort,
+        &b.state,
+        &b.net_weights,
     ];
     let entries: Vec<wgpu::BindGroupEntry> = resources
         .iter()
