@@ -201,21 +201,23 @@ struct MjElement {
     // 1 when its next activation or joint effort is not finite.
     bad: u32,
     // Its control is past MuJoCo's bound, which zeroes every control of
-    // the env: `finish_env` then runs `mj_env_stage` for the env.
+    // the env: the env's end computes its actuators again (`finish_env`
+    // runs `mj_env_stage` for the env, `env_stage` `wild_element`).
     wild: bool,
 }
 
 // Actuator `k` of `env` in a stage computed per element
 // (`Dims.mj_element_offset`), `forwarded` its law's value: what
-// `mj_env_stage` computes for it when no control of the env is past
-// MuJoCo's bound, in the same operations (twin of `MjStage::plain_force`).
+// `mj_env_stage` computes for it, in the same operations (twin of
+// `MjStage::plain_force`), when no control of the env is past MuJoCo's
+// bound, or with `known_wild` when one is (its control then enters as 0).
 // Writes its act_dot, next activation and the effort of each joint of its
 // path, which it alone drives.
-fn mj_element(env: u32, k: u32, forwarded: f32) -> MjElement {
+fn mj_element(env: u32, k: u32, forwarded: f32, known_wild: bool) -> MjElement {
     let row = env * dims.num_ctrl;
     let a = mj_env_actuator(k, row);
     let c = row + a.ctrl_column;
-    let u = mj_ctrl(a, forwarded);
+    let u = select(mj_ctrl(a, forwarded), 0.0, known_wild);
     let lv = mj_length_velocity(a, env);
     let out = mj_force(a, u, state[MJ_ACT_SLOT * plane() + c], lv.x, lv.y);
     let act_dot = outputs_offset() + words[dims.mj_members_offset + 2u] * plane();

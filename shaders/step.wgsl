@@ -1,11 +1,13 @@
 // The step: one dispatch, or two recorded into one compute pass.
-//   env_stage    one workgroup per whole envs, one thread per (env, ctrl
-//                column): each thread does its element's law_stage work,
-//                OR-s its verdict into its env's in the workgroup's memory,
-//                and after a barrier one thread per env does its env's
-//                output_stage work. Where the plan allows it (the MuJoCo
-//                stage, if any, per element; an env's columns fit in a
-//                workgroup): no second dispatch, and no verdict in memory.
+//   env_stage    workgroups of whole envs, one thread per (env, ctrl
+//                column): each thread does its element's law_stage work and
+//                OR-s its verdict into its env's in the workgroup's memory;
+//                after a barrier, an env with a wild control has its
+//                actuators computed again (`wild_element`), and one thread
+//                per env does the rest of its env's output_stage work
+//                (`end_env`). Where the plan allows it (the MuJoCo stage, if
+//                any, per element; an env's columns fit in a workgroup): no
+//                second dispatch, and no verdict in memory.
 //   law_stage    one thread per (env, ctrl column): the last step's state
 //                commit of its element (`settle_state`); the non-finite
 //                check of its own command values; a delayed column's push
@@ -234,7 +236,7 @@ fn command_at(env: u32, m: u32) -> Command {
 var<private> law_step: u32;
 
 // The steps `env` has taken before this one: the lag RNG's counter, which
-// only a delayed plan reads or advances (`finish_env`).
+// only a delayed plan reads or advances (`end_env`).
 fn env_step(env: u32) -> u32 {
     if DELAYED {
         return atomicLoad(&flags[2u * dims.num_envs + env]);
@@ -363,16 +365,18 @@ fn law_stage(
     }
     let env = i / dims.num_ctrl;
     law_step = env_step(env);
-    let verdict = element_stage(env, i - env * dims.num_ctrl);
+    let verdict = element_stage(env, i - env * dims.num_ctrl).verdict;
     if verdict != 0u {
         atomicOr(&flags[dims.num_envs + env], verdict);
     }
 }
 
 // env_stage's verdicts, one per env of the workgroup, which its threads OR
-// together; zero at each dispatch's start (wgpu and naga zero workgroup
-// memory).
+// together, and the outputs' verdicts of the envs whose controls were wild,
+// checked again; zero at each dispatch's start (wgpu and naga zero
+// workgroup memory).
 var<workgroup> env_verdicts: array<atomic<u32>, ENV_WORKGROUP_SIZE>;
+var<workgroup> env_rechecks: array<atomic<u32>, ENV_WORKGROUP_SIZE>;
 
 @compute @workgroup_size(ENV_WORKGROUP_SIZE)
 fn env_stage(
@@ -381,35 +385,89 @@ fn env_stage(
     @builtin(num_workgroups) num_workgroups: vec3<u32>,
 ) {
     // Whole envs per workgroup (the host fuses only when one fits); the
-    // threads past them wait at the barrier and do nothing.
+    // threads past them wait at the barriers and do nothing.
     let envs = ENV_WORKGROUP_SIZE / dims.num_ctrl;
     let local_env = l / dims.num_ctrl;
     let c = l - local_env * dims.num_ctrl;
     let env = (group.y * num_workgroups.x + group.x) * envs + local_env;
     let live = local_env < envs && env < dims.num_envs;
+    var element = Element(0u, 0.0);
     if live {
         law_step = env_step(env);
-        let verdict = element_stage(env, c);
-        if verdict != 0u {
-            atomicOr(&env_verdicts[local_env], verdict);
+        element = element_stage(env, c);
+        if element.verdict != 0u {
+            atomicOr(&env_verdicts[local_env], element.verdict);
         }
     }
     // Every element's ctrl, state, ring and verdict before its env's end;
     // every thread's read of its env's flag and step before they change.
     storageBarrier();
     workgroupBarrier();
-    if live && c == 0u {
-        finish_env(env, atomicLoad(&env_verdicts[local_env]));
+    var verdict = 0u;
+    if live {
+        verdict = atomicLoad(&env_verdicts[local_env]);
     }
+    // A control past MuJoCo's bound (bit 2) zeroes every control of its
+    // env: as the per-env stage would, each actuator runs again with a zero
+    // control, and the env's outputs are checked again (the plan allows one
+    // dispatch only with a stage per element, in which that changes each
+    // actuator's own results alone).
+    let wild = (verdict & 5u) == 4u;
+    if MJ_STAGE {
+        if live && wild {
+            let bad = wild_element(env, c, element);
+            if bad != 0u {
+                atomicOr(&env_rechecks[local_env], bad);
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+    if live && c == 0u {
+        var bad = (verdict >> 1u) & 1u;
+        if wild {
+            bad = atomicLoad(&env_rechecks[local_env]);
+        }
+        end_env(env, verdict & 1u, bad);
+    }
+}
+
+// An element's results (`element_stage`): its verdict, and its law's value
+// before the per-element MuJoCo stage, which an env with a wild control
+// computes again (`wild_element`).
+struct Element {
+    verdict: u32,
+    forwarded: f32,
+}
+
+// Element `c` of `env`, whose first results were `element`, in an env
+// with a control past MuJoCo's bound: an actuator of the per-element
+// MuJoCo stage again with a zero control (its ctrl value, act_dot, next
+// activation and joint efforts written again). Returns its outputs'
+// verdict as the per-env stage checks it after: the actuator's outputs
+// again, another element's as they were (1: one not finite).
+fn wild_element(env: u32, c: u32, element: Element) -> u32 {
+    let k = words[dims.mj_element_offset + c];
+    if k == MJ_FROM_LAW || (k & MJ_LAW_ELEMENT) != 0u {
+        return (element.verdict >> 1u) & 1u;
+    }
+    let i = env * dims.num_ctrl + c;
+    let again = plan_mj_element(env, k, element.forwarded, true);
+    ctrl[i] = again.force;
+    var bad = again.bad | nonfinite_bits(again.force);
+    for (var o = 0u; o < dims.num_outputs; o++) {
+        bad |= nonfinite_bits(state[outputs_offset() + o * plane() + i]);
+    }
+    return bad;
 }
 
 // Element `c` of `env` (at `env · num_ctrl + c` in every [env][ctrl]
 // table): the last step's commit of its state, the non-finite check of its
 // own command values, its law, its per-element MuJoCo stage, its ctrl
 // value, its ring push and the non-finite check of its outputs. Returns its
-// verdict: bit 0 an input, bit 1 an output not finite, bit 2 a control past
-// MuJoCo's bound.
-fn element_stage(env: u32, c: u32) -> u32 {
+// verdict (bit 0 an input, bit 1 an output not finite, bit 2 a control past
+// MuJoCo's bound) and its law's value.
+fn element_stage(env: u32, c: u32) -> Element {
     let i = env * dims.num_ctrl + c;
     settle_state(env, i);
     // This element's claimed values, read where neighbouring threads read
@@ -423,7 +481,8 @@ fn element_stage(env: u32, c: u32) -> u32 {
     for (var p = 0u; p < dims.num_inputs; p++) {
         bad |= nonfinite_bits(input_at(p, env, m));
     }
-    var value = eval_law(env, c, column, command, 1.0);
+    let forwarded = eval_law(env, c, column, command, 1.0);
+    var value = forwarded;
     var outputs_bad = 0u;
     var wild = 0u;
     if (MJ_STAGE || MJ_COUPLED) && dims.mj_element_offset != NO_ELEMENTS {
@@ -433,7 +492,7 @@ fn element_stage(env: u32, c: u32) -> u32 {
         } else if (k & MJ_LAW_ELEMENT) != 0u {
             outputs_bad = plan_mj_law_element(env, k & ~MJ_LAW_ELEMENT, value);
         } else {
-            let element = plan_mj_element(env, k, value);
+            let element = plan_mj_element(env, k, value, false);
             value = element.force;
             outputs_bad = element.bad;
             wild = u32(element.wild);
@@ -450,7 +509,7 @@ fn element_stage(env: u32, c: u32) -> u32 {
     for (var o = 0u; o < dims.num_outputs; o++) {
         outputs_bad |= nonfinite_bits(state[outputs_offset() + o * plane() + i]);
     }
-    return bad | (outputs_bad << 1u) | (wild << 2u);
+    return Element(bad | (outputs_bad << 1u) | (wild << 2u), forwarded);
 }
 
 // The law of ctrl column `c` (`column`) of `env`, whose command is
@@ -463,7 +522,7 @@ fn eval_law(env: u32, c: u32, column: ColumnDesc, command: Command, scale: f32) 
     let m = column.cmd_column;
     law_targets = command.targets;
     if DELAYED && column.buffer != NO_BUFFER {
-        // The env's push and lag draw of this step, which `finish_env`
+        // The env's push and lag draw of this step, which `end_env`
         // commits: the frame they select is the command when it is the one
         // pushed, else one already in the ring.
         let buffer = buffers[column.buffer];
@@ -517,53 +576,58 @@ fn output_stage(
 // The end of `env`'s step after its elements' (`element_stage`), whose
 // verdict is `verdict`: bit 0, an input at fault (the env does not push
 // into its delay rings); bit 1, an output; bit 2, a control past MuJoCo's
-// bound in the per-element MuJoCo stage. Zeroes an env at fault; else the
-// per-env MuJoCo stage and its output check, the delay heads and lag
-// draws. Writes the env's flag for the report, which the next step's law
-// stage reads to commit its state, and counts the step.
+// bound in the per-element MuJoCo stage. The per-env MuJoCo stage where
+// the plan has one or a control was wild, and its output check; then
+// `end_env`.
 fn finish_env(env: u32, verdict: u32) {
     let row = env * dims.num_ctrl;
-    var bad = 1u;
-    if (verdict & 1u) == 0u {
-        bad = (verdict >> 1u) & 1u;
-        let wild = (verdict & 4u) != 0u;
-        // The law stage computed a per-element stage, unless a control was
-        // wild.
-        if words[dims.mj_members_offset] > 0u
-            && (dims.mj_element_offset == NO_ELEMENTS || wild) {
-            // Without actuators or tendon ranges, the stage only sums the
-            // laws' values into joint efforts: the law stage's check of
-            // ctrl and the outputs stands (232 loads fewer per env for 29
-            // `mj_dcmotor`s that share joints or drive tendons, which the
-            // per-element stage does not take). Else the stage rewrites
-            // them: checked after it.
-            let rewrites = dims.num_mj > 0u || dims.num_tendon_limits > 0u;
-            bad = plan_mj_env_stage(env, wild) | select(bad, 0u, rewrites);
-            for (var j = 0u; j < dims.effort_width; j++) {
-                bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
-            }
-            for (var c = 0u; rewrites && c < dims.num_ctrl; c++) {
-                bad |= nonfinite_bits(ctrl[row + c]);
-                for (var o = 0u; o < dims.num_outputs; o++) {
-                    bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
-                }
-            }
+    var bad = (verdict >> 1u) & 1u;
+    let wild = (verdict & 4u) != 0u;
+    // The law stage computed a per-element stage, unless a control was
+    // wild.
+    if (verdict & 1u) == 0u && words[dims.mj_members_offset] > 0u
+        && (dims.mj_element_offset == NO_ELEMENTS || wild) {
+        // Without actuators or tendon ranges, the stage only sums the laws'
+        // values into joint efforts: the law stage's check of ctrl and the
+        // outputs stands (232 loads fewer per env for 29 `mj_dcmotor`s that
+        // share joints or drive tendons, which the per-element stage does
+        // not take). Else the stage rewrites them: checked after it.
+        let rewrites = dims.num_mj > 0u || dims.num_tendon_limits > 0u;
+        bad = plan_mj_env_stage(env, wild) | select(bad, 0u, rewrites);
+        for (var j = 0u; j < dims.effort_width; j++) {
+            bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
         }
-        // After the MuJoCo stage, which evaluates laws again (their frames
-        // from the states before this push).
-        if DELAYED {
-            delay_stage(env);
+        for (var c = 0u; rewrites && c < dims.num_ctrl; c++) {
+            bad |= nonfinite_bits(ctrl[row + c]);
+            for (var o = 0u; o < dims.num_outputs; o++) {
+                bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
+            }
         }
     }
-    if bad != 0u {
+    end_env(env, verdict & 1u, bad);
+}
+
+// The end of `env`'s step after its MuJoCo stage: `inputs_bad`, 1 when an
+// input is not finite (the env does not push into its delay rings, and is
+// zeroed); `bad`, 1 when an output is not finite (the env is zeroed).
+// Advances the delay heads and draws the lags (after the MuJoCo stage,
+// which evaluates laws again with their frames from the states before this
+// push); writes the env's flag for the report, which the next step's law
+// stage reads to commit its state, and counts the step.
+fn end_env(env: u32, inputs_bad: u32, bad: u32) {
+    if DELAYED && inputs_bad == 0u {
+        delay_stage(env);
+    }
+    let zeroed = (inputs_bad | bad) != 0u;
+    if zeroed {
+        let row = env * dims.num_ctrl;
         for (var c = 0u; c < dims.num_ctrl; c++) {
             ctrl[row + c] = 0.0;
             zero_outputs(row + c);
         }
         mj_zero(env);
     }
-    // The next law stage commits the state of an env whose flag is clear.
-    atomicStore(&flags[env], u32(bad != 0u));
+    atomicStore(&flags[env], u32(zeroed));
     if DELAYED {
         atomicStore(&flags[2u * dims.num_envs + env], law_step + 1u);
     }

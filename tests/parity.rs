@@ -772,9 +772,8 @@ fn gpu_step_times_time_each_step_and_advance_as_steps_do() {
 
 /// How many dispatches a step takes for each [`Dispatches`]: one only
 /// where an env's columns fit in a workgroup (256 do, 257 do not) and no
-/// MuJoCo member needs the per-env stage; by default only on a hardware GPU
-/// and without a MuJoCo stage. A plan of exactly a workgroup's columns
-/// steps as the CPU does.
+/// MuJoCo member needs the per-env stage; by default only on a hardware
+/// GPU. A plan of exactly a workgroup's columns steps as the CPU does.
 #[test]
 fn a_step_is_one_dispatch_where_the_plan_and_the_adapter_allow_it() {
     let Some(ctx) = gpu() else { return };
@@ -801,7 +800,7 @@ fn a_step_is_one_dispatch_where_the_plan_and_the_adapter_allow_it() {
         (plan(29, false), hardware, 1),
         (plan(256, false), hardware, 1),
         (plan(257, false), 2, 2),
-        (plan(29, true), 2, 1),
+        (plan(29, true), hardware, 1),
         (scenario(3, false, 0), 2, 2),
     ];
     for (plan, auto, one) in cases {
@@ -850,6 +849,71 @@ fn a_step_is_one_dispatch_where_the_plan_and_the_adapter_allow_it() {
 /// 29 columns spills into y (`thread_index`, `env_stage`), in one dispatch
 /// and in two; and workgroups of at most 128 threads, which leave only two.
 /// Each steps as the CPU does.
+/// A control past MuJoCo's bound zeroes every control of its env, so its
+/// actuators run again (in one dispatch, each in its own thread after a
+/// barrier): a position servo (kp 1e37 through a gear of 100: its force
+/// is 1e37·(u − 100·q), its joint effort 100 times that) beside a motor.
+/// Env 0: the motor's control is wild and the servo's target far, so the
+/// first run's effort is not finite and the second's is (kept). Env 1:
+/// wild too, its servo's force finite and its effort not, either way
+/// (zeroed). Env 2: no wild control, both near zero (kept). Ctrl, joint efforts and the report as the CPU's,
+/// in one dispatch and in two.
+#[test]
+fn a_wild_control_runs_its_envs_actuators_again_with_zero_controls() {
+    let Some(ctx) = gpu() else { return };
+    let robot = Robot::from_joints(["j0", "j1"]);
+    let servo = MjPositionCfg {
+        kp: 1e37,
+        gear: 100.0,
+        ..MjPositionCfg::default()
+    };
+    let groups = vec![
+        GroupCfg::new("servo", ["j0"], servo.position().unwrap()),
+        GroupCfg::new(
+            "motor",
+            ["j1"],
+            MjGeneralCfg::motor().with_command_field(CommandField::Effort),
+        ),
+    ];
+    let plan = Plan::new(&robot, groups, 3, PlanOptions::default()).unwrap();
+    let mut cmd = ActuatorCmd::zeros(3, 2);
+    // (servo target, servo joint position, motor control) per env.
+    for (env, (target, pos, control)) in [(0.5, 0.001, 5e10), (0.0, 0.01, -5e10), (0.001, 0.0, 1.0)]
+        .into_iter()
+        .enumerate()
+    {
+        cmd.position_target[2 * env] = target;
+        cmd.pos[2 * env] = pos;
+        cmd.effort_target[2 * env + 1] = control;
+    }
+    let mut reference = CpuBackend::new(plan.clone());
+    reference.step(&cmd).unwrap();
+    let mut want = vec![0.0; 6];
+    reference.read_ctrl(&mut want).unwrap();
+    let mut want_effort = vec![0.0; 6];
+    reference.read_joint_effort(&mut want_effort).unwrap();
+    assert_eq!(reference.nonfinite_envs().unwrap(), [1]);
+    // Env 0's servo ran again with a zero control: a finite effort, not 0.
+    assert!(want_effort[0].is_finite() && want_effort[0] != 0.0);
+    for (dispatches, count) in [(Dispatches::One, 1), (Dispatches::Two, 2)] {
+        let mut subject = WgpuBackend::new(&ctx, plan.clone()).unwrap();
+        assert_eq!(subject.set_dispatches(dispatches).unwrap(), count);
+        subject.step(&cmd).unwrap();
+        let (mut got, mut got_effort) = (vec![f32::NAN; 6], vec![f32::NAN; 6]);
+        subject.read_ctrl(&mut got).unwrap();
+        subject.read_joint_effort(&mut got_effort).unwrap();
+        assert_eq!(subject.nonfinite_envs().unwrap(), [1], "{dispatches:?}");
+        for (got, want) in [(&got, &want), (&got_effort, &want_effort)] {
+            for (g, w) in got.iter().zip(want.iter()) {
+                assert!(
+                    Tolerance::GPU.accepts(*g, *w),
+                    "{dispatches:?}: {got:?} against {want:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn a_device_with_small_limits_steps_in_workgroups_spilled_into_y() {
     let Some(shared) = gpu() else { return };

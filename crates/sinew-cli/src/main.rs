@@ -187,8 +187,8 @@ enum BenchBackends {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum GpuDispatches {
-    /// One dispatch on a hardware GPU for a plan without a MuJoCo stage
-    /// that allows it, two elsewhere (the library's default).
+    /// One dispatch where the plan allows it on a hardware GPU, two on a
+    /// software adapter (the library's default).
     Auto,
     /// One dispatch wherever the plan and the device allow it.
     One,

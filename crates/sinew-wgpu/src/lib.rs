@@ -66,22 +66,20 @@ const MIN_BUFFER_BYTES: usize = 160;
 /// A step is one dispatch where the plan allows it: its workgroups of
 /// [`ENV_WORKGROUP_SIZE`] threads hold whole envs, one thread per (env,
 /// ctrl column), and after a barrier one thread per env ends its env (its
-/// verdict, the per-env MuJoCo stage where a control is wild, the delay
-/// heads and lag draws), so no verdict goes through memory and no second
-/// dispatch waits for the first. The plan allows it when an env's ctrl
-/// columns fit in a workgroup and its MuJoCo stage, if it has one, runs
-/// per element; the device must allow workgroups of [`ENV_WORKGROUP_SIZE`]
+/// verdict, the delay heads and lag draws), so no verdict goes through
+/// memory and no second dispatch waits for the first. The plan allows it
+/// when an env's ctrl columns fit in a workgroup and its MuJoCo stage, if
+/// it has one, runs per element (where a control past MuJoCo's bound makes
+/// each actuator of the env run again with a zero control, after a second
+/// barrier); the device must allow workgroups of [`ENV_WORKGROUP_SIZE`]
 /// threads (WebGPU's default limits do). Else a step is two dispatches:
 /// one thread per (env, ctrl column), then one per env.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Dispatches {
-    /// One dispatch on a hardware GPU for a plan without a MuJoCo stage
-    /// that allows it; two elsewhere. On lavapipe (Mesa's software
-    /// adapter), one dispatch took 7× as long as two (PD at 1024 × 29:
-    /// 4.0 ms against 0.57), its barrier and larger workgroups run as
-    /// coroutines on the CPU. The one-dispatch kernel of a plan with a
-    /// MuJoCo stage also holds the per-env stage, whose registers may
-    /// leave fewer threads in flight: [`Dispatches::One`] until measured.
+    /// One dispatch where allowed on a hardware GPU; two on a software
+    /// adapter, where one took 4–7× as long (lavapipe, 1024 × 29: PD 4.0
+    /// ms against 0.57; its barriers and larger workgroups run as
+    /// coroutines on the CPU).
     #[default]
     Auto,
     /// One dispatch wherever the plan and the device allow it.
@@ -990,7 +988,7 @@ fn specialization(
     let mut spec = shaders::Specialization::of(plan);
     spec.env_stage &= ctx.fits_env_workgroups()
         && match dispatches {
-            Dispatches::Auto => !ctx.is_software() && plan.mj().members.is_empty(),
+            Dispatches::Auto => !ctx.is_software(),
             Dispatches::One => true,
             Dispatches::Two => false,
         };

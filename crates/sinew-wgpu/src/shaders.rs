@@ -226,8 +226,8 @@ pub fn prelude(spec: &Specialization) -> String {
     let hooks = [
         (
             spec.mujoco,
-            "mj_element(env: u32, k: u32, forwarded: f32) -> MjElement",
-            "mj_element(env, k, forwarded)",
+            "mj_element(env: u32, k: u32, forwarded: f32, known_wild: bool) -> MjElement",
+            "mj_element(env, k, forwarded, known_wild)",
             "MjElement(forwarded, 0u, false)",
         ),
         (
