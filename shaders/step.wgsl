@@ -641,9 +641,8 @@ fn end_env(env: u32, inputs_bad: u32, bad: u32) {
 // this step's laws write. One read and one write per slot, which the law
 // stage made anyway to start the next state from the state. The commit was
 // a dispatch of its own before, one thread per element after the output
-// stage:
-// timed in a pass of its own, 6.8 µs beside a step of 22.4 (4096 × 29
-// MuJoCo servos on an H200). The host reads the state as this would
+// stage: timed in a pass of its own, 6.8 µs beside a step of 22.4 (4096 ×
+// 29 MuJoCo servos on an H200). The host reads the state as this would
 // commit it (`WgpuBackend::state_host`) and writes both halves.
 fn settle_state(env: u32, i: u32) {
     let s = dims.num_state_slots;

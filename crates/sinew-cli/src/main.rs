@@ -83,8 +83,8 @@ enum Command {
         /// once, with no timed wake before a steadily paced step).
         #[arg(long, value_name = "MICROSECONDS")]
         spin_wait_us: Option<u64>,
-        /// How the GPU's steps dispatch their kernels (the results are the
-        /// same; to compare their times on one device).
+        /// How the GPU's steps dispatch their kernels (the same operations
+        /// either way; to compare their times on one device).
         #[arg(long, value_enum, default_value_t = GpuDispatches::Auto)]
         gpu_dispatches: GpuDispatches,
     },

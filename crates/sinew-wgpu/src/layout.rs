@@ -345,9 +345,9 @@ impl Layout {
 /// thread sums at a time. An LSTM layer's `Wih`, `Whh`, `bih` and `bhh`
 /// hold each unit's four gates together (`[row][unit][gate]`), where the
 /// CPU's rows hold them a hidden size apart ([`sinew_core::NetLayer`]): a
-/// unit's four gates share each input's read. On an H200 the four scalar
-/// reads per product were most of the LSTM's 662 µs per step at 1024 × 29
-/// (BENCHMARKS.md).
+/// unit's four gates share each input's read. One vector read where four
+/// scalar reads were: on lavapipe the MLP's and the LSTM's steps took 40 %
+/// and 44 % less time so (BENCHMARKS.md).
 pub fn net_vectors(
     learned: &sinew_core::LearnedStage,
 ) -> (Vec<sinew_core::NetLayer>, Vec<[f32; 4]>) {

@@ -61,7 +61,8 @@ const STATE_BYTES: u64 = std::mem::size_of::<DelayState>() as u64;
 const MIN_BUFFER_BYTES: usize = 160;
 
 /// How a step dispatches its kernels ([`WgpuBackend::set_dispatches`]).
-/// All give the same results, to the bit; only the time differs.
+/// Each computes the same operations in the same order; only the time
+/// differs.
 ///
 /// A step is one dispatch where the plan allows it: its workgroups of
 /// [`ENV_WORKGROUP_SIZE`] threads hold whole envs, one thread per (env,
@@ -402,8 +403,8 @@ impl WgpuBackend {
     /// Chooses how the next steps dispatch their kernels (see
     /// [`Dispatches`]; a backend starts with [`Dispatches::Auto`]); returns
     /// how many dispatches a step then records: 1 where the plan and device
-    /// allow one dispatch and `dispatches` asks for it, else 2. Results do
-    /// not change, to the bit; only the time. Fails only when the kernels
+    /// allow one dispatch and `dispatches` asks for it, else 2. The
+    /// operations do not change, only the time. Fails only when the kernels
     /// do not compile.
     pub fn set_dispatches(&mut self, dispatches: Dispatches) -> Result<usize, Error> {
         let spec = specialization(&self.ctx, &self.plan, dispatches);
