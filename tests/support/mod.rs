@@ -73,7 +73,10 @@ pub fn gpu() -> Option<GpuContext> {
 }
 
 /// Every backend this machine can run: name, constructor, and the tolerance
-/// of its efforts against the CPU reference.
+/// of its efforts against the CPU reference. The GPU twice: as it steps by
+/// default (`Dispatches::Auto`: two dispatches on a software adapter, one
+/// where the plan allows it on a hardware GPU), and in one dispatch wherever
+/// the plan allows it.
 pub fn backends() -> Vec<(&'static str, MakeBackend, Tolerance)> {
     let mut all: Vec<(&'static str, MakeBackend, Tolerance)> = vec![(
         "cpu",
@@ -84,6 +87,16 @@ pub fn backends() -> Vec<(&'static str, MakeBackend, Tolerance)> {
         all.push((
             "wgpu",
             |plan| Box::new(WgpuBackend::new(&gpu().expect("checked"), plan).expect("GPU backend")),
+            Tolerance::GPU,
+        ));
+        all.push((
+            "wgpu (one dispatch)",
+            |plan| {
+                let mut backend =
+                    WgpuBackend::new(&gpu().expect("checked"), plan).expect("GPU backend");
+                (backend.set_dispatches(sinew::Dispatches::One)).expect("its kernels");
+                Box::new(backend)
+            },
             Tolerance::GPU,
         ));
     }
