@@ -205,6 +205,16 @@ fn zero_outputs(i: u32) {
     }
 }
 
+// 1 when element `i`'s ctrl value `value` or one of its output planes is
+// not finite.
+fn outputs_bits(i: u32, value: f32) -> u32 {
+    var bad = nonfinite_bits(value);
+    for (var o = 0u; o < dims.num_outputs; o++) {
+        bad |= nonfinite_bits(state[outputs_offset() + o * plane() + i]);
+    }
+    return bad;
+}
+
 fn cmd_at(field: u32, env: u32, column: u32) -> f32 {
     return cmd[(field * dims.num_envs + env) * dims.num_targets + column];
 }
@@ -454,11 +464,7 @@ fn wild_element(env: u32, c: u32, element: Element) -> u32 {
     let i = env * dims.num_ctrl + c;
     let again = plan_mj_element(env, k, element.forwarded, true);
     ctrl[i] = again.force;
-    var bad = again.bad | nonfinite_bits(again.force);
-    for (var o = 0u; o < dims.num_outputs; o++) {
-        bad |= nonfinite_bits(state[outputs_offset() + o * plane() + i]);
-    }
-    return bad;
+    return again.bad | outputs_bits(i, again.force);
 }
 
 // Element `c` of `env` (at `env · num_ctrl + c` in every [env][ctrl]
@@ -505,10 +511,7 @@ fn element_stage(env: u32, c: u32) -> Element {
     // The element's outputs too, read where neighbouring threads read
     // theirs: bit 1 of the verdict (the per-env MuJoCo stage checks its
     // own).
-    outputs_bad |= nonfinite_bits(value);
-    for (var o = 0u; o < dims.num_outputs; o++) {
-        outputs_bad |= nonfinite_bits(state[outputs_offset() + o * plane() + i]);
-    }
+    outputs_bad |= outputs_bits(i, value);
     return Element(bad | (outputs_bad << 1u) | (wild << 2u), forwarded);
 }
 
@@ -598,10 +601,7 @@ fn finish_env(env: u32, verdict: u32) {
             bad |= nonfinite_bits(effort[env * dims.effort_width + j]);
         }
         for (var c = 0u; rewrites && c < dims.num_ctrl; c++) {
-            bad |= nonfinite_bits(ctrl[row + c]);
-            for (var o = 0u; o < dims.num_outputs; o++) {
-                bad |= nonfinite_bits(state[outputs_offset() + o * plane() + row + c]);
-            }
+            bad |= outputs_bits(row + c, ctrl[row + c]);
         }
     }
     end_env(env, verdict & 1u, bad);
