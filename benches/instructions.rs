@@ -128,7 +128,8 @@ fn main() {
     let mut cmd = ActuatorCmd::zeros(num_envs, engine.plan().num_targets());
     CommandGen::for_scenario(&scenario, num_envs, 1)
         .unwrap()
-        .fill(0, &mut cmd);
+        .fill(0, &mut cmd, &engine)
+        .unwrap();
     for _ in 0..steps {
         engine.step(&cmd).unwrap();
     }

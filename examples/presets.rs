@@ -25,7 +25,7 @@ fn main() -> Result<(), sinew_cli::CliError> {
         let mut ctrl = vec![0.0; num_envs * plan.num_ctrl()];
         let mut peak = vec![0.0f32; plan.num_ctrl()];
         for step in 0..steps {
-            command.fill(step, &mut cmd);
+            command.fill(step, &mut cmd, &engine)?;
             engine.step(&cmd)?;
             engine.read_ctrl(&mut ctrl)?;
             for row in ctrl.chunks_exact(plan.num_ctrl()) {

@@ -43,7 +43,7 @@ pub use sinew_core::*;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
-pub use sinew_cpu::CpuBackend;
+pub use sinew_cpu::{par_rows_mut, CpuBackend};
 pub use sinew_wgpu::{Dispatches, GpuContext, StageTimes, WgpuBackend};
 
 /// The engine: one of the backends, chosen at construction.
@@ -112,6 +112,47 @@ impl Engine {
     ) -> Result<Engine, Error> {
         let plan = Plan::new(robot, groups, num_envs, options)?;
         Ok(Engine::Gpu(WgpuBackend::new(&GpuContext::shared()?, plan)?))
+    }
+
+    /// Runs `op` over the env rows of `tables` (each `(num_envs, width)`
+    /// row-major, e.g. [`ActuatorCmd::fields_mut`]) in parallel: on the CPU
+    /// each part on the thread that will step those envs
+    /// ([`CpuBackend::par_rows_mut`]), so the next command written here
+    /// waits in the caches of the cores that read it; on the GPU in one
+    /// part per thread of rayon's pool ([`par_rows_mut`]).
+    /// `op(envs, rows)` gets its part's envs and each table's rows of them.
+    ///
+    /// # Errors
+    /// [`Error::RowsShape`] for a table whose length is not a multiple of
+    /// `num_envs`.
+    ///
+    /// ```
+    /// use sinew::{ActuatorCmd, Backend, Engine, GroupCfg, IdealPdCfg, PlanOptions, Robot};
+    ///
+    /// let robot = Robot::from_joints(["hip", "knee"]);
+    /// let pd = IdealPdCfg { stiffness: 20.0, damping: 0.5, effort_limit: 50.0 };
+    /// let mut engine = Engine::auto(&robot, vec![GroupCfg::new("leg", [".*"], pd)], 256,
+    ///                               PlanOptions::default())?;
+    /// let mut cmd = ActuatorCmd::zeros(256, 2);
+    /// engine.par_rows_mut(cmd.fields_mut(), |envs, [target, ..]| {
+    ///     for (env, row) in envs.zip(target.chunks_mut(2)) {
+    ///         row.fill(if env % 2 == 0 { 0.1 } else { -0.1 });
+    ///     }
+    /// })?;
+    /// engine.step(&cmd)?;
+    /// let ctrl = engine.ctrl_array()?;
+    /// assert!((ctrl[[3, 1]] + 2.0).abs() < 1e-6);
+    /// # Ok::<(), sinew::Error>(())
+    /// ```
+    pub fn par_rows_mut<const N: usize>(
+        &self,
+        tables: [&mut [f32]; N],
+        op: impl Fn(std::ops::Range<usize>, [&mut [f32]; N]) + Sync,
+    ) -> Result<(), Error> {
+        match self {
+            Engine::Cpu(b) => b.par_rows_mut(tables, op),
+            Engine::Gpu(b) => sinew_cpu::par_rows_mut(b.plan().num_envs(), tables, op),
+        }
     }
 
     /// Which backend this is, in words (e.g. `cpu (rayon, 2 threads, avx2

@@ -261,7 +261,7 @@ fn every_preset_parses_and_matches_its_source() {
             let command = CommandGen::for_scenario(&scenario, 8, 5).unwrap();
             let mut cmd = ActuatorCmd::zeros(8, b.plan().num_targets());
             for step in 0..5 {
-                command.fill(step, &mut cmd);
+                command.fill_rows(step, 0..8, cmd.fields_mut());
                 b.step(&cmd).unwrap();
             }
             assert!(
@@ -328,7 +328,7 @@ fn run_writes_npy_files_holding_the_library_step_output() {
     let (mut want_ctrl, mut want_lags) = (Vec::new(), Vec::new());
     let mut lags = [0u32; 3];
     for step in 0..7 {
-        command.fill(step, &mut cmd);
+        command.fill_rows(step, 0..3, cmd.fields_mut());
         cpu.step(&cmd).unwrap();
         cpu.read_lags("feet", &mut lags).unwrap();
         if step % 2 == 0 {

@@ -1397,3 +1397,142 @@ fn borrowed_commands_and_caller_outputs_match_the_owned_path() {
         "{err}"
     );
 }
+
+/// `par_rows_mut` hands each env's rows of every table to its `op` once, in
+/// parts of whole rows that tile the envs in order (every part but the last
+/// a multiple of 16 envs, as the CPU step splits them): at each size of
+/// step, with the pool's workers spinning or asleep, on every backend
+/// through `Engine`. A tiny step's rows go as one part on the calling
+/// thread. A nested call, a panicking `op` and a table that is not whole
+/// rows leave the engine stepping as before.
+#[test]
+fn par_rows_mut_hands_out_every_env_row_once_in_parts_of_whole_rows() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::Mutex;
+    let robot = joints(12);
+    let pd = IdealPdCfg {
+        stiffness: 20.0,
+        damping: 0.5,
+        effort_limit: 50.0,
+    };
+    let groups = || vec![GroupCfg::new("pd", [".*"], pd)];
+    let options = PlanOptions::default;
+    // Tiny, small, placed and large for 12 PD joints (`SERIAL_WORK` and
+    // its kin in sinew-cpu), none a multiple of 16 envs.
+    for num_envs in [250, 1000, 4000, 16000] {
+        let mut engines = vec![Engine::cpu(&robot, groups(), num_envs, options()).unwrap()];
+        if crate::support::gpu().is_some() {
+            engines.push(Engine::gpu(&robot, groups(), num_envs, options()).unwrap());
+        }
+        for mut engine in engines {
+            let name = format!("{num_envs} envs, {}", engine.description());
+            for awake in [true, false] {
+                if awake {
+                    CpuBackend::install(|| ());
+                } else {
+                    std::thread::sleep(CpuBackend::spin_wait() + Duration::from_micros(100));
+                }
+                let mut cmd = ActuatorCmd::zeros(num_envs, 12);
+                let (mut narrow, mut empty) = (vec![0.0f32; num_envs * 3], Vec::<f32>::new());
+                let [pt, ..] = cmd.fields_mut();
+                let parts = Mutex::new(Vec::new());
+                let caller = std::thread::current().id();
+                engine
+                    .par_rows_mut(
+                        [pt, &mut narrow, &mut empty],
+                        |envs, [pt, narrow, empty]| {
+                            assert_eq!((pt.len(), narrow.len()), (12 * envs.len(), 3 * envs.len()));
+                            assert!(empty.is_empty());
+                            for (env, (pt, narrow)) in envs
+                                .clone()
+                                .zip(pt.chunks_mut(12).zip(narrow.chunks_mut(3)))
+                            {
+                                pt.iter_mut().for_each(|v| *v += 1e-4 * env as f32);
+                                narrow.iter_mut().for_each(|v| *v += env as f32);
+                            }
+                            let here = std::thread::current().id() == caller;
+                            parts.lock().unwrap().push((envs, here));
+                        },
+                    )
+                    .unwrap();
+                let mut parts = parts.into_inner().unwrap();
+                parts.sort_by_key(|(envs, _)| envs.start);
+                let ends: Vec<usize> = parts.iter().map(|(envs, _)| envs.end).collect();
+                let starts: Vec<usize> = parts.iter().map(|(envs, _)| envs.start).collect();
+                assert_eq!(starts[0], 0, "{name}");
+                assert_eq!(
+                    starts[1..],
+                    ends[..ends.len() - 1],
+                    "{name}: parts tile the envs"
+                );
+                assert_eq!(ends.last(), Some(&num_envs), "{name}");
+                for (envs, _) in &parts[..parts.len() - 1] {
+                    assert!(envs.len().is_multiple_of(16), "{name}: {envs:?}");
+                }
+                if num_envs == 250 && engine.description().starts_with("cpu") {
+                    assert_eq!(parts, [(0..250, true)], "{name}: a tiny step's rows");
+                }
+                for env in 0..num_envs {
+                    let want = 1e-4 * env as f32;
+                    assert_eq!(cmd.position_target[env * 12..][..12], [want; 12], "{name}");
+                    assert_eq!(narrow[env * 3..][..3], [env as f32; 3], "{name}");
+                }
+                engine.step(&cmd).unwrap();
+                let ctrl = engine.ctrl_array().unwrap();
+                let last = 20.0 * (1e-4 * (num_envs - 1) as f32);
+                approx::assert_relative_eq!(ctrl[[num_envs - 1, 11]], last, max_relative = 1e-6);
+            }
+
+            // A nested call runs whole, on its thread.
+            let mut outer = vec![0.0f32; num_envs];
+            let inner_rows = Mutex::new(0);
+            engine
+                .par_rows_mut([&mut outer], |envs, [outer]| {
+                    outer.fill(1.0);
+                    if envs.start == 0 {
+                        let mut inner = vec![0.0f32; 2 * num_envs];
+                        engine
+                            .par_rows_mut([&mut inner], |envs, [inner]| {
+                                inner.fill(2.0);
+                                *inner_rows.lock().unwrap() += envs.len();
+                            })
+                            .unwrap();
+                        assert!(inner.iter().all(|&v| v == 2.0));
+                    }
+                })
+                .unwrap();
+            assert!(outer.iter().all(|&v| v == 1.0));
+            assert_eq!(inner_rows.into_inner().unwrap(), num_envs);
+
+            // A panic in `op` comes back here, and the engine steps on.
+            let mut rows = vec![0.0f32; num_envs * 12];
+            let panicked = catch_unwind(AssertUnwindSafe(|| {
+                engine.par_rows_mut([&mut rows], |envs, _| {
+                    assert!(envs.end < num_envs, "the last part's op panics");
+                })
+            }));
+            assert!(panicked.is_err(), "{name}");
+
+            // A table that is not whole rows: refused, and `op` not run.
+            let (mut whole, mut torn) = (vec![0.0f32; num_envs], vec![0.0f32; num_envs * 3 + 1]);
+            let err = engine
+                .par_rows_mut([&mut whole, &mut torn], |_, _| panic!("op ran"))
+                .unwrap_err();
+            assert_eq!(
+                err,
+                sinew::Error::RowsShape {
+                    table: 1,
+                    got: num_envs * 3 + 1,
+                    num_envs
+                }
+            );
+            let mut cmd = ActuatorCmd::zeros(num_envs, 12);
+            cmd.position_target.fill(0.1);
+            engine.step(&cmd).unwrap();
+            let ctrl = engine.ctrl_array().unwrap();
+            for &tau in &ctrl {
+                approx::assert_relative_eq!(tau, 2.0, max_relative = 1e-6);
+            }
+        }
+    }
+}

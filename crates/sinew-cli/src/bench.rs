@@ -540,11 +540,11 @@ struct StepTimes {
 fn time_steps(
     engine: &mut Engine,
     cmd: &mut ActuatorCmd,
-    mut between: impl FnMut(usize, &mut ActuatorCmd),
+    mut between: impl FnMut(usize, &mut ActuatorCmd, &Engine) -> Result<(), CliError>,
 ) -> Result<StepTimes, CliError> {
     let mut k = 0;
     let mut step = |engine: &mut Engine, cmd: &mut ActuatorCmd| -> Result<Duration, CliError> {
-        between(k, cmd);
+        between(k, cmd, engine)?;
         k += 1;
         let start = Instant::now();
         engine.step(&*cmd)?;
@@ -707,7 +707,7 @@ pub fn bench(
                 };
                 randomize(&mut engine);
                 set_dispatches(&mut engine, dispatches)?;
-                let times = time_steps(&mut engine, &mut cmd, |_, _| {})?;
+                let times = time_steps(&mut engine, &mut cmd, |_, _, _| Ok(()))?;
                 let mut result = BenchResult::new(
                     (backend, kind, "hot"),
                     (num_envs, num_targets),
@@ -798,14 +798,15 @@ pub fn bench_scenario(
             let bytes = 4.0 * (5 + 1 + engine.plan().num_param_slots()) as f64;
             for mode in ["hot", "after_work", "after_idle"] {
                 let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
-                command.fill(0, &mut cmd);
+                command.fill(0, &mut cmd, &engine)?;
                 let times = match mode {
-                    "hot" => time_steps(&mut engine, &mut cmd, |_, _| {})?,
-                    "after_work" => {
-                        time_steps(&mut engine, &mut cmd, |k, cmd| command.fill(k % steps, cmd))?
-                    }
-                    _ => time_steps(&mut engine, &mut cmd, |_, _| {
-                        std::thread::sleep(Duration::from_millis(1))
+                    "hot" => time_steps(&mut engine, &mut cmd, |_, _, _| Ok(()))?,
+                    "after_work" => time_steps(&mut engine, &mut cmd, |k, cmd, engine| {
+                        Ok(command.fill(k % steps, cmd, engine)?)
+                    })?,
+                    _ => time_steps(&mut engine, &mut cmd, |_, _, _| {
+                        std::thread::sleep(Duration::from_millis(1));
+                        Ok(())
                     })?,
                 };
                 let mut result = BenchResult::new(

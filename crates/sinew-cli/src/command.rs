@@ -12,9 +12,10 @@
 use std::f64::consts::TAU;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 use serde::Deserialize;
-use sinew::ActuatorCmd;
+use std::ops::Range;
+
+use sinew::{ActuatorCmd, Engine, Error};
 
 use crate::npy;
 use crate::CliError;
@@ -241,11 +242,8 @@ fn wave_rows(
     }
 }
 
-/// Env rows per parallel item of [`CommandGen::fill`]: the CPU step
-/// splits its envs among its threads in multiples of 16, and rayon splits
-/// the blocks in halves, so on 2 threads each row is written on the thread
-/// that steps it where the env count is a multiple of 32 (and all but 16
-/// rows elsewhere).
+/// Env rows per block of [`CommandGen::fill_rows`]'s loop (a part of the
+/// CPU step's split is a multiple of 16 envs).
 const BLOCK: usize = 16;
 
 /// Targets per group in [`wave_row_lanes`]'s loop: one vector of `f64` with
@@ -460,21 +458,35 @@ impl CommandGen {
         }
     }
 
-    /// Writes step `step`'s command into `cmd`.
+    /// Writes step `step`'s command into `cmd`, on `engine`'s threads as
+    /// its next step splits the envs ([`Engine::par_rows_mut`]): on the
+    /// CPU each row then waits in the cache of the core that steps it.
+    ///
+    /// # Errors
+    /// [`sinew::Error::RowsShape`] when `cmd` is not the engine's
+    /// `num_envs` rows.
+    pub fn fill(&self, step: usize, cmd: &mut ActuatorCmd, engine: &Engine) -> Result<(), Error> {
+        engine.par_rows_mut(cmd.fields_mut(), |envs, rows| {
+            self.fill_rows(step, envs, rows)
+        })
+    }
+
+    /// Writes step `step`'s command of the envs `envs` into `rows` (their
+    /// rows of the five fields in [`sinew::CMD_FIELDS`] order).
     ///
     /// A sine or a chirp is `offset + amplitude·sin(θ(t) + φ)` with the
     /// phase `φ = 2π·(env / num_envs + target / num_targets)`. Its sine and
     /// cosine come by the angle-addition rule from those of `θ(t)` (once a
     /// step), of the env's share of `φ` and of the target's (each computed
-    /// once), the targets' in vector lanes, in blocks of 16 env rows on the
-    /// CPU step's threads. That is the direct formula to `f64` rounding:
-    /// the `f32` command differs from it in rare elements, by one ulp or,
-    /// at a zero crossing, by under 1e-12 (30 of 409 million values at
-    /// 65536 × 29; 560 of 10 million at 1000 × 29 and 2 244 of 4.3 million
-    /// at 1000 × 12, all at zero crossings), and it takes no sine or cosine
-    /// per element (two of each per element before, 16–18 times PD's step
-    /// at 65536 × 29; BENCHMARKS.md).
-    pub fn fill(&self, step: usize, cmd: &mut ActuatorCmd) {
+    /// once), the targets' in vector lanes, in blocks of 16 env rows. That
+    /// is the direct formula to `f64` rounding: the `f32` command differs
+    /// from it in rare elements, by one ulp or, at a zero crossing, by under
+    /// 1e-12 (30 of 409 million values at 65536 × 29; 560 of 10 million at
+    /// 1000 × 29 and 2 244 of 4.3 million at 1000 × 12, all at zero
+    /// crossings), and it takes no sine or cosine per element (two of each
+    /// per element before, 16–18 times PD's step at 65536 × 29;
+    /// BENCHMARKS.md).
+    pub fn fill_rows(&self, step: usize, envs: Range<usize>, rows: [&mut [f32]; 5]) {
         let t = self.num_targets;
         if t == 0 {
             // A robot with no targets has an empty command.
@@ -483,8 +495,9 @@ impl CommandGen {
         if let Some(n) = self.npy.as_ref().filter(|n| n.fields == 5) {
             let plane = self.num_envs * t;
             let frame = &n.values[step * 5 * plane..(step + 1) * 5 * plane];
-            for (f, field) in cmd.fields_mut().into_iter().enumerate() {
-                field.copy_from_slice(&frame[f * plane..(f + 1) * plane]);
+            for (f, field) in rows.into_iter().enumerate() {
+                let at = f * plane + envs.start * t;
+                field.copy_from_slice(&frame[at..at + field.len()]);
             }
             return;
         }
@@ -492,50 +505,41 @@ impl CommandGen {
         let past = step.saturating_sub(self.lag_steps);
         let waves = self.wave(step).zip(self.wave(past));
         let turns = (&self.turns.0[..], &self.turns.1[..]);
-        // Blocks of rows, split as the CPU step splits its envs (in
-        // multiples of `BLOCK`).
+        let [pt, vt, et, pos, vel] = rows;
         let block = BLOCK * t;
-        let blocks = cmd
-            .position_target
-            .par_chunks_mut(block)
-            .zip(cmd.velocity_target.par_chunks_mut(block))
-            .zip(cmd.effort_target.par_chunks_mut(block))
-            .zip(cmd.pos.par_chunks_mut(block))
-            .zip(cmd.vel.par_chunks_mut(block));
-        // On the CPU step's own threads: its workers are still awake when
-        // the step comes, and each row waits in the cache of a core that
-        // steps (a GPU engine's upload reads the rows whichever wrote them).
-        sinew::CpuBackend::install(|| {
-            blocks
-                .enumerate()
-                .for_each(|(k, ((((pt, vt), et), pos), vel))| {
-                    let envs = k * BLOCK..k * BLOCK + pt.len() / t;
-                    et.fill(0.0);
-                    if !lagging {
-                        pos.fill(0.0);
-                        vel.fill(0.0);
-                    }
-                    if let Some((now, then)) = waves {
-                        wave_block(WaveBlock {
-                            now: (pt, vt, now),
-                            past: lagging.then_some((pos, vel, then)),
-                            env_turns: (&self.env_turns.0[envs.clone()], &self.env_turns.1[envs]),
-                            turns,
-                        });
-                        return;
-                    }
-                    let rows = pt.chunks_mut(t).zip(vt.chunks_mut(t));
-                    for (env, (pt, vt)) in envs.clone().zip(rows) {
-                        self.row(step, env, pt, vt);
-                    }
-                    if lagging {
-                        for (env, (pos, vel)) in envs.zip(pos.chunks_mut(t).zip(vel.chunks_mut(t)))
-                        {
-                            self.row(past, env, pos, vel);
-                        }
-                    }
-                })
-        });
+        let blocks = pt
+            .chunks_mut(block)
+            .zip(vt.chunks_mut(block))
+            .zip(et.chunks_mut(block))
+            .zip(pos.chunks_mut(block))
+            .zip(vel.chunks_mut(block));
+        for (k, ((((pt, vt), et), pos), vel)) in blocks.enumerate() {
+            let first = envs.start + k * BLOCK;
+            let envs = first..first + pt.len() / t;
+            et.fill(0.0);
+            if !lagging {
+                pos.fill(0.0);
+                vel.fill(0.0);
+            }
+            if let Some((now, then)) = waves {
+                wave_block(WaveBlock {
+                    now: (pt, vt, now),
+                    past: lagging.then_some((pos, vel, then)),
+                    env_turns: (&self.env_turns.0[envs.clone()], &self.env_turns.1[envs]),
+                    turns,
+                });
+                continue;
+            }
+            let rows = pt.chunks_mut(t).zip(vt.chunks_mut(t));
+            for (env, (pt, vt)) in envs.clone().zip(rows) {
+                self.row(step, env, pt, vt);
+            }
+            if lagging {
+                for (env, (pos, vel)) in envs.zip(pos.chunks_mut(t).zip(vel.chunks_mut(t))) {
+                    self.row(past, env, pos, vel);
+                }
+            }
+        }
     }
 }
 
@@ -616,7 +620,7 @@ mod tests {
                     (0.1 + 0.4 * a.sin(), 0.4 * rate * a.cos())
                 };
                 for step in [0, 1, 9, 39] {
-                    command.fill(step, &mut cmd);
+                    command.fill_rows(step, 0..num_envs, cmd.fields_mut());
                     let past = step.saturating_sub(2);
                     for env in 0..num_envs {
                         for target in 0..num_targets {

@@ -138,7 +138,7 @@ pub fn run(
     let mut step_time = Duration::ZERO;
     let (mut bad_steps, mut ever_bad) = (0usize, vec![false; num_envs]);
     for step in 0..steps {
-        command.fill(step, &mut cmd);
+        command.fill(step, &mut cmd, &engine)?;
         let start = Instant::now();
         engine.step(&cmd).map_err(|e| scenario.locate(e))?;
         // The non-finite report waits for the step on the GPU.
@@ -323,7 +323,7 @@ pub fn agreement(
     let (mut a, mut b) = (vec![0.0f32; n], vec![0.0f32; n]);
     let mut worst = 0.0f32;
     for step in 0..steps {
-        command.fill(step, &mut cmd);
+        command.fill(step, &mut cmd, &cpu)?;
         cpu.step(&cmd)?;
         gpu.step(&cmd)?;
         cpu.read_ctrl(&mut a)?;

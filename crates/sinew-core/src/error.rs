@@ -237,6 +237,17 @@ pub enum Error {
         /// Values expected.
         expected: usize,
     },
+    /// A table handed to `par_rows_mut` is not whole env rows: its length
+    /// is not a multiple of `num_envs`.
+    #[error("par_rows_mut: table {table} holds {got} values, not a whole number of rows for {num_envs} envs")]
+    RowsShape {
+        /// The table's place in the array handed over (from 0).
+        table: usize,
+        /// Values it holds.
+        got: usize,
+        /// Envs of the plan.
+        num_envs: usize,
+    },
     /// A parameter handle does not belong to this plan.
     #[error("the handle of parameter `{name}` (group {group}) comes from another plan; take it from this plan's Plan::param_ref")]
     ForeignParam {
@@ -481,6 +492,7 @@ impl Error {
             E::CmdDims { .. }
             | E::CmdShape { .. }
             | E::BufferShape { .. }
+            | E::RowsShape { .. }
             | E::CmdLayout { .. }
             | E::ValuesShape { .. } => ErrorKind::Shape,
             E::EnvOutOfRange { .. }

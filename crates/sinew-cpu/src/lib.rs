@@ -17,6 +17,7 @@
 
 mod io;
 mod pool;
+mod rows;
 mod table;
 
 use io::{any_nonfinite, zeroed_bits, Check, RunLaw, SlotRows};
@@ -404,6 +405,18 @@ type ChunkRows<'a> = (
     ),
 );
 
+/// How a step splits its envs ([`CpuBackend::parts`]).
+enum Parts {
+    /// All of them on the calling thread.
+    Alone,
+    /// Chunks of this many envs, chunk `i` on the pool's worker `i`
+    /// ([`pool::fan_out`]).
+    Placed(usize),
+    /// Chunks of this many envs through rayon's join, on whichever thread
+    /// takes them.
+    Pooled(usize),
+}
+
 /// A mutable slice cut into chunks of `size` elements (the last shorter),
 /// each taken by the thread that runs its part of a small step
 /// ([`pool::fan_out`]), as `chunks_mut` would give them.
@@ -597,15 +610,12 @@ impl CpuBackend {
     /// Runs `op` on the threads a step from this thread runs on (this
     /// thread and the other workers of its rayon pool), which then stay
     /// awake for the [spin wait](Self::set_spin_wait): rayon's parallel
-    /// iterators inside `op` use that pool. Write the next command here,
-    /// split over whole env rows as the step splits its work, and the rows
-    /// wait in the caches of the cores that step them, with the pool's
-    /// workers still running when the step comes. A step of up to about
-    /// 128 k elements (fewer with delays or stateful kinds) then runs in one
-    /// even chunk of envs per thread, in thread order (a multiple of 16 envs
-    /// each): on 2 threads, rayon's split of whole rows below gives the
-    /// calling thread the first half, as the step does. Called from inside
-    /// a rayon pool, `op` runs there.
+    /// iterators inside `op` use that pool, and its workers are still
+    /// running when the next step comes. Rayon's thieves take its parts in
+    /// no fixed order, though, so rows written here may wait in the cache of
+    /// a core that does not step them: write the next command with
+    /// [`par_rows_mut`](Self::par_rows_mut), which hands each thread the
+    /// rows it steps. Called from inside a rayon pool, `op` runs there.
     ///
     /// ```
     /// use rayon::prelude::*;
@@ -623,6 +633,69 @@ impl CpuBackend {
     /// ```
     pub fn install<R: Send>(op: impl FnOnce() -> R + Send) -> R {
         pool::install(op)
+    }
+
+    /// Runs `op` over the env rows of `tables` (each `(num_envs, width)`
+    /// row-major, a width of its own), split as this backend's next step
+    /// splits its envs, each part on the thread that will step those envs:
+    /// `op(envs, rows)` gets the envs of its part and each table's rows of
+    /// them. Write the next command here (the caller's own work between
+    /// steps), and its rows wait in the caches of the cores that read them.
+    /// On 2 cores, right after the peer scenario's command generation, PD at
+    /// 1024 × 12 stepped in 1.11–1.12× its back-to-back time with the
+    /// command written so, against 1.42–1.44× with it written through
+    /// [`install`](Self::install)'s rayon split (whose thieves had taken 7 %
+    /// of the other thread's rows); DC in 1.09–1.11× against 1.27–1.28×
+    /// (BENCHMARKS.md).
+    ///
+    /// A step small enough for the calling thread alone has `op` run there
+    /// over every env; a large one, whose rows come from memory anyway, in
+    /// a few parts per thread through rayon, balanced by stealing. While
+    /// the pool's workers sleep, `op` wakes them (as [`install`](Self::install)
+    /// does) and runs through rayon, so that the next step finds them
+    /// awake. `op` must not call `par_rows_mut` itself (a nested call runs
+    /// its parts one after another on its thread). A panic in `op` resumes
+    /// here.
+    ///
+    /// # Errors
+    /// [`Error::RowsShape`] for a table whose length is not a multiple of
+    /// `num_envs`; `op` then runs on none.
+    ///
+    /// ```
+    /// use sinew_cpu::CpuBackend;
+    /// use sinew_core::{ActuatorCmd, Backend, GroupCfg, IdealPdCfg, Plan, PlanOptions, Robot};
+    ///
+    /// let robot = Robot::from_joints(["hip", "knee"]);
+    /// let pd = IdealPdCfg { stiffness: 20.0, damping: 0.5, effort_limit: 50.0 };
+    /// let groups = vec![GroupCfg::new("leg", [".*"], pd)];
+    /// let mut cpu = CpuBackend::new(Plan::new(&robot, groups, 4096, PlanOptions::default())?);
+    /// let mut cmd = ActuatorCmd::zeros(4096, 2);
+    /// for step in 0..3 {
+    ///     cpu.par_rows_mut(cmd.fields_mut(), |envs, [target, _, _, pos, _]| {
+    ///         for (env, (target, pos)) in envs.zip(target.chunks_mut(2).zip(pos.chunks_mut(2))) {
+    ///             target.fill(0.1 * step as f32 + 1e-4 * env as f32);
+    ///             pos.fill(0.0);
+    ///         }
+    ///     })?;
+    ///     cpu.step(&cmd)?;
+    /// }
+    /// assert!((cpu.ctrl()[2 * 4095] - 20.0 * (0.2 + 0.4095)).abs() < 1e-4);
+    /// # Ok::<(), sinew_core::Error>(())
+    /// ```
+    pub fn par_rows_mut<const N: usize>(
+        &self,
+        tables: [&mut [f32]; N],
+        op: impl Fn(std::ops::Range<usize>, [&mut [f32]; N]) + Sync,
+    ) -> Result<(), Error> {
+        let num_envs = self.plan.num_envs();
+        let placement = match self.parts() {
+            _ if self.tiny => rows::Placement::Here,
+            Parts::Placed(chunk) => rows::Placement::Workers(chunk),
+            Parts::Pooled(chunk) => rows::Placement::Pool(chunk),
+            // Workers asleep: woken, for the step after.
+            Parts::Alone => rows::Placement::Pool(rows::split(num_envs, pool::threads())),
+        };
+        rows::run(tables, num_envs, placement, &op)
     }
 
     /// The spin wait a process starts with: 200 µs. On 2 cores, with the
@@ -694,6 +767,38 @@ impl CpuBackend {
         self.plan.check_env(env)?;
         Ok(self.states[env * self.plan.buffers().len() + b])
     }
+    /// How a step run now splits its envs. While the pool's other workers
+    /// spin (from the last step, or the caller's own work sent through
+    /// [`CpuBackend::install`] or [`CpuBackend::par_rows_mut`]), a step
+    /// neither tiny nor above [`PLACED_WORK`] runs as one even chunk per
+    /// thread (a multiple of 16 envs, so each chunk's rows start on a
+    /// cache line), chunk `i` handed to worker `i` directly
+    /// ([`pool::fan_out`]): each thread steps the same rows every step, the
+    /// rows [`CpuBackend::par_rows_mut`] hands the same thread. On 2 cores,
+    /// PD at 2048 × 29 right after the scenario's command generation took a
+    /// median 13.2 µs a step through rayon's join, whose thieves take chunks
+    /// in no fixed order, and 10.9–11.5 so (9.5 hot); with the caller's
+    /// chunk a sixteenth larger (once chosen for a worker that starts a few
+    /// tenths of a µs after the caller), 12.4 (BENCHMARKS.md). Beyond
+    /// [`pool::MAX_PARTS`] threads a step above [`SERIAL_WORK`] goes through
+    /// rayon, so that it runs on all of them. Otherwise a small step runs on
+    /// the caller's thread alone, and a larger one in a few chunks per
+    /// thread through rayon: enough to balance, few enough to amortize. A
+    /// tiny step always runs on the caller's thread.
+    fn parts(&self) -> Parts {
+        let num_envs = self.plan.num_envs();
+        let threads = pool::threads();
+        if self.tiny {
+            Parts::Alone
+        } else if (self.small || self.placed && threads <= pool::MAX_PARTS) && pool::awake() {
+            Parts::Placed(rows::split(num_envs, threads.min(pool::MAX_PARTS)))
+        } else if !self.small {
+            Parts::Pooled(rows::split(num_envs, 4 * threads))
+        } else {
+            Parts::Alone
+        }
+    }
+
     /// [`Backend::step_into`]: the step itself, writing into `out`.
     fn step_rows(&mut self, cmd: &dyn AsCmd, out: &mut [f32]) -> Result<(), Error> {
         let cmd = cmd.as_cmd();
@@ -723,42 +828,19 @@ impl CpuBackend {
         let num_buffers = plan.buffers().len().max(1);
         let effort_width = plan.mj().effort_width().max(1);
         let one_run = self.one_run;
-        // While the pool's other workers spin (from the last step, or the
-        // caller's own work sent through [`CpuBackend::install`]), a step
-        // neither tiny nor above [`PLACED_WORK`] runs as one even chunk per
-        // thread (a multiple of 16 envs, so each chunk's rows start on a
-        // cache line), chunk `i` handed to worker `i` directly
-        // ([`pool::fan_out`]): each thread steps the same rows every step,
-        // the rows that a rayon split of the caller's own work over whole
-        // rows wrote on it. On 2 cores, PD at 2048 × 29 right after the
-        // scenario's command generation took a median 13.2 µs a step through
-        // rayon's join, whose thieves take chunks in no fixed order, and
-        // 10.9–11.5 so (9.5 hot); with the caller's chunk a sixteenth larger
-        // (once chosen for a worker that starts a few tenths of a µs after
-        // the caller), 12.4 (BENCHMARKS.md). Beyond [`pool::MAX_PARTS`]
-        // threads a step above [`SERIAL_WORK`] goes through rayon, so that it
-        // runs on all of them. Otherwise a small step runs on the caller's
-        // thread alone, and a larger one in a few chunks per thread through
-        // rayon: enough to balance, few enough to amortize. A small step run
+        // The envs split as [`CpuBackend::parts`] says. A small step run
         // alone within the spin wait of the last step wakes the workers for
         // the next one ([`pool::step_ended`]), so small steps back to back
-        // run on every thread. A tiny step always runs on the caller's
-        // thread. Every other step notes its start and end, from which the
-        // workers learn the caller's pace ([`pool::step_starts`]).
+        // run on every thread. Every step but a tiny one notes its start and
+        // end, from which the workers learn the caller's pace
+        // ([`pool::step_starts`]).
         if !self.tiny {
             pool::step_starts();
         }
-        let threads = pool::threads();
-        let split = |envs: usize, parts: usize| envs.div_ceil(parts).next_multiple_of(16);
-        let fanned = !self.tiny
-            && (self.small || self.placed && threads <= pool::MAX_PARTS)
-            && pool::awake();
-        let chunk = if fanned {
-            split(plan.num_envs(), threads.min(pool::MAX_PARTS))
-        } else if !self.small {
-            split(plan.num_envs(), 4 * threads)
-        } else {
-            plan.num_envs().max(1)
+        let (chunk, fanned) = match self.parts() {
+            Parts::Alone => (plan.num_envs().max(1), false),
+            Parts::Placed(chunk) => (chunk, true),
+            Parts::Pooled(chunk) => (chunk, false),
         };
         let serial = chunk >= plan.num_envs();
         // Per env, the fields, then the laws' values in command order
@@ -2765,6 +2847,24 @@ impl StepInputs<'_> {
             check,
         })
     }
+}
+
+/// [`CpuBackend::par_rows_mut`] for any backend: `op` over the env rows of
+/// `tables` (each `(num_envs, width)` row-major) in one even part per
+/// thread of rayon's pool (the global one, or the one this thread runs
+/// in), on whichever thread takes it. For a GPU backend, whose upload reads
+/// the rows wherever they were written.
+///
+/// # Errors
+/// [`Error::RowsShape`] for a table whose length is not a multiple of
+/// `num_envs`; `op` then runs on none.
+pub fn par_rows_mut<const N: usize>(
+    num_envs: usize,
+    tables: [&mut [f32]; N],
+    op: impl Fn(std::ops::Range<usize>, [&mut [f32]; N]) + Sync,
+) -> Result<(), Error> {
+    let chunk = rows::split(num_envs, rayon::current_num_threads());
+    rows::run(tables, num_envs, rows::Placement::Rayon(chunk), &op)
 }
 
 impl Backend for CpuBackend {

@@ -44,6 +44,9 @@ struct StepPool {
     /// The latest gaps longer than the spin wait between the end of a step
     /// and the start of the next, newest first, in ns (0: none yet).
     gaps: Cell<[u64; GAPS]>,
+    /// Whether this thread is inside [`fan_out`], whose parts a nested call
+    /// runs here one after another.
+    fanning: Cell<bool>,
 }
 
 /// How many of the latest long gaps between steps must agree
@@ -170,13 +173,15 @@ fn caught(panic: &Mutex<Option<Box<dyn Any + Send>>>, op: impl FnOnce() -> usize
 /// slow on two threads as on one. A part no worker has claimed when this
 /// thread is done with its own, and has waited as long again, runs here (its
 /// worker descheduled). Returns once every part has run; a panic in `run`
-/// resumes here. Not re-entrant: `run` must not fan out itself.
+/// resumes here. A `fan_out` inside `run` runs its parts one after another
+/// on its thread.
 pub(crate) fn fan_out<F: Fn(usize) -> usize + Sync>(count: usize, run: &F) -> usize {
     assert!(count <= MAX_PARTS, "{count} parts, at most {MAX_PARTS}");
     POOL.with(|p| {
-        let Some(p) = p.as_ref().filter(|_| count > 1) else {
+        let Some(p) = p.as_ref().filter(|p| count > 1 && !p.fanning.get()) else {
             return (0..count).map(run).sum();
         };
+        p.fanning.set(true);
         let awake = &*p.awake;
         let offer = &awake.offer.0;
         // Only this thread writes the offer.
@@ -211,6 +216,7 @@ pub(crate) fn fan_out<F: Fn(usize) -> usize + Sync>(count: usize, run: &F) -> us
             total += out.load(Relaxed);
         }
         p.keep_awake();
+        p.fanning.set(false);
         let panic = awake.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(payload) = panic {
             resume_unwind(payload);
@@ -242,6 +248,7 @@ thread_local! {
             pool,
             awake: Arc::default(),
             gaps: Cell::new([0; GAPS]),
+            fanning: Cell::new(false),
         });
 
     /// Whether this worker is in a spin job (one it picks up while spinning
