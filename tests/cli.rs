@@ -479,7 +479,7 @@ fn bench_times_a_scenario_hot_and_after_the_callers_work() {
         .iter()
         .map(|r| (r.mode.as_str(), r.num_envs))
         .collect();
-    let modes = ["hot", "after_work", "after_idle"];
+    let modes = ["hot", "after_work", "after_serial", "after_idle"];
     let want: Vec<(&str, usize)> = [8, 16]
         .iter()
         .flat_map(|&n| modes.iter().map(move |&m| (m, n)))
@@ -490,6 +490,7 @@ fn bench_times_a_scenario_hot_and_after_the_callers_work() {
         assert!(r.us_per_step > 0.0 && r.gbs > 0.0, "{r:?}");
     }
     assert!(report.table().contains("| after_work | 16 × 12 |"));
+    assert!(report.table().contains("| after_serial | 8 × 12 |"));
 }
 
 const MUJOCO_SCENARIO: &str = r#"num_envs = 2

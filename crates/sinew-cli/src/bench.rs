@@ -297,9 +297,12 @@ pub struct BenchResult {
     pub kind: String,
     /// `hot` (the same command every step, caches warm), `after_work` (the
     /// caller's own work between steps: a scenario's next command is
-    /// generated, untimed, before each timed step, as `sinew run` does) or
-    /// `after_idle` (1 ms asleep between steps, as a simulator's step on
-    /// threads of its own would leave Sinew's: the pool's workers park).
+    /// generated, untimed, before each timed step on the step's threads
+    /// through `Engine::par_rows_mut`, as `sinew run` does),
+    /// `after_serial` (the same work on the calling thread alone, as numpy
+    /// or a simulator on one thread writes the command) or `after_idle` (1
+    /// ms asleep between steps, as a simulator's step on threads of its own
+    /// would leave Sinew's: the pool's workers park).
     pub mode: String,
     /// Envs.
     pub num_envs: usize,
@@ -756,10 +759,11 @@ fn measure_bandwidth(backend: &str, report: &mut BenchReport) -> Result<f64, Cli
 }
 
 /// `sinew bench --scenario`: a scenario (its robot, groups, inputs and
-/// command source) at each of `envs`, on each backend, timed three ways:
+/// command source) at each of `envs`, on each backend, timed four ways:
 /// `hot`, its first command stepped again and again; `after_work`, the
 /// scenario's next command generated (untimed) before each timed step, the
-/// caller's work that `sinew run` also does between steps; `after_idle`,
+/// caller's work that `sinew run` also does between steps (on the step's
+/// threads); `after_serial`, the same on the calling thread alone; `after_idle`,
 /// 1 ms asleep before each step. GB/s counts a
 /// lower bound of the bytes a step moves: the five command fields, ctrl,
 /// and every parameter slot of the plan.
@@ -777,7 +781,7 @@ pub fn bench_scenario(
         skipped: Vec::new(),
     };
     let bar = if progress {
-        ProgressBar::new((backends.len() * envs.len() * 3) as u64)
+        ProgressBar::new((backends.len() * envs.len() * 4) as u64)
     } else {
         ProgressBar::hidden()
     };
@@ -796,13 +800,17 @@ pub fn bench_scenario(
             set_dispatches(&mut engine, dispatches)?;
             let num_targets = engine.plan().num_targets();
             let bytes = 4.0 * (5 + 1 + engine.plan().num_param_slots()) as f64;
-            for mode in ["hot", "after_work", "after_idle"] {
+            for mode in ["hot", "after_work", "after_serial", "after_idle"] {
                 let mut cmd = ActuatorCmd::zeros(num_envs, num_targets);
                 command.fill(0, &mut cmd, &engine)?;
                 let times = match mode {
                     "hot" => time_steps(&mut engine, &mut cmd, |_, _, _| Ok(()))?,
                     "after_work" => time_steps(&mut engine, &mut cmd, |k, cmd, engine| {
                         Ok(command.fill(k % steps, cmd, engine)?)
+                    })?,
+                    "after_serial" => time_steps(&mut engine, &mut cmd, |k, cmd, _| {
+                        command.fill_rows(k % steps, 0..num_envs, cmd.fields_mut());
+                        Ok(())
                     })?,
                     _ => time_steps(&mut engine, &mut cmd, |_, _, _| {
                         std::thread::sleep(Duration::from_millis(1));

@@ -70,9 +70,10 @@ enum Command {
         #[arg(long, default_value_t = 29, conflicts_with = "scenario")]
         targets: usize,
         /// Time a scenario file or preset instead of the workloads: each step
-        /// hot (the same command again) and after the caller's own work (the
-        /// scenario's next command generated between steps, as `sinew run`
-        /// does; only the step is timed).
+        /// hot (the same command again), after the caller's own work (the
+        /// scenario's next command generated between steps on the step's
+        /// threads, as `sinew run` does, or on the calling thread alone;
+        /// only the step is timed) and after 1 ms asleep.
         #[arg(long, value_name = "FILE|PRESET")]
         scenario: Option<String>,
         /// Also write the results as JSON.

@@ -15,6 +15,7 @@
 //! # Ok::<(), sinew_core::Error>(())
 //! ```
 
+mod choice;
 mod io;
 mod pool;
 mod rows;
@@ -97,6 +98,9 @@ pub struct CpuBackend {
     /// Whether a step's rows stay in the caches of the threads that run
     /// them ([`PLACED_WORK`]).
     placed: bool,
+    /// For a small step that could run in parts: whether it runs faster on
+    /// the calling thread alone, and when to try both again.
+    split_choice: choice::SplitChoice,
     /// Env rows per tile: [`TILE`], or up to `4 × TILE` ([`STAGED`]).
     tile_envs: usize,
     /// How a tile runs laws of several kinds at once, where it can.
@@ -573,6 +577,7 @@ impl CpuBackend {
             small,
             tiny,
             placed,
+            split_choice: choice::SplitChoice::new(),
             tile_envs,
             law_passes: {
                 let passes = LawPasses::new(&plan, gather.scatter.is_some());
@@ -784,7 +789,9 @@ impl CpuBackend {
     /// rayon, so that it runs on all of them. Otherwise a small step runs on
     /// the caller's thread alone, and a larger one in a few chunks per
     /// thread through rayon: enough to balance, few enough to amortize. A
-    /// tiny step always runs on the caller's thread.
+    /// tiny step always runs on the caller's thread. (The step itself runs
+    /// a small step that could go in parts on the caller's thread alone
+    /// where timing both ways found that faster: [`choice`].)
     fn parts(&self) -> Parts {
         let num_envs = self.plan.num_envs();
         let threads = pool::threads();
@@ -837,11 +844,17 @@ impl CpuBackend {
         if !self.tiny {
             pool::step_starts();
         }
-        let (chunk, fanned) = match self.parts() {
+        // A small step that could go in parts runs alone where the last
+        // trial found that faster ([`choice`]).
+        let parts = self.parts();
+        let either = self.small && matches!(parts, Parts::Placed(_));
+        let (chunk, fanned) = match parts {
+            Parts::Placed(_) if either && self.split_choice.alone() => (plan.num_envs(), false),
             Parts::Alone => (plan.num_envs().max(1), false),
             Parts::Placed(chunk) => (chunk, true),
             Parts::Pooled(chunk) => (chunk, false),
         };
+        let start = (either && self.split_choice.timing()).then(pool::now_ns);
         let serial = chunk >= plan.num_envs();
         // Per env, the fields, then the laws' values in command order
         // (`scatter`) or the passes' scratch ([`LawPasses`]).
@@ -933,6 +946,10 @@ impl CpuBackend {
         } else {
             pool::install(|| chunked!(par_chunks_mut).map(&body).sum())
         };
+        if either {
+            let ns = start.map(|start| pool::now_ns().saturating_sub(start));
+            self.split_choice.note(ns);
+        }
         if !self.tiny {
             pool::step_ended(serial);
         }

@@ -379,7 +379,7 @@ fn leave_cpu(cpu: usize) {
 fn leave_cpu(_cpu: usize) {}
 
 /// Nanoseconds since the first call in the process.
-fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     u64::try_from(EPOCH.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
