@@ -5,11 +5,12 @@
 //! Neither is faster everywhere: it depends on where the caller's own work
 //! between two steps left the command's rows. Written on the step's own
 //! split ([`crate::CpuBackend::par_rows_mut`]), each thread finds its rows
-//! in its cache and the parts win (PD at 1024 × 12 on 2 cores: 2.9–3.0 µs
-//! against 3.4 alone). Written by the calling thread alone (numpy from
-//! Python, a simulator on one thread), the other thread would read its
-//! half from the caller's cache, and the caller alone wins (the same step:
-//! 3.4 µs alone against 7.5 in two parts; BENCHMARKS.md).
+//! in its cache and the parts win (PD at 1024 × 12 on 2 cores: 2.8–2.9 µs,
+//! against 3.3–3.4 on one thread). Written by the calling thread alone
+//! (numpy from Python, a simulator on one thread), the other thread would
+//! read its half from the caller's cache, and the caller alone wins (the
+//! same step: 3.6 µs with these trials, 7.1–7.6 always in two parts;
+//! BENCHMARKS.md).
 
 /// Steps of each way in a trial: the median of each is compared, so a
 /// step slowed by the host, or one that moves rows between caches as the
