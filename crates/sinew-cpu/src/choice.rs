@@ -29,6 +29,10 @@ const MIN_PERIOD: u32 = 32;
 /// cores, 3.1 µs in parts against 4.9 alone).
 const MAX_PERIOD: u32 = 1024;
 
+/// The most the median step alone may take, as a fraction of the median
+/// step in parts, for the caller's thread alone to be chosen (4/5).
+const MARGIN: (u64, u64) = (4, 5);
+
 /// The choice and its trials: a trial is [`TRIAL`] steps alone, then as
 /// many in parts; the faster by median runs until the next trial.
 #[derive(Debug, Clone)]
@@ -85,7 +89,9 @@ impl SplitChoice {
             let (alone, parts) = self.times.split_at_mut(TRIAL);
             alone.sort_unstable();
             parts.sort_unstable();
-            let faster_alone = alone[TRIAL / 2] < parts[TRIAL / 2];
+            // Alone only when clearly faster: a step in parts right after
+            // steps alone may find its worker slow for a while.
+            let faster_alone = alone[TRIAL / 2] * MARGIN.1 < parts[TRIAL / 2] * MARGIN.0;
             self.period = if faster_alone == self.alone {
                 (2 * self.period).min(MAX_PERIOD)
             } else {
@@ -153,6 +159,19 @@ mod tests {
             };
             choice.note(Some(ns));
         }
+        assert!(choice.alone());
+    }
+
+    #[test]
+    fn the_caller_alone_must_be_clearly_faster() {
+        let mut choice = SplitChoice::new();
+        run(&mut choice, MIN_PERIOD as usize, 0, 0);
+        // Alone 14 % faster: the parts stay.
+        assert_eq!(run(&mut choice, 2 * TRIAL, 3_000, 3_500), TRIAL);
+        assert!(!choice.alone());
+        // Alone 25 % faster at the next trial: alone.
+        run(&mut choice, 2 * MIN_PERIOD as usize, 3_000, 3_500);
+        assert_eq!(run(&mut choice, 2 * TRIAL, 3_000, 4_000), TRIAL);
         assert!(choice.alone());
     }
 }
