@@ -10,11 +10,10 @@
 //! target/num_targets)`, so the envs differ.
 
 use std::f64::consts::TAU;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use std::ops::Range;
-
 use sinew::{ActuatorCmd, Engine, Error};
 
 use crate::npy;

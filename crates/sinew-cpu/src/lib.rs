@@ -658,9 +658,9 @@ impl CpuBackend {
     /// a few parts per thread through rayon, balanced by stealing. While
     /// the pool's workers sleep, `op` wakes them (as [`install`](Self::install)
     /// does) and runs through rayon, so that the next step finds them
-    /// awake. `op` must not call `par_rows_mut` itself (a nested call runs
-    /// its parts one after another on its thread). A panic in `op` resumes
-    /// here.
+    /// awake. A nested call (an `op` that calls `par_rows_mut` or steps a
+    /// backend) runs its parts one after another on its thread. A panic in
+    /// `op` resumes here.
     ///
     /// # Errors
     /// [`Error::RowsShape`] for a table whose length is not a multiple of
@@ -772,6 +772,7 @@ impl CpuBackend {
         self.plan.check_env(env)?;
         Ok(self.states[env * self.plan.buffers().len() + b])
     }
+
     /// How a step run now splits its envs. While the pool's other workers
     /// spin (from the last step, or the caller's own work sent through
     /// [`CpuBackend::install`] or [`CpuBackend::par_rows_mut`]), a step
@@ -846,11 +847,11 @@ impl CpuBackend {
         }
         // A small step that could go in parts runs alone where the last
         // trial found that faster ([`choice`]).
-        let parts = self.parts();
-        let either = self.small && matches!(parts, Parts::Placed(_));
-        let (chunk, fanned) = match parts {
-            Parts::Placed(_) if either && self.split_choice.alone() => (plan.num_envs(), false),
-            Parts::Alone => (plan.num_envs().max(1), false),
+        let planned = self.parts();
+        let either = self.small && matches!(planned, Parts::Placed(_));
+        let (chunk, fanned) = match planned {
+            _ if either && self.split_choice.alone() => (plan.num_envs(), false),
+            Parts::Alone => (plan.num_envs(), false),
             Parts::Placed(chunk) => (chunk, true),
             Parts::Pooled(chunk) => (chunk, false),
         };
