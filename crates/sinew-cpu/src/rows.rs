@@ -14,13 +14,13 @@ use crate::pool;
 type Part<'a, const N: usize> = (Range<usize>, [&'a mut [f32]; N]);
 
 /// `tables` (each `num_envs` rows of its own width) cut into parts of
-/// `chunk` envs, the last shorter; [`Error::RowsShape`] for a table that
-/// is not whole rows.
+/// `chunk` envs, the last shorter, as they are taken; [`Error::RowsShape`]
+/// for a table that is not whole rows.
 fn cut<const N: usize>(
     tables: [&mut [f32]; N],
     num_envs: usize,
     chunk: usize,
-) -> Result<Vec<Part<'_, N>>, Error> {
+) -> Result<impl Iterator<Item = Part<'_, N>>, Error> {
     let num_envs = num_envs.max(1);
     let mut widths = [0; N];
     for (table, (rows, width)) in tables.iter().zip(&mut widths).enumerate() {
@@ -35,19 +35,15 @@ fn cut<const N: usize>(
     }
     let mut rest = tables;
     let chunk = chunk.max(1);
-    Ok((0..num_envs)
-        .step_by(chunk)
-        .map(|start| {
-            let envs = start..(start + chunk).min(num_envs);
-            let rows = std::array::from_fn(|i| {
-                let (part, tail) =
-                    std::mem::take(&mut rest[i]).split_at_mut(envs.len() * widths[i]);
-                rest[i] = tail;
-                part
-            });
-            (envs, rows)
-        })
-        .collect())
+    Ok((0..num_envs).step_by(chunk).map(move |start| {
+        let envs = start..(start + chunk).min(num_envs);
+        let rows = std::array::from_fn(|i| {
+            let (part, tail) = std::mem::take(&mut rest[i]).split_at_mut(envs.len() * widths[i]);
+            rest[i] = tail;
+            part
+        });
+        (envs, rows)
+    }))
 }
 
 /// Even parts for `parts` threads, each a multiple of 16 envs (so that
@@ -81,14 +77,22 @@ pub(crate) fn run<const N: usize>(
         Placement::Here => num_envs,
         Placement::Workers(chunk) | Placement::Pool(chunk) | Placement::Rayon(chunk) => chunk,
     };
-    let parts = cut(tables, num_envs, chunk)?;
+    let mut parts = cut(tables, num_envs, chunk)?;
     let each = |(envs, rows): Part<'_, N>| op(envs, rows);
     match placement {
-        Placement::Here => parts.into_iter().for_each(each),
+        Placement::Here => parts.for_each(each),
         Placement::Workers(_) => {
-            let parts: Vec<_> = parts.into_iter().map(|p| Mutex::new(Some(p))).collect();
-            pool::fan_out(parts.len(), &|i| {
-                let part = parts[i]
+            // At most one part per worker, handed over without an allocation.
+            let mut slots: [Mutex<Option<Part<'_, N>>>; pool::MAX_PARTS] =
+                std::array::from_fn(|_| Mutex::new(None));
+            let mut count = 0;
+            for (slot, part) in slots.iter_mut().zip(&mut parts) {
+                *slot.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(part);
+                count += 1;
+            }
+            assert!(parts.next().is_none(), "more parts than workers");
+            pool::fan_out(count, &|i| {
+                let part = slots[i]
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .take();
@@ -96,8 +100,11 @@ pub(crate) fn run<const N: usize>(
                 0
             });
         }
-        Placement::Pool(_) => pool::install(|| parts.into_par_iter().for_each(each)),
-        Placement::Rayon(_) => parts.into_par_iter().for_each(each),
+        Placement::Pool(_) => {
+            let parts: Vec<_> = parts.collect();
+            pool::install(|| parts.into_par_iter().for_each(each));
+        }
+        Placement::Rayon(_) => parts.collect::<Vec<_>>().into_par_iter().for_each(each),
     }
     Ok(())
 }
