@@ -23,11 +23,12 @@ const TRIAL: usize = 8;
 const MIN_PERIOD: u32 = 32;
 
 /// The most steps between two trials: the period doubles after each trial
-/// that keeps the choice, up to this. A trial's slower half costs a step
-/// the difference between the two ways eight times, so trials this far
-/// apart cost a step about 1 % of it on average (DC at 1024 × 12 on 2
-/// cores, 3.1 µs in parts against 4.9 alone).
-const MAX_PERIOD: u32 = 1024;
+/// that keeps the choice, up to this. A trial costs more than its slower
+/// half: steps in parts right after steps alone run slower for a while.
+/// With trials at most 1024 steps apart, criterion's hot PD and DC at 1024
+/// × 12 on 2 cores read 4–7 % above the build without trials; at most 8192
+/// apart, 0–3 % (BENCHMARKS.md).
+const MAX_PERIOD: u32 = 8192;
 
 /// The most the median step alone may take, as a fraction of the median
 /// step in parts, for the caller's thread alone to be chosen (4/5).
@@ -129,7 +130,8 @@ mod tests {
         assert_eq!(run(&mut choice, min, 3_000, 2_600), 0);
         // The trial: eight alone, eight in parts; then the parts, faster,
         // for twice as long each time they win again, up to the most.
-        for period in [2 * min, 4 * min, 8 * min, 16 * min, 32 * min, max, max] {
+        let doubling = (1..).map(|k| (min << k).min(max)).take_while(|&p| p < max);
+        for period in doubling.chain([max, max]) {
             assert!(choice.timing());
             assert_eq!(run(&mut choice, 2 * TRIAL, 3_000, 2_600), TRIAL);
             assert!(!choice.alone() && !choice.timing());
